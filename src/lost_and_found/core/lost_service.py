@@ -1,0 +1,313 @@
+"""The decisions of lost_service: merge the detector and the kidnap monitor, own the state.
+
+Inputs arrive as plain values with the time passed in; each handler returns an
+:class:`Actions` telling the adapter what to do (publish a re-seed on ``/initialpose``, call
+amcl's ``global_localization``, reset the lost detector). :meth:`LostService.status` is the
+merged :class:`Status` that the adapter publishes whenever it changes.
+
+Rules:
+- Picked up (both wheels dropped) -> FLYING from any state on the ground.
+- Put down after a kidnap (held longer than the monitor's ``kidnap_after``) -> LOST, re-seed amcl
+  at the last good pose with inflated covariance, reset the detector. Put down after a short lift
+  -> back to the state before the lift (LOST when that was LOCALIZING: the fix is stale).
+- Detector tier 2 (``lost``) while on the ground -> LOST; on that transition call
+  ``global_localization`` once per lost episode, and never twice within
+  ``global_localization_holdoff`` (amcl's covariance right after it is huge by design, so the
+  detector is reset and the service waits for it to settle).
+- An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
+  NEED_HELP -> LOCALIZING; the detector is reset.
+- LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive ``normal`` detector readings.
+- Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
+- Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
+"""
+import dataclasses
+import logging
+import math
+
+from lost_and_found.core.config import Checker
+from lost_and_found.state import LOCALIZED, State, StateMachine, transition_error
+
+_log = logging.getLogger('rosout')
+
+#: Detector status strings and the tier each stands for.
+DETECTOR_TIERS = {'normal': 0, 'confused': 1, 'lost': 2}
+
+#: Tier constants and names of lost_and_found/LocalizationStatus.
+NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
+TIER_NAMES = {
+    NORMAL: 'LOCALIZATION_NORMAL',
+    CONFUSED: 'LOCALIZATION_CONFUSED',
+    LOST: 'LOCALIZATION_LOST',
+    NEED_HELP: 'LOCALIZATION_NEED_HELP',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class LostServiceConfig:
+    """Parameters of lost_service (SI units).
+
+    Attributes:
+        reseed_sigma_xy: std dev (m) of x and y in the put-down re-seed of amcl.
+        reseed_sigma_yaw: std dev (rad) of yaw in the put-down re-seed.
+        global_localization_holdoff: minimum time (s) between two global_localization calls.
+        use_global_localization: call amcl's global_localization on a tier-2 transition.
+        localized_after: consecutive ``normal`` detector readings that end LOST / LOCALIZING.
+        map_frame: frame of the re-seed pose.
+        dock_pose: optional (x, y, yaw) of the dock in ``map_frame``; when set, docking also
+            re-seeds amcl there with the re-seed covariance.
+        kidnap_namespace: where kidnap_monitor publishes picked_up, kidnapped and on_dock.
+    """
+
+    reseed_sigma_xy: float = 0.5
+    reseed_sigma_yaw: float = math.radians(20.0)
+    global_localization_holdoff: float = 20.0
+    use_global_localization: bool = True
+    localized_after: int = 5
+    map_frame: str = 'map'
+    dock_pose: tuple = ()
+    kidnap_namespace: str = 'kidnap_monitor'
+
+    def validate(self):
+        """Raise ConfigError naming every bad value."""
+        check = Checker(self)
+        check.positive('reseed_sigma_xy')
+        check.positive('reseed_sigma_yaw')
+        check.non_negative('global_localization_holdoff')
+        check.positive_int('localized_after')
+        check.non_empty('map_frame')
+        check.non_empty('kidnap_namespace')
+        check.require(len(self.dock_pose) in (0, 3) and all(
+            isinstance(v, (int, float)) and math.isfinite(v) for v in self.dock_pose),
+            'dock_pose', 'be empty or [x, y, yaw] of finite numbers')
+        check.done()
+
+
+@dataclasses.dataclass(frozen=True)
+class Pose2D:
+    """A planar pose in the map frame."""
+
+    x: float
+    y: float
+    yaw: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Reseed:
+    """An /initialpose to publish: a pose and its standard deviations."""
+
+    pose: Pose2D
+    sigma_xy: float
+    sigma_yaw: float
+
+    def covariance(self):
+        """The row-major 6x6 covariance of geometry_msgs/PoseWithCovariance."""
+        cov = [0.0] * 36
+        cov[0] = cov[7] = self.sigma_xy ** 2
+        cov[35] = self.sigma_yaw ** 2
+        return cov
+
+
+@dataclasses.dataclass
+class Actions:
+    """What the adapter must do after a handler ran."""
+
+    reseed: Reseed = None
+    global_localization: bool = False
+    reset_detector: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """The merged localization status (the fields of LocalizationStatus)."""
+
+    tier: int
+    status: str
+    lost_detector_status: str
+    is_lost: bool
+    kidnapped: bool
+    state: str
+
+
+class LostService:
+    """Merges the lost detector and the kidnap monitor and owns the robot state."""
+
+    def __init__(self, config):
+        """Start IDLE, localized, with no pose yet."""
+        self.config = config
+        self.machine = StateMachine(State.IDLE)
+        self.detector_status = 'normal'
+        self.picked_up = False
+        self.kidnapped = False
+        self.docked = False
+        self.last_good_pose = None
+        self._normal_streak = 0
+        self._global_armed = True
+        self._last_global_call = None
+
+    @property
+    def state(self):
+        """The current State."""
+        return self.machine.state
+
+    def _change(self, target, reason):
+        before = self.machine.state
+        accepted, why = self.machine.request(target)
+        if not accepted:
+            _log.warning('state change refused (%s): %s', reason, why)
+        elif before != target:
+            _log.info('state %s -> %s: %s', before.value, target.value, reason)
+            if target in LOCALIZED:
+                self._global_armed = True
+            self._normal_streak = 0
+        return accepted
+
+    def _reseed(self, pose):
+        return Reseed(pose, self.config.reseed_sigma_xy, self.config.reseed_sigma_yaw)
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def on_detector_status(self, status, t):
+        """A ``/lost_detector/status`` reading ('normal', 'confused' or 'lost')."""
+        actions = Actions()
+        if status not in DETECTOR_TIERS:
+            raise ValueError('unknown lost detector status %r (expected one of %s)' % (
+                status, ', '.join(DETECTOR_TIERS)))
+        previous, self.detector_status = self.detector_status, status
+        self._normal_streak = self._normal_streak + 1 if status == 'normal' else 0
+        state = self.state
+        if state == State.FLYING or self.picked_up:
+            return actions
+        if status == 'lost' and previous != 'lost' and state != State.NEED_HELP:
+            if state != State.LOST:
+                self._change(State.LOST, 'the lost detector reached tier 2')
+            self._maybe_global_localization(t, actions)
+        elif state in (State.LOST, State.LOCALIZING) and \
+                self._normal_streak >= self.config.localized_after:
+            self._change(State.IDLE, '%d normal readings in a row: localized' %
+                         self._normal_streak)
+        return actions
+
+    def _maybe_global_localization(self, t, actions):
+        if not self.config.use_global_localization or not self._global_armed:
+            return
+        last = self._last_global_call
+        if last is not None and t < last:
+            _log.warning('clock jumped back %.1f s: global localization hold-off restarts',
+                         last - t)
+            self._last_global_call = last = t - self.config.global_localization_holdoff
+        if last is not None and t - last < self.config.global_localization_holdoff:
+            _log.info('tier 2 again %.1f s after global localization: within the hold-off',
+                      t - last)
+            return
+        _log.info('calling global localization: the robot could be anywhere')
+        self._last_global_call = t
+        self._global_armed = False
+        actions.global_localization = True
+        actions.reset_detector = True
+        self._normal_streak = 0
+
+    def on_picked_up(self, picked_up, t):
+        """The kidnap monitor's ``picked_up`` changed (both wheels dropped / raised)."""
+        actions = Actions()
+        if picked_up == self.picked_up:
+            return actions
+        self.picked_up = picked_up
+        if picked_up:
+            self._change(State.FLYING, 'picked up')
+            return actions
+        if self.state != State.FLYING:
+            return actions
+        if self.kidnapped:
+            self._change(State.LOST, 'put down after a kidnap')
+            self._global_armed = True
+            actions.reset_detector = True
+            if self.last_good_pose is not None:
+                actions.reseed = self._reseed(self.last_good_pose)
+            else:
+                _log.warning('put down with no known pose to re-seed amcl at')
+        else:
+            back = self.machine.previous
+            if back == State.LOCALIZING:
+                back = State.LOST
+            self._change(back, 'put down after a short lift')
+        return actions
+
+    def on_kidnapped(self, kidnapped, t):
+        """The kidnap monitor's ``kidnapped`` changed."""
+        self.kidnapped = kidnapped
+        return Actions()
+
+    def on_dock(self, on_dock, t):
+        """The kidnap monitor's ``on_dock`` changed: docking means found."""
+        actions = Actions()
+        rising = on_dock and not self.docked
+        self.docked = on_dock
+        if not rising:
+            return actions
+        self.kidnapped = False
+        if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
+            self._change(State.IDLE, 'docked')
+            actions.reset_detector = True
+            if self.config.dock_pose:
+                actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
+        return actions
+
+    def on_pose(self, pose, t):
+        """An amcl pose estimate; remembered as the last good pose while localized."""
+        if self.state in LOCALIZED and not self.picked_up and self.detector_status == 'normal':
+            self.last_good_pose = pose
+        return Actions()
+
+    def on_initialpose(self, t):
+        """An /initialpose from someone else: a fiducial fix or a person."""
+        actions = Actions(reset_detector=True)
+        if self.state in (State.LOST, State.NEED_HELP):
+            self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
+        self._normal_streak = 0
+        return actions
+
+    def request(self, target, reason, t):
+        """A client's request to change the state (``~change_state``).
+
+        Returns:
+            (accepted, message): message says why a request was refused.
+        """
+        if target == State.FLYING:
+            return False, 'FLYING is set only by the wheel-drop sensors'
+        if self.state == State.FLYING:
+            return False, 'the robot is in the air: nothing changes until it is put down'
+        error = transition_error(self.state, target)
+        if error:
+            _log.warning('refused %s (%s): %s', target.value, reason, error)
+            return False, error
+        self._change(target, 'requested: %s' % (reason or 'no reason given'))
+        return True, ''
+
+    def reset(self, t):
+        """``~reset``: forget being lost or needing help (not being in the air)."""
+        actions = Actions(reset_detector=True)
+        self.kidnapped = False
+        self._global_armed = True
+        self._last_global_call = None
+        if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
+            self._change(State.IDLE, 'reset')
+        return actions
+
+    # -- output ---------------------------------------------------------------------------
+
+    def status(self):
+        """The merged Status for LocalizationStatus."""
+        state = self.state
+        if state == State.NEED_HELP:
+            tier = NEED_HELP
+        elif state == State.LOST:
+            tier = LOST
+        elif state == State.FLYING:
+            tier = LOST if self.kidnapped else CONFUSED
+        elif state == State.LOCALIZING:
+            tier = CONFUSED
+        else:
+            tier = DETECTOR_TIERS[self.detector_status]
+        return Status(tier=tier, status=TIER_NAMES[tier],
+                      lost_detector_status=self.detector_status, is_lost=tier >= LOST,
+                      kidnapped=self.kidnapped, state=state.value)

@@ -1,0 +1,192 @@
+"""The lost_service node: the rospy adapter around core.lost_service.LostService."""
+import math
+import threading
+
+import rospy
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+from std_msgs.msg import Bool, Empty, String
+from std_srvs.srv import Empty as EmptySrv, EmptyResponse
+
+from lost_and_found.core.lost_service import LostService, LostServiceConfig, Pose2D
+from lost_and_found.msg import LocalizationStatus
+from lost_and_found.nodes.params import load_config
+from lost_and_found.srv import ChangeState, ChangeStateResponse
+from lost_and_found.state import parse_state
+
+
+def yaw_from_quaternion(q):
+    """Yaw (rad) of a geometry_msgs/Quaternion."""
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+
+
+def pose_message(reseed, frame_id, stamp):
+    """A PoseWithCovarianceStamped for a core Reseed."""
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    msg.pose.pose.position.x = reseed.pose.x
+    msg.pose.pose.position.y = reseed.pose.y
+    msg.pose.pose.orientation.z = math.sin(reseed.pose.yaw / 2.0)
+    msg.pose.pose.orientation.w = math.cos(reseed.pose.yaw / 2.0)
+    msg.pose.covariance = reseed.covariance()
+    return msg
+
+
+def status_message(status, stamp):
+    """A LocalizationStatus for a core Status."""
+    msg = LocalizationStatus()
+    msg.header.stamp = stamp
+    msg.tier = status.tier
+    msg.status = status.status
+    msg.lost_detector_status = status.lost_detector_status
+    msg.is_lost = status.is_lost
+    msg.kidnapped = status.kidnapped
+    msg.state = status.state
+    return msg
+
+
+class LostServiceNode:
+    """ROS adapter of LostService: the single owner of the robot state.
+
+    Subscribed topics: ``lost_detector/status`` (std_msgs/String),
+    ``<kidnap_namespace>/picked_up``, ``/kidnapped``, ``/on_dock`` (std_msgs/Bool),
+    ``amcl_pose`` (geometry_msgs/PoseWithCovarianceStamped), ``initialpose`` (fixes from others).
+    Published topics: ``~status`` (lost_and_found/LocalizationStatus, latched, on change),
+    ``~state`` (std_msgs/String, latched), ``~last_good_pose`` (geometry_msgs/PoseStamped,
+    latched: where a put-down re-seeds), ``initialpose`` (re-seeds), ``lost_detector/reset``
+    (std_msgs/Empty).
+    Services: ``~change_state`` (lost_and_found/ChangeState), ``~reset`` (std_srvs/Empty).
+    Service clients: ``global_localization`` (std_srvs/Empty, amcl).
+    Parameters: see LostServiceConfig.
+    """
+
+    def __init__(self, core, config):
+        """Keep the core; ``start()`` wires the ROS side."""
+        self.core = core
+        self.config = config
+        self._lock = threading.Lock()
+        self._last_status = None
+
+    def start(self):
+        """Create publishers, subscribers and services; publish the initial state."""
+        self._status_pub = rospy.Publisher('~status', LocalizationStatus, queue_size=10,
+                                           latch=True)
+        self._state_pub = rospy.Publisher('~state', String, queue_size=10, latch=True)
+        self._initialpose_pub = rospy.Publisher('initialpose', PoseWithCovarianceStamped,
+                                                queue_size=1)
+        self._reset_pub = rospy.Publisher('lost_detector/reset', Empty, queue_size=1)
+        self._pose_pub = rospy.Publisher('~last_good_pose', PoseStamped, queue_size=1,
+                                         latch=True)
+        self._publish_status()
+        ns = self.config.kidnap_namespace.rstrip('/')
+        rospy.Subscriber('lost_detector/status', String, self._on_detector, queue_size=50)
+        rospy.Subscriber(ns + '/picked_up', Bool, self._on_bool, self.core.on_picked_up,
+                         queue_size=10)
+        rospy.Subscriber(ns + '/kidnapped', Bool, self._on_bool, self.core.on_kidnapped,
+                         queue_size=10)
+        rospy.Subscriber(ns + '/on_dock', Bool, self._on_bool, self.core.on_dock,
+                         queue_size=10)
+        rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=10)
+        rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self._on_initialpose,
+                         queue_size=10)
+        rospy.Service('~change_state', ChangeState, self._on_change_state)
+        rospy.Service('~reset', EmptySrv, self._on_reset)
+        rospy.loginfo('lost_service: state %s, waiting for the lost detector and kidnap monitor',
+                      self.core.state.value)
+
+    def _handle(self, handler, *args):
+        """Run a core handler under the lock, then act on what it asks and publish."""
+        with self._lock:
+            actions = handler(*args)
+            self._act(actions)
+            self._publish_status()
+
+    def _act(self, actions):
+        if actions.reseed is not None:
+            pose = actions.reseed.pose
+            rospy.loginfo('re-seeding amcl at (%.2f, %.2f, %.0f deg), sigma xy %.2f m yaw %.0f deg',
+                          pose.x, pose.y, math.degrees(pose.yaw), actions.reseed.sigma_xy,
+                          math.degrees(actions.reseed.sigma_yaw))
+            self._initialpose_pub.publish(
+                pose_message(actions.reseed, self.config.map_frame, rospy.Time.now()))
+        if actions.reset_detector:
+            self._reset_pub.publish(Empty())
+        if actions.global_localization:
+            threading.Thread(target=self._call_global_localization, daemon=True).start()
+
+    def _call_global_localization(self):
+        name = rospy.resolve_name('global_localization')
+        try:
+            rospy.wait_for_service(name, timeout=2.0)
+            rospy.ServiceProxy(name, EmptySrv)()
+            rospy.loginfo('global localization requested from %s', name)
+        except (rospy.ROSException, rospy.ServiceException) as error:
+            rospy.logwarn('global localization failed (%s): %s', name, error)
+
+    def _publish_status(self):
+        status = self.core.status()
+        if status == self._last_status:
+            return
+        if self._last_status is None or status.state != self._last_status.state:
+            self._state_pub.publish(String(data=status.state))
+        if self._last_status is None or status.tier != self._last_status.tier:
+            rospy.loginfo('localization %s (state %s, detector %s, kidnapped %s)',
+                          status.status, status.state, status.lost_detector_status,
+                          status.kidnapped)
+        self._last_status = status
+        self._status_pub.publish(status_message(status, rospy.Time.now()))
+
+    def _on_detector(self, msg):
+        try:
+            self._handle(self.core.on_detector_status, msg.data, rospy.get_time())
+        except ValueError as error:
+            rospy.logwarn_throttle(10.0, 'lost_service: %s' % error)
+
+    def _on_bool(self, msg, handler):
+        self._handle(handler, bool(msg.data), rospy.get_time())
+
+    def _on_pose(self, msg):
+        p = msg.pose.pose
+        values = (p.position.x, p.position.y, p.orientation.x, p.orientation.y,
+                  p.orientation.z, p.orientation.w)
+        if not all(math.isfinite(v) for v in values):
+            rospy.logwarn_throttle(10.0, 'lost_service: non-finite amcl_pose ignored')
+            return
+        pose = Pose2D(p.position.x, p.position.y, yaw_from_quaternion(p.orientation))
+        before = self.core.last_good_pose
+        self._handle(self.core.on_pose, pose, rospy.get_time())
+        if self.core.last_good_pose != before:
+            out = PoseStamped(header=msg.header, pose=msg.pose.pose)
+            self._pose_pub.publish(out)
+
+    def _on_initialpose(self, msg):
+        if msg._connection_header.get('callerid') == rospy.get_name():
+            return  # our own re-seed
+        rospy.loginfo('pose fix on initialpose from %s',
+                      msg._connection_header.get('callerid', '?'))
+        self._handle(self.core.on_initialpose, rospy.get_time())
+
+    def _on_change_state(self, req):
+        target = parse_state(req.state)
+        with self._lock:
+            if target is None:
+                accepted, message = False, 'unknown state %r' % req.state
+            else:
+                accepted, message = self.core.request(target, req.reason, rospy.get_time())
+            self._publish_status()
+            return ChangeStateResponse(accepted=accepted, state=self.core.state.value,
+                                       message=message)
+
+    def _on_reset(self, req):
+        rospy.loginfo('lost_service: reset requested')
+        self._handle(self.core.reset, rospy.get_time())
+        return EmptyResponse()
+
+
+def main():
+    """Run the lost_service node."""
+    rospy.init_node('lost_service')
+    config = load_config(LostServiceConfig)
+    node = LostServiceNode(LostService(config), config)
+    node.start()
+    rospy.spin()

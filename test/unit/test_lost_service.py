@@ -1,0 +1,236 @@
+"""lost_service's decisions: merging the detector and the kidnap monitor, owning the state."""
+import math
+
+import pytest
+
+from lost_and_found.core.config import ConfigError, config_from_params
+from lost_and_found.core.lost_service import (
+    CONFUSED, LOST, NEED_HELP, NORMAL, LostService, LostServiceConfig, Pose2D, Reseed)
+from lost_and_found.state import State
+
+HOME = Pose2D(2.0, -1.0, 0.5)
+
+
+def localized_service(**overrides):
+    """A service that has seen a good pose at HOME."""
+    service = LostService(LostServiceConfig(**overrides))
+    service.on_detector_status('normal', 0.0)
+    service.on_pose(HOME, 0.0)
+    return service
+
+
+def lift_and_put_down(service, held, t0=10.0):
+    """Pick up at t0, report kidnapped when held > 2 s, put down after `held` seconds."""
+    service.on_picked_up(True, t0)
+    if held > 2.0:
+        service.on_kidnapped(True, t0 + 2.0)
+    return service.on_picked_up(False, t0 + held)
+
+
+def test_kidnap_reseeds_at_the_last_pose_with_inflated_covariance():
+    service = localized_service()
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    assert service.state == State.FLYING
+    assert service.status().tier == CONFUSED
+    service.on_kidnapped(True, 12.0)
+    assert service.status().tier == LOST and service.status().is_lost
+    actions = lift_and_put_down(service, 3.0, t0=10.0)
+    assert service.state == State.LOST
+    assert actions.reset_detector and not actions.global_localization
+    assert actions.reseed == Reseed(HOME, 0.5, math.radians(20.0))
+    cov = actions.reseed.covariance()
+    assert cov[0] == pytest.approx(0.25) and cov[7] == pytest.approx(0.25)
+    assert cov[35] == pytest.approx(math.radians(20.0) ** 2)
+    assert sum(cov) == pytest.approx(0.5 + math.radians(20.0) ** 2)
+    status = service.status()
+    assert (status.tier, status.status, status.kidnapped, status.state) == (
+        LOST, 'LOCALIZATION_LOST', True, 'LOST')
+
+
+def test_short_lift_returns_to_the_previous_state_without_reseed():
+    service = localized_service()
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    actions = lift_and_put_down(service, 1.0)
+    assert service.state == State.NAVIGATING
+    assert actions.reseed is None and not actions.reset_detector
+
+
+def test_short_lift_while_localizing_returns_to_lost():
+    service = localized_service()
+    service.on_detector_status('lost', 5.0)
+    service.on_initialpose(6.0)
+    assert service.state == State.LOCALIZING
+    lift_and_put_down(service, 0.5)
+    assert service.state == State.LOST
+
+
+def test_kidnap_without_any_known_pose_does_not_reseed():
+    service = LostService(LostServiceConfig())
+    actions = lift_and_put_down(service, 3.0)
+    assert service.state == State.LOST and actions.reseed is None and actions.reset_detector
+
+
+def test_tier2_on_the_ground_goes_lost_and_calls_global_localization_once():
+    service = localized_service(global_localization_holdoff=20.0)
+    service.on_detector_status('confused', 1.0)
+    assert service.state == State.IDLE and service.status().tier == CONFUSED
+    actions = service.on_detector_status('lost', 2.0)
+    assert service.state == State.LOST
+    assert actions.global_localization and actions.reset_detector
+    # the detector comes back to lost after its reset: no second call in the same episode
+    service.on_detector_status('normal', 3.0)
+    assert not service.on_detector_status('lost', 40.0).global_localization
+    # localized again, then lost again but inside the hold-off of the first call: no call
+    for i in range(5):
+        service.on_detector_status('normal', 41.0 + i)
+    assert service.state == State.IDLE
+    service2 = localized_service(global_localization_holdoff=20.0)
+    assert service2.on_detector_status('lost', 2.0).global_localization
+    for i in range(5):
+        service2.on_detector_status('normal', 3.0 + i)
+    assert service2.state == State.IDLE
+    assert not service2.on_detector_status('lost', 10.0).global_localization
+    assert service2.state == State.LOST
+    # a new episode after the hold-off calls again
+    for i in range(5):
+        service2.on_detector_status('normal', 11.0 + i)
+    assert service2.on_detector_status('lost', 30.0).global_localization
+
+
+def test_global_localization_can_be_disabled():
+    service = localized_service(use_global_localization=False)
+    actions = service.on_detector_status('lost', 2.0)
+    assert service.state == State.LOST and not actions.global_localization
+
+
+def test_clock_jumping_back_does_not_block_global_localization_forever():
+    service = localized_service(global_localization_holdoff=20.0)
+    assert service.on_detector_status('lost', 1000.0).global_localization
+    for i in range(5):
+        service.on_detector_status('normal', 1001.0 + i)
+    assert service.on_detector_status('lost', 5.0).global_localization
+
+
+def test_detector_is_ignored_while_in_the_air():
+    service = localized_service()
+    service.on_picked_up(True, 1.0)
+    actions = service.on_detector_status('lost', 2.0)
+    assert service.state == State.FLYING and not actions.global_localization
+
+
+def test_fix_then_normal_readings_localize():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    actions = service.on_initialpose(2.0)
+    assert actions.reset_detector and service.state == State.LOCALIZING
+    assert service.status().tier == CONFUSED
+    service.on_detector_status('normal', 3.0)
+    service.on_detector_status('normal', 4.0)
+    assert service.state == State.LOCALIZING
+    service.on_detector_status('normal', 5.0)
+    assert service.state == State.IDLE and service.status().tier == NORMAL
+
+
+def test_a_lost_reading_breaks_the_normal_streak():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    for status in ('normal', 'normal', 'confused', 'normal', 'normal'):
+        service.on_detector_status(status, 2.0)
+    assert service.state == State.LOST
+    service.on_detector_status('normal', 3.0)
+    assert service.state == State.IDLE
+
+
+def test_initialpose_while_localized_only_resets_the_detector():
+    service = localized_service()
+    actions = service.on_initialpose(1.0)
+    assert actions.reset_detector and service.state == State.IDLE
+
+
+def test_need_help_requested_by_recovery_and_cleared_by_a_fix():
+    service = localized_service()
+    assert service.request(State.NEED_HELP, 'budget', 1.0)[0] is False
+    service.on_detector_status('lost', 2.0)
+    assert service.request(State.NEED_HELP, 'search budget spent', 3.0) == (True, '')
+    status = service.status()
+    assert (status.tier, status.status, status.is_lost) == (
+        NEED_HELP, 'LOCALIZATION_NEED_HELP', True)
+    # the detector cannot take it out of NEED_HELP by itself
+    service.on_detector_status('lost', 4.0)
+    assert service.state == State.NEED_HELP
+    service.on_initialpose(5.0)
+    assert service.state == State.LOCALIZING
+
+
+def test_flying_cannot_be_requested_and_nothing_changes_in_the_air():
+    service = localized_service()
+    accepted, why = service.request(State.FLYING, 'test', 1.0)
+    assert not accepted and 'wheel-drop' in why
+    service.on_picked_up(True, 2.0)
+    accepted, why = service.request(State.IDLE, 'test', 3.0)
+    assert not accepted and 'air' in why and service.state == State.FLYING
+
+
+def test_illegal_request_is_refused_with_a_reason():
+    service = localized_service()
+    accepted, why = service.request(State.LOCALIZING, 'test', 1.0)
+    assert not accepted and 'IDLE -> LOCALIZING' in why and service.state == State.IDLE
+
+
+def test_docking_clears_need_help_and_kidnapped():
+    service = localized_service(dock_pose=(0.5, 0.0, math.pi))
+    lift_and_put_down(service, 3.0)
+    service.request(State.NEED_HELP, 'budget', 20.0)
+    actions = service.on_dock(True, 21.0)
+    assert service.state == State.IDLE and not service.kidnapped
+    assert actions.reset_detector and actions.reseed.pose == Pose2D(0.5, 0.0, math.pi)
+    assert service.on_dock(True, 22.0).reseed is None, 'only the rising edge acts'
+
+
+def test_docking_without_dock_pose_does_not_reseed():
+    service = localized_service()
+    lift_and_put_down(service, 3.0)
+    assert service.on_dock(True, 21.0).reseed is None and service.state == State.IDLE
+
+
+def test_reset_clears_lost_but_not_flying():
+    service = localized_service()
+    lift_and_put_down(service, 3.0)
+    actions = service.reset(20.0)
+    assert actions.reset_detector and service.state == State.IDLE and not service.kidnapped
+    service.on_picked_up(True, 21.0)
+    service.reset(22.0)
+    assert service.state == State.FLYING
+
+
+def test_last_good_pose_only_while_localized_and_normal():
+    service = localized_service()
+    service.on_detector_status('confused', 1.0)
+    service.on_pose(Pose2D(9.0, 9.0, 0.0), 1.0)
+    assert service.last_good_pose == HOME
+    service.on_detector_status('lost', 2.0)
+    service.on_detector_status('normal', 3.0)
+    service.on_pose(Pose2D(8.0, 8.0, 0.0), 3.0)
+    assert service.state == State.LOST and service.last_good_pose == HOME
+
+
+def test_unknown_detector_status_is_an_error():
+    service = localized_service()
+    with pytest.raises(ValueError, match='lostt'):
+        service.on_detector_status('lostt', 1.0)
+    assert service.detector_status == 'normal'
+
+
+@pytest.mark.parametrize('params,fragment', [
+    ({'reseed_sigma_xy': 0.0}, 'reseed_sigma_xy=0.0'),
+    ({'reseed_sigma_yaw': -1.0}, 'reseed_sigma_yaw=-1.0'),
+    ({'localized_after': 0}, 'localized_after=0'),
+    ({'dock_pose': [1.0, 2.0]}, 'dock_pose=(1.0, 2.0)'),
+    ({'map_frame': ''}, "map_frame=''"),
+    ({'global_localization_holdoff': -5}, 'global_localization_holdoff=-5.0'),
+])
+def test_config_errors_name_the_value(params, fragment):
+    with pytest.raises(ConfigError) as caught:
+        config_from_params(LostServiceConfig, params)
+    assert any(fragment in p for p in caught.value.problems), caught.value.problems

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Run every check of the package and end with one line: "N passed, N failed".
+#   unit tests (pytest, no ROS master), flake8, and each rostest in test/ros/.
+# Usage: tools/run_tests.sh [rostest-file ...]   (default: every test/ros/*.test)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="/usr/bin:/bin:$PATH"
+# shellcheck disable=SC1091
+source "$ROOT/.ws/devel/setup.bash"
+RESULTS="$ROOT/test-results"
+rm -rf "$RESULTS" && mkdir -p "$RESULTS"
+export ROS_TEST_RESULTS_DIR="$RESULTS/ros"
+export ROS_LOG_DIR="$RESULTS/log"
+export PYTHONDONTWRITEBYTECODE=1
+cd "$ROOT"
+
+passed=0
+failed=0
+failures=()
+add() {  # add <passed> <failed> <label>
+  passed=$((passed + $1)); failed=$((failed + $2))
+  if [ "$2" -gt 0 ]; then failures+=("$3"); fi
+}
+
+echo "== unit tests (pytest)"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/unit.xml" test/unit \
+  > "$RESULTS/unit.log" 2>&1
+tail -n 3 "$RESULTS/unit.log"
+read -r p f < <(/usr/bin/python3 tools/junit_counts.py "$RESULTS/unit.xml")
+if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; cat "$RESULTS/unit.log"; fi
+[ "$f" -gt 0 ] && grep -E "^(FAILED|ERROR)" "$RESULTS/unit.log"
+add "$p" "$f" "unit tests (see test-results/unit.log)"
+
+echo "== flake8"
+mapfile -t pyfiles < <(git ls-files '*.py' 'nodes/*' 'test/ros/*' | grep -v '\.test$' | grep -v '\.launch$')
+if /usr/bin/python3 -m flake8 "${pyfiles[@]}" > "$RESULTS/flake8.log" 2>&1; then
+  echo "flake8 clean (${#pyfiles[@]} files)"; add 1 0 flake8
+else
+  cat "$RESULTS/flake8.log"; add 0 1 flake8
+fi
+
+if [ $# -gt 0 ]; then tests=("$@"); else mapfile -t tests < <(ls test/ros/*.test); fi
+for t in "${tests[@]}"; do
+  name=$(basename "$t" .test)
+  echo "== rostest $name"
+  start=$(date +%s)
+  rostest lost_and_found "$name.test" > "$RESULTS/rostest-$name.log" 2>&1
+  rc=$?
+  read -r p f < <(/usr/bin/python3 tools/junit_counts.py --rostest "$RESULTS/rostest-$name.log")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  echo "$p passed, $f failed in $(( $(date +%s) - start )) s"
+  if [ "$f" -gt 0 ]; then tail -n 40 "$RESULTS/rostest-$name.log"; fi
+  add "$p" "$f" "rostest $name (see test-results/rostest-$name.log)"
+done
+
+for item in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $item"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
