@@ -9,14 +9,23 @@ from lost_and_found.core.lost_service import (
 from lost_and_found.state import State
 
 HOME = Pose2D(2.0, -1.0, 0.5)
+TIGHT = (0.05, 0.03)   # (major x-y, yaw) std devs of a converged amcl cloud
+LOOSE = (0.8, 0.5)
 
 
 def localized_service(**overrides):
     """A service that has seen a good pose at HOME."""
     service = LostService(LostServiceConfig(**overrides))
     service.on_detector_status('normal', 0.0)
-    service.on_pose(HOME, 0.0)
+    service.on_pose(HOME, TIGHT, 0.0)
     return service
+
+
+def localize(service, t, count=5):
+    """Feed `count` tight poses with the detector normal."""
+    service.on_detector_status('normal', t)
+    for i in range(count):
+        service.on_pose(HOME, TIGHT, t + i)
 
 
 def lift_and_put_down(service, held, t0=10.0):
@@ -81,20 +90,17 @@ def test_tier2_on_the_ground_goes_lost_and_calls_global_localization_once():
     # the detector comes back to lost after its reset: no second call in the same episode
     service.on_detector_status('normal', 3.0)
     assert not service.on_detector_status('lost', 40.0).global_localization
-    # localized again, then lost again but inside the hold-off of the first call: no call
-    for i in range(5):
-        service.on_detector_status('normal', 41.0 + i)
+    localize(service, 41.0)
     assert service.state == State.IDLE
+    # localized again, then lost again inside the hold-off of the first call: no call
     service2 = localized_service(global_localization_holdoff=20.0)
     assert service2.on_detector_status('lost', 2.0).global_localization
-    for i in range(5):
-        service2.on_detector_status('normal', 3.0 + i)
+    localize(service2, 3.0)
     assert service2.state == State.IDLE
     assert not service2.on_detector_status('lost', 10.0).global_localization
     assert service2.state == State.LOST
     # a new episode after the hold-off calls again
-    for i in range(5):
-        service2.on_detector_status('normal', 11.0 + i)
+    localize(service2, 11.0)
     assert service2.on_detector_status('lost', 30.0).global_localization
 
 
@@ -107,8 +113,7 @@ def test_global_localization_can_be_disabled():
 def test_clock_jumping_back_does_not_block_global_localization_forever():
     service = localized_service(global_localization_holdoff=20.0)
     assert service.on_detector_status('lost', 1000.0).global_localization
-    for i in range(5):
-        service.on_detector_status('normal', 1001.0 + i)
+    localize(service, 1001.0)
     assert service.on_detector_status('lost', 5.0).global_localization
 
 
@@ -119,27 +124,55 @@ def test_detector_is_ignored_while_in_the_air():
     assert service.state == State.FLYING and not actions.global_localization
 
 
-def test_fix_then_normal_readings_localize():
+def test_fix_then_tight_poses_localize():
     service = localized_service(localized_after=3)
     service.on_detector_status('lost', 1.0)
     actions = service.on_initialpose(2.0)
     assert actions.reset_detector and service.state == State.LOCALIZING
     assert service.status().tier == CONFUSED
-    service.on_detector_status('normal', 3.0)
-    service.on_detector_status('normal', 4.0)
+    service.on_detector_status('normal', 2.5)
+    service.on_pose(HOME, TIGHT, 3.0)
+    service.on_pose(HOME, TIGHT, 4.0)
     assert service.state == State.LOCALIZING
-    service.on_detector_status('normal', 5.0)
+    service.on_pose(HOME, TIGHT, 5.0)
     assert service.state == State.IDLE and service.status().tier == NORMAL
 
 
-def test_a_lost_reading_breaks_the_normal_streak():
+def test_normal_statuses_alone_do_not_localize():
     service = localized_service(localized_after=3)
     service.on_detector_status('lost', 1.0)
-    for status in ('normal', 'normal', 'confused', 'normal', 'normal'):
-        service.on_detector_status(status, 2.0)
+    for i in range(10):
+        service.on_detector_status('normal', 2.0 + i)
+        service.on_pose(HOME, LOOSE, 2.0 + i)
     assert service.state == State.LOST
-    service.on_detector_status('normal', 3.0)
+
+
+@pytest.mark.parametrize('breaker', ['loose pose', 'unusable covariance', 'confused'])
+def test_the_tight_streak_must_be_unbroken(breaker):
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('normal', 1.5)
+    service.on_pose(HOME, TIGHT, 2.0)
+    service.on_pose(HOME, TIGHT, 3.0)
+    if breaker == 'loose pose':
+        service.on_pose(HOME, LOOSE, 4.0)
+    elif breaker == 'unusable covariance':
+        service.on_pose(HOME, None, 4.0)
+    else:
+        service.on_detector_status('confused', 4.0)
+        service.on_detector_status('normal', 4.5)
+    service.on_pose(HOME, TIGHT, 5.0)
+    service.on_pose(HOME, TIGHT, 6.0)
+    assert service.state == State.LOST
+    service.on_pose(HOME, TIGHT, 7.0)
     assert service.state == State.IDLE
+
+
+def test_a_tight_pose_while_the_detector_says_lost_does_not_count():
+    service = localized_service(localized_after=1)
+    service.on_detector_status('lost', 1.0)
+    service.on_pose(HOME, TIGHT, 2.0)
+    assert service.state == State.LOST
 
 
 def test_initialpose_while_localized_only_resets_the_detector():
@@ -207,12 +240,18 @@ def test_reset_clears_lost_but_not_flying():
 def test_last_good_pose_only_while_localized_and_normal():
     service = localized_service()
     service.on_detector_status('confused', 1.0)
-    service.on_pose(Pose2D(9.0, 9.0, 0.0), 1.0)
+    service.on_pose(Pose2D(9.0, 9.0, 0.0), TIGHT, 1.0)
+    assert service.last_good_pose == HOME
+    service.on_detector_status('normal', 1.5)
+    service.on_pose(Pose2D(7.0, 7.0, 0.0), LOOSE, 1.5)
     assert service.last_good_pose == HOME
     service.on_detector_status('lost', 2.0)
     service.on_detector_status('normal', 3.0)
-    service.on_pose(Pose2D(8.0, 8.0, 0.0), 3.0)
+    service.on_pose(Pose2D(8.0, 8.0, 0.0), TIGHT, 3.0)
     assert service.state == State.LOST and service.last_good_pose == HOME
+    localize(service, 4.0)
+    service.on_pose(Pose2D(6.0, 6.0, 0.0), TIGHT, 10.0)
+    assert service.last_good_pose == Pose2D(6.0, 6.0, 0.0)
 
 
 def test_unknown_detector_status_is_an_error():
@@ -226,6 +265,7 @@ def test_unknown_detector_status_is_an_error():
     ({'reseed_sigma_xy': 0.0}, 'reseed_sigma_xy=0.0'),
     ({'reseed_sigma_yaw': -1.0}, 'reseed_sigma_yaw=-1.0'),
     ({'localized_after': 0}, 'localized_after=0'),
+    ({'localized_sigma_xy': 0}, 'localized_sigma_xy=0.0'),
     ({'dock_pose': [1.0, 2.0]}, 'dock_pose=(1.0, 2.0)'),
     ({'map_frame': ''}, "map_frame=''"),
     ({'global_localization_holdoff': -5}, 'global_localization_holdoff=-5.0'),

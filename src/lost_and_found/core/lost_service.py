@@ -16,7 +16,10 @@ Rules:
   detector is reset and the service waits for it to settle).
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset.
-- LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive ``normal`` detector readings.
+- LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive amcl poses whose covariance is
+  tight (major x-y std dev below ``localized_sigma_xy`` and yaw std dev below
+  ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
+  not enough: right after a reset it reads ``normal`` until ``queue_min`` readings arrived.
 - Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
 - Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
 """
@@ -51,7 +54,10 @@ class LostServiceConfig:
         reseed_sigma_yaw: std dev (rad) of yaw in the put-down re-seed.
         global_localization_holdoff: minimum time (s) between two global_localization calls.
         use_global_localization: call amcl's global_localization on a tier-2 transition.
-        localized_after: consecutive ``normal`` detector readings that end LOST / LOCALIZING.
+        localized_after: consecutive tight amcl poses (with the detector reading ``normal``)
+            that end LOST / LOCALIZING.
+        localized_sigma_xy: a pose is tight when its major x-y std dev (m) is below this...
+        localized_sigma_yaw: ...and its yaw std dev (rad) below this.
         map_frame: frame of the re-seed pose.
         dock_pose: optional (x, y, yaw) of the dock in ``map_frame``; when set, docking also
             re-seeds amcl there with the re-seed covariance.
@@ -63,6 +69,8 @@ class LostServiceConfig:
     global_localization_holdoff: float = 20.0
     use_global_localization: bool = True
     localized_after: int = 5
+    localized_sigma_xy: float = 0.3
+    localized_sigma_yaw: float = 0.3
     map_frame: str = 'map'
     dock_pose: tuple = ()
     kidnap_namespace: str = 'kidnap_monitor'
@@ -74,6 +82,8 @@ class LostServiceConfig:
         check.positive('reseed_sigma_yaw')
         check.non_negative('global_localization_holdoff')
         check.positive_int('localized_after')
+        check.positive('localized_sigma_xy')
+        check.positive('localized_sigma_yaw')
         check.non_empty('map_frame')
         check.non_empty('kidnap_namespace')
         check.require(len(self.dock_pose) in (0, 3) and all(
@@ -140,7 +150,7 @@ class LostService:
         self.kidnapped = False
         self.docked = False
         self.last_good_pose = None
-        self._normal_streak = 0
+        self._tight_streak = 0
         self._global_armed = True
         self._last_global_call = None
 
@@ -158,7 +168,7 @@ class LostService:
             _log.info('state %s -> %s: %s', before.value, target.value, reason)
             if target in LOCALIZED:
                 self._global_armed = True
-            self._normal_streak = 0
+            self._tight_streak = 0
         return accepted
 
     def _reseed(self, pose):
@@ -173,7 +183,8 @@ class LostService:
             raise ValueError('unknown lost detector status %r (expected one of %s)' % (
                 status, ', '.join(DETECTOR_TIERS)))
         previous, self.detector_status = self.detector_status, status
-        self._normal_streak = self._normal_streak + 1 if status == 'normal' else 0
+        if status != 'normal':
+            self._tight_streak = 0
         state = self.state
         if state == State.FLYING or self.picked_up:
             return actions
@@ -181,10 +192,6 @@ class LostService:
             if state != State.LOST:
                 self._change(State.LOST, 'the lost detector reached tier 2')
             self._maybe_global_localization(t, actions)
-        elif state in (State.LOST, State.LOCALIZING) and \
-                self._normal_streak >= self.config.localized_after:
-            self._change(State.IDLE, '%d normal readings in a row: localized' %
-                         self._normal_streak)
         return actions
 
     def _maybe_global_localization(self, t, actions):
@@ -204,7 +211,7 @@ class LostService:
         self._global_armed = False
         actions.global_localization = True
         actions.reset_detector = True
-        self._normal_streak = 0
+        self._tight_streak = 0
 
     def on_picked_up(self, picked_up, t):
         """The kidnap monitor's ``picked_up`` changed (both wheels dropped / raised)."""
@@ -252,10 +259,23 @@ class LostService:
                 actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
         return actions
 
-    def on_pose(self, pose, t):
-        """An amcl pose estimate; remembered as the last good pose while localized."""
-        if self.state in LOCALIZED and not self.picked_up and self.detector_status == 'normal':
+    def on_pose(self, pose, sigmas, t):
+        """An amcl pose estimate with its (major x-y, yaw) standard deviations.
+
+        Remembered as the last good pose while localized; while LOST or LOCALIZING, counts
+        towards ``localized_after``. ``sigmas`` is None when the covariance is unusable.
+        """
+        tight = sigmas is not None and sigmas[0] < self.config.localized_sigma_xy and \
+            sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal'
+        if self.picked_up:
+            return Actions()
+        if self.state in LOCALIZED and tight:
             self.last_good_pose = pose
+        elif self.state in (State.LOST, State.LOCALIZING):
+            self._tight_streak = self._tight_streak + 1 if tight else 0
+            if self._tight_streak >= self.config.localized_after:
+                self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
+                             'localized' % self._tight_streak)
         return Actions()
 
     def on_initialpose(self, t):
@@ -263,7 +283,7 @@ class LostService:
         actions = Actions(reset_detector=True)
         if self.state in (State.LOST, State.NEED_HELP):
             self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
-        self._normal_streak = 0
+        self._tight_streak = 0
         return actions
 
     def request(self, target, reason, t):

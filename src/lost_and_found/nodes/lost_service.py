@@ -7,6 +7,7 @@ from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from std_msgs.msg import Bool, Empty, String
 from std_srvs.srv import Empty as EmptySrv, EmptyResponse
 
+from lost_and_found.core.lost_detector import CovarianceError, covariance_features
 from lost_and_found.core.lost_service import LostService, LostServiceConfig, Pose2D
 from lost_and_found.msg import LocalizationStatus
 from lost_and_found.nodes.params import load_config
@@ -153,8 +154,14 @@ class LostServiceNode:
             rospy.logwarn_throttle(10.0, 'lost_service: non-finite amcl_pose ignored')
             return
         pose = Pose2D(p.position.x, p.position.y, yaw_from_quaternion(p.orientation))
+        try:
+            sigmas = covariance_features(msg.pose.covariance)
+        except CovarianceError as error:
+            rospy.logwarn_throttle(10.0, 'lost_service: amcl_pose covariance unusable: %s'
+                                   % error)
+            sigmas = None
         before = self.core.last_good_pose
-        self._handle(self.core.on_pose, pose, rospy.get_time())
+        self._handle(self.core.on_pose, pose, sigmas, rospy.get_time())
         if self.core.last_good_pose != before:
             out = PoseStamped(header=msg.header, pose=msg.pose.pose)
             self._pose_pub.publish(out)
