@@ -1,0 +1,352 @@
+"""Decide from amcl's pose covariance whether the robot is localized, confused or lost.
+
+Two features come from each ``amcl_pose`` covariance (:func:`covariance_features`): the standard
+deviation along the major axis of the x-y error ellipse and the standard deviation of yaw. A
+Gaussian Naive Bayes classifier whose parameters are *given* (YAML numbers, not trained at
+start-up) labels each reading *lost* when ``P(lost | features) > prob_thresh``.
+:class:`LostDetector` turns that stream of per-reading labels into a tier.
+
+State kept between readings:
+
+- ``queue``: the labels of the most recent readings, at most ``window_meta_tier2_lost`` of them
+  (so the queue *is* the tier-2 window);
+- ``normal_run``: how many normal readings arrived in a row;
+- ``tier``: the tier returned for the previous reading (tier 2 is sticky).
+
+Rules, applied in this exact order to every reading (:meth:`LostDetector.update`):
+
+1. Classify the reading, append its label to ``queue`` (the oldest label drops out once the
+   queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` (a lost reading
+   sets it to 0).
+2. Sticky tier 2: if the previous tier was ``LOST`` then, when ``normal_run`` has reached
+   ``window_meta_tier0_normal``, reset the detector entirely (empty the queue, ``normal_run``
+   0) and return ``NORMAL``; otherwise return ``LOST``, whatever this reading says.
+3. Gating: with fewer than ``queue_min`` labels in the queue, return ``NORMAL``.
+4. Tier 2: if the fraction of lost labels in the queue (the last ``window_meta_tier2_lost``
+   readings, or all of them while fewer have arrived) is strictly greater than
+   ``ratio_thresh_detections_tier2_lost``, return ``LOST`` (sticky from now on).
+5. Tier 1: if this reading is lost, return ``CONFUSED``.
+6. Tier 0: return ``NORMAL``.
+
+:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and sets tier 0, as if the
+detector had just started. Outside tier 2 a run of normal readings resets nothing: the queue just
+slides, so tiers 0 and 1 never go back through the ``queue_min`` gate on their own.
+
+amcl publishes a pose only after a filter update (the robot must move), and right after
+``global_localization`` its covariance is huge by construction: such readings are simply
+classified lost; the detector has no notion of time.
+"""
+import dataclasses
+import enum
+import math
+from collections import deque
+
+import numpy as np
+from sklearn.naive_bayes import GaussianNB
+
+from lost_and_found.core.config import Checker, param_field
+
+#: Relative tolerance of the symmetry and positive-semidefiniteness checks: amcl computes the
+#: covariance in float64, so anything beyond round-off is a real defect.
+REL_TOL = 1e-9
+
+#: Indices into the row-major 6x6 covariance (x, y, z, roll, pitch, yaw).
+_XX, _XY, _YX, _YY, _YAWYAW = 0, 1, 6, 7, 35
+
+
+class CovarianceError(ValueError):
+    """A pose covariance that cannot be classified; the message says what is wrong with it.
+
+    Attributes:
+        kind: which check failed, one of ``'length'``, ``'not_numeric'``, ``'not_finite'``,
+            ``'not_symmetric'``, ``'negative_variance'``, ``'not_psd'`` (so that a node can
+            throttle its warnings per kind of problem).
+    """
+
+    def __init__(self, message, kind):
+        """Keep ``kind`` next to the message."""
+        super().__init__(message)
+        self.kind = kind
+
+
+class Tier(enum.IntEnum):
+    """How lost the robot is; values match lost_and_found/LocalizationStatus constants."""
+
+    NORMAL = 0
+    CONFUSED = 1
+    LOST = 2
+
+    @property
+    def status(self):
+        """The string published on ``/lost_detector/status``: normal, confused or lost."""
+        return self.name.lower()
+
+
+@dataclasses.dataclass(frozen=True)
+class LostDetectorConfig:
+    """Parameters of the lost detector (private params of the ``lost_detector`` node).
+
+    The classifier's numbers are placeholders chosen for a TurtleBot2 running amcl; a benchmark
+    calibrates them later.
+
+    Attributes:
+        tier0_normal_prior: prior probability of the normal class, in (0, 1); lost gets
+            ``1 - tier0_normal_prior``.
+        prob_thresh: a reading is lost when P(lost | features) exceeds this, in (0, 1).
+        slice_mu: class means (xy-normal [m], yaw-normal [rad], xy-lost [m], yaw-lost [rad]).
+        slice_sigma: class standard deviations, same order and units as ``slice_mu``.
+        queue_min: readings needed in the queue before any tier above 0 is reported.
+        window_meta_tier2_lost: number of most recent readings whose lost ratio decides tier 2
+            (also the queue length).
+        ratio_thresh_detections_tier2_lost: tier 2 when the lost ratio is strictly above this,
+            in [0, 1).
+        window_meta_tier0_normal: normal readings in a row that end a sticky tier 2 and reset
+            the detector.
+    """
+
+    tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
+    prob_thresh: float = param_field('modified_prob_classifier/prob_thresh', 0.9)
+    slice_mu: tuple = param_field('modified_prob_classifier/slice_mu', (0.15, 0.1, 1.0, 0.8))
+    slice_sigma: tuple = param_field('modified_prob_classifier/slice_sigma',
+                                     (0.1, 0.06, 0.6, 0.5))
+    queue_min: int = param_field('lost_detector/queue_min', 3)
+    window_meta_tier2_lost: int = param_field('lost_detector/window_meta_tier2_lost', 10)
+    ratio_thresh_detections_tier2_lost: float = param_field(
+        'lost_detector/ratio_thresh_detections_tier2_lost', 0.6)
+    window_meta_tier0_normal: int = param_field('lost_detector/window_meta_tier0_normal', 10)
+
+    def validate(self):
+        """Raise one ConfigError naming every bad key and value."""
+        check = Checker(self)
+        check.in_range('tier0_normal_prior', 0.0, 1.0, low_open=True, high_open=True)
+        check.in_range('prob_thresh', 0.0, 1.0, low_open=True, high_open=True)
+        self._check_four(check, 'slice_mu', lambda v: v >= 0, 'be >= 0')
+        self._check_four(check, 'slice_sigma', lambda v: v > 0, 'be > 0')
+        for name in ('queue_min', 'window_meta_tier2_lost', 'window_meta_tier0_normal'):
+            check.positive_int(name)
+        check.in_range('ratio_thresh_detections_tier2_lost', 0.0, 1.0, high_open=True)
+        # Compare the two only when each is a valid integer on its own (one problem per cause).
+        if _is_count(self.queue_min) and _is_count(self.window_meta_tier2_lost) and \
+                self.queue_min > self.window_meta_tier2_lost:
+            # The queue holds at most window_meta_tier2_lost readings, so a larger queue_min
+            # could never be reached and the detector would report normal forever.
+            check.problem(
+                'lost_detector/queue_min=%r must be <= lost_detector/window_meta_tier2_lost=%r '
+                '(the queue never holds more readings than that window)'
+                % (self.queue_min, self.window_meta_tier2_lost))
+        check.done()
+
+    def _check_four(self, check, name, ok, must):
+        """Check that field ``name`` holds exactly 4 finite numbers, each satisfying ``ok``."""
+        values = getattr(self, name)
+        if not isinstance(values, (tuple, list)) or len(values) != 4:
+            check.require(False, name, 'be a list of exactly 4 numbers '
+                          '[xy-normal, theta-normal, xy-lost, theta-lost]')
+            return
+        if not all(_is_number(v) and math.isfinite(v) for v in values):
+            check.require(False, name, 'hold 4 finite numbers')
+            return
+        check.require(all(ok(v) for v in values), name, 'have every value %s' % must)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def covariance_features(cov36):
+    """The classifier's two features from a row-major 6x6 pose covariance.
+
+    Args:
+        cov36: 36 numbers, the covariance of (x, y, z, roll, pitch, yaw) in row-major order, as
+            in geometry_msgs/PoseWithCovariance.
+
+    Returns:
+        ``(sigma_xy_major, sigma_theta)``: the standard deviation along the largest eigenvector
+        of the x-y block [m] and the standard deviation of yaw [rad].
+
+    Raises:
+        CovarianceError: wrong length or non-numeric entries, NaN or infinite entries, a
+            non-symmetric matrix, a negative variance on the diagonal, or an x-y block that is
+            not positive semidefinite.
+    """
+    try:
+        flat = np.asarray(cov36, dtype=float).ravel()
+    except (TypeError, ValueError) as error:
+        raise CovarianceError('covariance is not numeric: %s' % error, 'not_numeric') from None
+    if flat.size != 36:
+        raise CovarianceError('covariance has %d entries, expected 36 (6x6)' % flat.size,
+                              'length')
+    if not np.all(np.isfinite(flat)):
+        bad = [int(i) for i in np.flatnonzero(~np.isfinite(flat))]
+        raise CovarianceError('covariance has NaN or infinite entries at indices %s' % bad,
+                              'not_finite')
+    cov = flat.reshape(6, 6)
+    scale = float(np.max(np.abs(cov)))
+    asym = float(np.max(np.abs(cov - cov.T)))
+    if asym > REL_TOL * scale:
+        row, col = np.unravel_index(int(np.argmax(np.abs(cov - cov.T))), cov.shape)
+        raise CovarianceError(
+            'covariance is not symmetric: [%d][%d]=%g but [%d][%d]=%g'
+            % (row, col, cov[row, col], col, row, cov[col, row]), 'not_symmetric')
+    diag = np.diag(cov)
+    if np.any(diag < 0):
+        index = int(np.argmin(diag))
+        raise CovarianceError('covariance has a negative variance on the diagonal: '
+                              '[%d][%d]=%g' % (index, index, diag[index]), 'negative_variance')
+    block = np.array([[flat[_XX], flat[_XY]], [flat[_YX], flat[_YY]]])
+    low, high = np.linalg.eigvalsh(block)
+    if low < -REL_TOL * max(abs(high), abs(low)):
+        raise CovarianceError(
+            'x-y covariance block [[%g, %g], [%g, %g]] is not positive semidefinite '
+            '(eigenvalue %g)' % (block[0, 0], block[0, 1], block[1, 0], block[1, 1], low),
+            'not_psd')
+    return math.sqrt(max(float(high), 0.0)), math.sqrt(float(flat[_YAWYAW]))
+
+
+def build_classifier(config):
+    """A scikit-learn GaussianNB whose parameters are set from ``config``, not trained.
+
+    Classes are ``[0, 1]`` = [normal, lost]; features are (sigma_xy_major, sigma_theta).
+    """
+    mu = np.asarray(config.slice_mu, dtype=float).reshape(2, 2)
+    sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
+    gnb = GaussianNB()
+    gnb.classes_ = np.array([0, 1])
+    gnb.theta_ = mu
+    gnb.var_ = sigma ** 2
+    gnb.class_prior_ = np.array([config.tier0_normal_prior, 1.0 - config.tier0_normal_prior])
+    gnb.n_features_in_ = 2
+    # epsilon_ is the variance smoothing GaussianNB adds during fit(); the YAML variances are
+    # meant exactly, so none is added.
+    gnb.epsilon_ = 0.0
+    return gnb
+
+
+def check_features(features):
+    """Return ``features`` as two finite non-negative floats or raise ValueError."""
+    try:
+        sigma_xy, sigma_theta = (float(v) for v in features)
+    except (TypeError, ValueError):
+        raise ValueError('features must be two numbers (sigma_xy, sigma_theta), got %r'
+                         % (features,)) from None
+    if not (math.isfinite(sigma_xy) and math.isfinite(sigma_theta)) or \
+            sigma_xy < 0 or sigma_theta < 0:
+        raise ValueError('features must be finite and >= 0, got (%r, %r)'
+                         % (sigma_xy, sigma_theta))
+    return sigma_xy, sigma_theta
+
+
+class LostDetector:
+    """Tiers (normal, confused, lost) from a stream of covariance features.
+
+    See the module docstring for the exact rules. Not thread-safe: the node serialises calls.
+
+    Args:
+        config: a validated :class:`LostDetectorConfig`.
+    """
+
+    def __init__(self, config):
+        """Build the classifier from ``config`` and start at tier 0 with an empty queue."""
+        self._config = config
+        self._classifier = build_classifier(config)
+        self._queue = deque(maxlen=config.window_meta_tier2_lost)
+        self._normal_run = 0
+        self._tier = Tier.NORMAL
+        self.last_probability = None
+
+    @property
+    def tier(self):
+        """The tier returned by the last update (NORMAL after construction or reset)."""
+        return self._tier
+
+    @property
+    def queue_length(self):
+        """How many labels the queue holds."""
+        return len(self._queue)
+
+    @property
+    def lost_ratio(self):
+        """Fraction of lost labels in the queue (0 when it is empty)."""
+        return sum(self._queue) / len(self._queue) if self._queue else 0.0
+
+    def probability_lost(self, features):
+        """P(lost | features) from the Gaussian Naive Bayes classifier.
+
+        Args:
+            features: (sigma_xy_major [m], sigma_theta [rad]), finite and >= 0.
+
+        Raises:
+            ValueError: for features that are not two finite non-negative numbers.
+        """
+        row = np.array([check_features(features)])
+        return float(self._classifier.predict_proba(row)[0, 1])
+
+    def is_lost(self, features):
+        """Whether one reading is classified lost: P(lost | features) > prob_thresh."""
+        return self.probability_lost(features) > self._config.prob_thresh
+
+    def update(self, features):
+        """Add one reading and return the new tier.
+
+        Args:
+            features: (sigma_xy_major [m], sigma_theta [rad]) from :func:`covariance_features`.
+
+        Returns:
+            The :class:`Tier` for this reading.
+
+        Raises:
+            ValueError: for bad features; the detector's state is then unchanged.
+        """
+        probability = self.probability_lost(features)
+        lost = probability > self._config.prob_thresh
+        self.last_probability = probability
+        # Rule 1: record the label.
+        self._queue.append(lost)
+        self._normal_run = 0 if lost else self._normal_run + 1
+        self._tier = self._decide(lost)
+        return self._tier
+
+    def _decide(self, lost):
+        """Rules 2-6 of the module docstring, for a reading already queued."""
+        config = self._config
+        if self._tier == Tier.LOST:
+            if self._normal_run >= config.window_meta_tier0_normal:
+                self._clear()
+                return Tier.NORMAL
+            return Tier.LOST
+        if len(self._queue) < config.queue_min:
+            return Tier.NORMAL
+        if self.lost_ratio > config.ratio_thresh_detections_tier2_lost:
+            return Tier.LOST
+        return Tier.CONFUSED if lost else Tier.NORMAL
+
+    def reset(self):
+        """Forget every reading: empty the queue and return to tier 0."""
+        self._clear()
+        self._tier = Tier.NORMAL
+        self.last_probability = None
+
+    def _clear(self):
+        self._queue.clear()
+        self._normal_run = 0
+
+
+def stamp_order(last_stamp, stamp):
+    """How a message stamp relates to the last accepted one.
+
+    Stamps are float seconds; 0 means "not stamped" and is never compared.
+
+    Returns:
+        ``'new'`` (later, or either stamp unknown), ``'duplicate'`` (the same non-zero stamp:
+        the same amcl update seen twice, e.g. a latched topic re-delivered) or ``'backwards'``
+        (earlier: the clock jumped back, e.g. a bag loop or a restarted simulator).
+    """
+    if last_stamp is None or not last_stamp or not stamp:
+        return 'new'
+    if stamp == last_stamp:
+        return 'duplicate'
+    return 'backwards' if stamp < last_stamp else 'new'

@@ -1,0 +1,471 @@
+"""Unit tests of lost_and_found.core.lost_detector (no ROS master)."""
+import dataclasses
+import math
+import os
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lost_and_found.core.config import ConfigError, config_from_params
+from lost_and_found.core.lost_detector import (
+    CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
+
+CONFIG_YAML = os.path.join(os.path.dirname(__file__), '..', '..', 'config', 'lost_detector.yaml')
+
+#: Features far inside each class for the default config (P(lost) ~0.002 and ~1).
+NORMAL = (0.1, 0.05)
+LOST = (2.0, 1.2)
+
+
+def make_cov(xx=0.01, xy=0.0, yy=0.01, yawyaw=0.0025):
+    """A row-major 6x6 covariance as amcl fills it (x, y and yaw only)."""
+    cov = [0.0] * 36
+    cov[0], cov[1], cov[6], cov[7], cov[35] = xx, xy, xy, yy, yawyaw
+    return cov
+
+
+def rotated_cov(sigma_major, sigma_minor, angle, yaw_sigma=0.1):
+    """A covariance whose x-y ellipse has the given axes, rotated by ``angle``."""
+    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    block = rot @ np.diag([sigma_major ** 2, sigma_minor ** 2]) @ rot.T
+    block = (block + block.T) / 2  # exact symmetry despite round-off
+    return make_cov(block[0, 0], block[0, 1], block[1, 1], yaw_sigma ** 2)
+
+
+def config(**changes):
+    """The default config with ``changes``."""
+    return dataclasses.replace(LostDetectorConfig(), **changes)
+
+
+def run(detector, stream):
+    """Feed a list of features and return the tiers."""
+    return [detector.update(features) for features in stream]
+
+
+# ---------------------------------------------------------------- features
+
+def test_features_axis_aligned():
+    sigma_xy, sigma_theta = covariance_features(make_cov(0.04, 0.0, 0.01, 0.09))
+    assert sigma_xy == pytest.approx(0.2)
+    assert sigma_theta == pytest.approx(0.3)
+
+
+def test_features_rotated_ellipse_uses_the_major_axis():
+    cov = rotated_cov(0.8, 0.1, math.radians(30), yaw_sigma=0.4)
+    # Neither diagonal entry is the major variance of a rotated ellipse.
+    assert math.sqrt(max(cov[0], cov[7])) < 0.8 - 0.05
+    sigma_xy, sigma_theta = covariance_features(cov)
+    assert sigma_xy == pytest.approx(0.8, rel=1e-9)
+    assert sigma_theta == pytest.approx(0.4)
+
+
+def test_features_match_eigenvalue_by_hand():
+    # [[a, b], [b, c]]: largest eigenvalue (a + c)/2 + sqrt(((a - c)/2)^2 + b^2).
+    a, b, c = 0.5, 0.2, 0.1
+    expected = math.sqrt((a + c) / 2 + math.sqrt(((a - c) / 2) ** 2 + b ** 2))
+    assert covariance_features(make_cov(a, b, c))[0] == pytest.approx(expected)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(major=st.floats(1e-3, 50.0), ratio=st.floats(0.0, 1.0),
+       angle=st.floats(-math.pi, math.pi), yaw=st.floats(0.0, 3.0))
+def test_features_property_rotated(major, ratio, angle, yaw):
+    sigma_xy, sigma_theta = covariance_features(rotated_cov(major, major * ratio, angle, yaw))
+    assert sigma_xy == pytest.approx(major, rel=1e-6)
+    assert sigma_theta == pytest.approx(yaw, rel=1e-9, abs=1e-12)
+
+
+def test_features_accept_zero_and_a_6x6_array():
+    assert covariance_features([0.0] * 36) == (0.0, 0.0)
+    assert covariance_features(np.array(make_cov(0.04)).reshape(6, 6))[0] == pytest.approx(0.2)
+
+
+def test_features_tolerate_round_off_asymmetry():
+    cov = make_cov(1.0, 0.3, 1.0)
+    cov[6] += 1e-13
+    assert covariance_features(cov)[0] == pytest.approx(math.sqrt(1.3))
+
+
+@pytest.mark.parametrize('cov, words, kind', [
+    ([0.0] * 35, '35 entries', 'length'),
+    ([0.0] * 37, '37 entries', 'length'),
+    ([], '0 entries', 'length'),
+    (['a'] * 36, 'not numeric', 'not_numeric'),
+    (make_cov(xx=float('nan')), 'NaN', 'not_finite'),
+    (make_cov(yawyaw=float('inf')), 'infinite', 'not_finite'),
+    (make_cov(xx=-float('inf')), 'infinite', 'not_finite'),
+    (make_cov(xy=0.001)[:6] + [0.002] + make_cov()[7:], 'not symmetric', 'not_symmetric'),
+    (make_cov(yy=-0.01), 'negative variance', 'negative_variance'),
+    (make_cov(yawyaw=-1e-6), 'negative variance', 'negative_variance'),
+    (make_cov(xx=0.01, xy=0.02, yy=0.01), 'not positive semidefinite', 'not_psd'),
+])
+def test_covariance_errors(cov, words, kind):
+    with pytest.raises(CovarianceError, match=words) as error:
+        covariance_features(cov)
+    assert error.value.kind == kind
+
+
+def test_covariance_error_is_a_value_error():
+    assert issubclass(CovarianceError, ValueError)
+
+
+def test_non_symmetric_outside_the_xy_block_is_rejected():
+    cov = make_cov()
+    cov[5] = 0.5  # x-yaw, without its mirror at [5][0]
+    with pytest.raises(CovarianceError, match=r'\[0\]\[5\]'):
+        covariance_features(cov)
+
+
+# ---------------------------------------------------------------- classifier
+
+def normal_pdf(x, mu, sigma):
+    return math.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+
+
+def posterior_lost_by_hand(cfg, xy, th):
+    mu, sd = cfg.slice_mu, cfg.slice_sigma
+    normal = cfg.tier0_normal_prior * normal_pdf(xy, mu[0], sd[0]) * normal_pdf(th, mu[1], sd[1])
+    lost = (1 - cfg.tier0_normal_prior) * normal_pdf(xy, mu[2], sd[2]) * \
+        normal_pdf(th, mu[3], sd[3])
+    return lost / (normal + lost)
+
+
+@pytest.mark.parametrize('features', [
+    (0.0, 0.0), (0.15, 0.1), (0.3, 0.2), (0.4, 0.3), (0.35, 0.05), (1.0, 0.8), (0.6, 0.2)])
+def test_probability_matches_hand_computed_bayes(features):
+    cfg = LostDetectorConfig()
+    expected = posterior_lost_by_hand(cfg, *features)
+    assert LostDetector(cfg).probability_lost(features) == pytest.approx(expected, rel=1e-9,
+                                                                         abs=1e-12)
+
+
+def test_probability_with_other_parameters():
+    cfg = config(tier0_normal_prior=0.4, slice_mu=(0.2, 0.2, 0.5, 0.5),
+                 slice_sigma=(0.2, 0.1, 0.3, 0.4))
+    for features in [(0.3, 0.25), (0.1, 0.4), (0.45, 0.3)]:
+        expected = posterior_lost_by_hand(cfg, *features)
+        assert LostDetector(cfg).probability_lost(features) == pytest.approx(expected, rel=1e-9)
+
+
+def test_prior_moves_the_posterior():
+    features = (0.35, 0.25)
+    low = LostDetector(config(tier0_normal_prior=0.9)).probability_lost(features)
+    high = LostDetector(config(tier0_normal_prior=0.1)).probability_lost(features)
+    assert low < high
+
+
+def test_huge_covariance_is_lost_and_tight_is_normal():
+    detector = LostDetector(LostDetectorConfig())
+    assert detector.probability_lost(NORMAL) < 0.01
+    assert detector.probability_lost(LOST) > 0.99
+    # Right after global_localization: far outside both classes, still lost (no NaN).
+    assert detector.probability_lost((1e3, 3.0)) == pytest.approx(1.0)
+    assert detector.is_lost((1e3, 3.0)) and not detector.is_lost(NORMAL)
+
+
+@pytest.mark.parametrize('features', [
+    (float('nan'), 0.1), (0.1, float('inf')), (-0.1, 0.1), (0.1,), 'ab', None])
+def test_bad_features_raise_and_leave_state_alone(features):
+    detector = LostDetector(LostDetectorConfig())
+    run(detector, [LOST] * 3)
+    tier, length = detector.tier, detector.queue_length
+    with pytest.raises(ValueError):
+        detector.update(features)
+    assert (detector.tier, detector.queue_length) == (tier, length)
+
+
+# ---------------------------------------------------------------- tiers
+
+def test_starts_normal():
+    detector = LostDetector(LostDetectorConfig())
+    assert detector.tier == Tier.NORMAL and detector.queue_length == 0
+    assert [t.status for t in Tier] == ['normal', 'confused', 'lost']
+    assert [int(t) for t in Tier] == [0, 1, 2]
+
+
+def test_queue_min_gates_lost_readings():
+    detector = LostDetector(config(queue_min=3, ratio_thresh_detections_tier2_lost=0.99))
+    assert run(detector, [LOST, LOST]) == [Tier.NORMAL, Tier.NORMAL]
+    assert detector.update(LOST) != Tier.NORMAL
+
+
+def test_confused_on_a_single_lost_reading_after_queue_min():
+    detector = LostDetector(LostDetectorConfig())
+    assert run(detector, [NORMAL] * 5) == [Tier.NORMAL] * 5
+    assert detector.update(LOST) == Tier.CONFUSED
+    # Not sticky: the next normal reading is normal again.
+    assert detector.update(NORMAL) == Tier.NORMAL
+
+
+def test_ratio_crossing_gives_lost():
+    # Window 10, ratio 0.6: after 10 normals, lost readings 1..6 give ratios 0.1..0.6 (not
+    # above), the 7th gives 0.7.
+    detector = LostDetector(LostDetectorConfig())
+    run(detector, [NORMAL] * 10)
+    assert run(detector, [LOST] * 6) == [Tier.CONFUSED] * 6
+    assert detector.lost_ratio == pytest.approx(0.6)
+    assert detector.update(LOST) == Tier.LOST
+
+
+def test_ratio_over_a_short_queue():
+    # Fewer readings than the window: the ratio is over those that arrived.
+    detector = LostDetector(LostDetectorConfig())
+    assert run(detector, [LOST] * 3) == [Tier.NORMAL, Tier.NORMAL, Tier.LOST]
+
+
+def test_ratio_is_over_the_last_window_only():
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   ratio_thresh_detections_tier2_lost=0.5))
+    # Old lost readings slide out of the window before the ratio gets above 0.5.
+    tiers = run(detector, [NORMAL, NORMAL, LOST, NORMAL, NORMAL, LOST, NORMAL, NORMAL, LOST])
+    assert Tier.LOST not in tiers
+    assert detector.queue_length == 4
+    assert detector.update(LOST) == Tier.CONFUSED  # 2/4, not above 0.5
+    assert detector.update(LOST) == Tier.LOST      # 3/4
+
+
+def test_lost_is_sticky_until_tier0_window_of_normals():
+    detector = LostDetector(LostDetectorConfig())
+    run(detector, [LOST] * 5)
+    assert detector.tier == Tier.LOST
+    # One fewer than window_meta_tier0_normal normals in a row: still lost.
+    assert run(detector, [NORMAL] * 9) == [Tier.LOST] * 9
+    # The 10th resets the detector entirely.
+    assert detector.update(NORMAL) == Tier.NORMAL
+    assert detector.queue_length == 0
+    # Reset means gating again: a lost reading right after is normal, not confused.
+    assert detector.update(LOST) == Tier.NORMAL
+
+
+def test_a_lost_reading_restarts_the_normal_run():
+    detector = LostDetector(config(window_meta_tier0_normal=4))
+    run(detector, [LOST] * 3)
+    assert run(detector, [NORMAL] * 3 + [LOST] + [NORMAL] * 3) == [Tier.LOST] * 7
+    assert detector.update(NORMAL) == Tier.NORMAL
+
+
+def test_sticky_even_when_the_window_looks_normal():
+    # A tier-0 window longer than the tier-2 window: the queue is all normal but still lost.
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   window_meta_tier0_normal=8))
+    run(detector, [LOST] * 3)
+    assert run(detector, [NORMAL] * 7) == [Tier.LOST] * 7
+    assert detector.lost_ratio == 0.0
+    assert detector.update(NORMAL) == Tier.NORMAL
+
+
+def test_reset_empties_queue_and_returns_to_normal():
+    detector = LostDetector(LostDetectorConfig())
+    run(detector, [LOST] * 5)
+    assert detector.tier == Tier.LOST
+    detector.reset()
+    assert detector.tier == Tier.NORMAL and detector.queue_length == 0
+    assert detector.last_probability is None
+    # Gated again after the reset.
+    assert run(detector, [LOST, LOST]) == [Tier.NORMAL, Tier.NORMAL]
+    assert detector.update(LOST) == Tier.LOST
+
+
+def test_last_probability_follows_updates():
+    detector = LostDetector(LostDetectorConfig())
+    detector.update(NORMAL)
+    assert detector.last_probability == pytest.approx(detector.probability_lost(NORMAL))
+
+
+def test_queue_min_one_and_tier0_one():
+    detector = LostDetector(config(queue_min=1, window_meta_tier2_lost=1,
+                                   ratio_thresh_detections_tier2_lost=0.0,
+                                   window_meta_tier0_normal=1))
+    assert run(detector, [LOST, NORMAL, LOST]) == [Tier.LOST, Tier.NORMAL, Tier.LOST]
+
+
+# ---------------------------------------------------------------- config
+
+def test_default_config_is_valid():
+    LostDetectorConfig().validate()
+
+
+def test_shipped_yaml_loads_and_validates():
+    with open(CONFIG_YAML) as stream:
+        params = yaml.safe_load(stream)
+    assert set(params) == {'modified_prob_classifier', 'lost_detector'}
+    warnings = []
+    cfg = config_from_params(LostDetectorConfig, params, warn=warnings.append)
+    assert warnings == []
+    assert len(cfg.slice_mu) == 4 and len(cfg.slice_sigma) == 4
+    assert isinstance(cfg.queue_min, int)
+    # The shipped numbers classify the obvious cases the obvious way.
+    detector = LostDetector(cfg)
+    assert not detector.is_lost(NORMAL) and detector.is_lost((3.0, 1.8))
+
+
+def test_params_with_exact_names_are_read():
+    params = {
+        'modified_prob_classifier': {'tier0_normal_prior': 0.5, 'prob_thresh': 0.8,
+                                     'slice_mu': [0.1, 0.1, 1, 1],
+                                     'slice_sigma': [0.1, 0.1, 1, 1]},
+        'lost_detector': {'queue_min': 2, 'window_meta_tier2_lost': 5,
+                          'ratio_thresh_detections_tier2_lost': 0.5,
+                          'window_meta_tier0_normal': 7},
+    }
+    cfg = config_from_params(LostDetectorConfig, params, warn=pytest.fail)
+    assert cfg == LostDetectorConfig(0.5, 0.8, (0.1, 0.1, 1.0, 1.0), (0.1, 0.1, 1.0, 1.0),
+                                     2, 5, 0.5, 7)
+
+
+def test_unknown_key_is_warned():
+    warnings = []
+    config_from_params(LostDetectorConfig, {'lost_detector': {'queue_mni': 3}},
+                       warn=warnings.append)
+    assert len(warnings) == 1 and 'lost_detector/queue_mni' in warnings[0]
+
+
+@pytest.mark.parametrize('changes, key', [
+    ({'tier0_normal_prior': 0.0}, 'modified_prob_classifier/tier0_normal_prior=0.0'),
+    ({'tier0_normal_prior': 1.0}, 'modified_prob_classifier/tier0_normal_prior=1.0'),
+    ({'tier0_normal_prior': float('nan')}, 'modified_prob_classifier/tier0_normal_prior=nan'),
+    ({'prob_thresh': 1.0}, 'modified_prob_classifier/prob_thresh=1.0'),
+    ({'prob_thresh': -0.1}, 'modified_prob_classifier/prob_thresh=-0.1'),
+    ({'slice_mu': (0.1, 0.1, 1.0)}, 'modified_prob_classifier/slice_mu=(0.1, 0.1, 1.0)'),
+    ({'slice_mu': (0.1, -0.1, 1.0, 1.0)}, 'modified_prob_classifier/slice_mu='),
+    ({'slice_mu': (0.1, float('inf'), 1.0, 1.0)}, 'modified_prob_classifier/slice_mu='),
+    ({'slice_sigma': (0.1, 0.0, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
+    ({'slice_sigma': (0.1, 0.1, 1.0, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
+    ({'queue_min': 0}, 'lost_detector/queue_min=0'),
+    ({'queue_min': 2.5}, 'lost_detector/queue_min=2.5'),
+    ({'window_meta_tier2_lost': 0}, 'lost_detector/window_meta_tier2_lost=0'),
+    ({'window_meta_tier0_normal': -3}, 'lost_detector/window_meta_tier0_normal=-3'),
+    ({'ratio_thresh_detections_tier2_lost': 1.0},
+     'lost_detector/ratio_thresh_detections_tier2_lost=1.0'),
+    ({'ratio_thresh_detections_tier2_lost': -0.01},
+     'lost_detector/ratio_thresh_detections_tier2_lost=-0.01'),
+])
+def test_bad_config_names_key_and_value(changes, key):
+    with pytest.raises(ConfigError) as error:
+        config(**changes).validate()
+    assert len(error.value.problems) == 1
+    assert key in str(error.value)
+
+
+def test_queue_min_above_window_names_both():
+    with pytest.raises(ConfigError) as error:
+        config(queue_min=11, window_meta_tier2_lost=10).validate()
+    message = str(error.value)
+    assert 'lost_detector/queue_min=11' in message
+    assert 'lost_detector/window_meta_tier2_lost=10' in message
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(ConfigError) as error:
+        config(prob_thresh=2.0, queue_min=0, slice_sigma=(0, 0, 0, 0)).validate()
+    assert len(error.value.problems) == 3
+
+
+def test_bad_yaml_values_name_key_and_value():
+    params = {'modified_prob_classifier': {'slice_mu': 'big'},
+              'lost_detector': {'queue_min': 'three'}}
+    with pytest.raises(ConfigError) as error:
+        config_from_params(LostDetectorConfig, params, warn=pytest.fail)
+    assert "modified_prob_classifier/slice_mu='big'" in str(error.value)
+    assert "lost_detector/queue_min='three'" in str(error.value)
+
+
+def test_window_check_runs_alongside_other_problems():
+    with pytest.raises(ConfigError) as error:
+        config(prob_thresh=2.0, queue_min=5, window_meta_tier2_lost=4).validate()
+    assert len(error.value.problems) == 2
+    assert 'lost_detector/window_meta_tier2_lost=4' in error.value.problems[1]
+
+
+# ---------------------------------------------------------------- stamps
+
+@pytest.mark.parametrize('last, stamp, expected', [
+    (None, 5.0, 'new'), (4.0, 5.0, 'new'), (5.0, 5.0, 'duplicate'), (5.0, 4.0, 'backwards'),
+    (0.0, 0.0, 'new'), (5.0, 0.0, 'new'), (0.0, 3.0, 'new')])
+def test_stamp_order(last, stamp, expected):
+    assert stamp_order(last, stamp) == expected
+
+
+# ---------------------------------------------------------------- adapter (no master)
+
+class FakePublisher:
+    """Records what the node publishes."""
+
+    def __init__(self):
+        self.sent = []
+
+    def publish(self, msg):
+        self.sent.append(msg.data)
+
+
+def pose_msg(cov, stamp):
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    import rospy
+    msg = PoseWithCovarianceStamped()
+    msg.header.stamp = rospy.Time.from_sec(stamp)
+    msg.pose.covariance = cov
+    return msg
+
+
+@pytest.fixture
+def node(monkeypatch):
+    """The adapter with a fake publisher; its warnings are collected in ``.warnings``."""
+    import rospy
+    from lost_and_found.nodes.lost_detector import LostDetectorNode
+    cfg = LostDetectorConfig()
+    adapter = LostDetectorNode(LostDetector(cfg), cfg)
+    adapter._status_pub = FakePublisher()
+    adapter.warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', adapter.warnings.append)
+    return adapter
+
+
+def test_pose_features_reads_the_message_covariance():
+    from lost_and_found.nodes.lost_detector import pose_features
+    assert pose_features(pose_msg(make_cov(0.04, 0.0, 0.01, 0.09), 1.0)) == \
+        pytest.approx((0.2, 0.3))
+
+
+def test_node_publishes_every_valid_reading(node):
+    tight = make_cov(0.01, 0.0, 0.01, 0.0025)
+    for i in range(3):
+        node.on_pose(pose_msg(tight, 1.0 + i))
+    assert node._status_pub.sent == ['normal'] * 3
+
+
+def test_node_skips_bad_covariances_and_duplicates(node):
+    huge = make_cov(4.0, 0.0, 4.0, 1.0)
+    node.on_pose(pose_msg(make_cov(xx=float('nan')), 1.0))
+    node.on_pose(pose_msg(make_cov(xy=0.001)[:6] + [0.0] + make_cov()[7:], 2.0))
+    node.on_pose(pose_msg([0.0] * 35, 3.0))
+    assert node._status_pub.sent == []
+    assert len(node.warnings) == 3
+    assert 'NaN' in node.warnings[0] and 'not symmetric' in node.warnings[1]
+    assert '35 entries' in node.warnings[2]
+    for stamp in (4.0, 4.0, 5.0, 6.0):  # the repeated stamp is counted once
+        node.on_pose(pose_msg(huge, stamp))
+    assert node._status_pub.sent == ['normal', 'normal', 'lost']
+    assert node._detector.queue_length == 3
+    assert 'again' in node.warnings[-1]
+
+
+def test_node_throttles_warnings_per_kind(node):
+    for stamp in (1.0, 2.0, 3.0):
+        node.on_pose(pose_msg(make_cov(xx=float('nan')), stamp))
+    node.on_pose(pose_msg(make_cov(yy=-1.0), 4.0))
+    assert len(node.warnings) == 2
+    assert 'NaN' in node.warnings[0] and 'negative variance' in node.warnings[1]
+
+
+def test_node_reset_publishes_normal(node):
+    huge = make_cov(4.0, 0.0, 4.0, 1.0)
+    for stamp in (1.0, 2.0, 3.0):
+        node.on_pose(pose_msg(huge, stamp))
+    assert node._status_pub.sent[-1] == 'lost'
+    node.on_reset(None)
+    assert node._status_pub.sent[-1] == 'normal'
+    node.on_pose(pose_msg(huge, 4.0))
+    assert node._status_pub.sent[-1] == 'normal'  # gated again by queue_min
