@@ -1,0 +1,558 @@
+"""Unit tests for core/reactive.py: gap finding and the laser-only wander state machine.
+
+Scans are synthesised with numpy: a ray caster against line segments in the world frame, for a
+TurtleBot2 Kinect fake laser (640 beams over +-0.52 rad, 0.45..10 m) and a 360 degree lidar.
+"""
+import logging
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.reactive import (
+    ReactiveConfig, ReactiveState, ReactiveWander, Scan, Span, find_spans, normalize_angle)
+
+CFG = ReactiveConfig()
+KINECT_N = 640
+KINECT_FOV = 0.52
+LIDAR_N = 360
+
+
+def kinect_angles():
+    """Beam angles of the Kinect fake laser."""
+    return np.linspace(-KINECT_FOV, KINECT_FOV, KINECT_N)
+
+
+def kinect_scan(ranges, flip=False):
+    """A Kinect-like Scan; ``flip`` reverses the beam order (negative increment)."""
+    inc = 2 * KINECT_FOV / (KINECT_N - 1)
+    if flip:
+        return Scan(np.asarray(ranges)[::-1], KINECT_FOV, -inc, 0.45, 10.0)
+    return Scan(np.asarray(ranges), -KINECT_FOV, inc, 0.45, 10.0)
+
+
+def lidar_angles():
+    """Beam angles of the 360 degree lidar, starting behind the robot at -pi."""
+    return -math.pi + np.arange(LIDAR_N) * (2 * math.pi / LIDAR_N)
+
+
+def lidar_scan(ranges):
+    """A 360 degree Scan (index 0 points backwards)."""
+    return Scan(np.asarray(ranges), -math.pi, 2 * math.pi / LIDAR_N, 0.12, 10.0)
+
+
+def cast(angles, segments, pose=(0.0, 0.0, 0.0), range_max=10.0):
+    """Ray-cast beams at ``angles`` (robot frame) from ``pose`` against world segments.
+
+    Returns inf where a beam hits nothing within ``range_max``.
+    """
+    x, y, th = pose
+    out = np.full(len(angles), np.inf)
+    for i, a in enumerate(angles):
+        dx, dy = math.cos(th + a), math.sin(th + a)
+        for (x1, y1), (x2, y2) in segments:
+            ex, ey = x2 - x1, y2 - y1
+            den = dx * ey - dy * ex
+            if abs(den) < 1e-12:
+                continue
+            # Solve pose + r*d = p1 + u*e.
+            r = ((x1 - x) * ey - (y1 - y) * ex) / den
+            u = ((x1 - x) * dy - (y1 - y) * dx) / den
+            if r > 0 and 0 <= u <= 1 and r < out[i]:
+                out[i] = r
+    out[out > range_max] = np.inf
+    return out
+
+
+def angle_dist(a, b):
+    """Absolute angular distance between two angles."""
+    return abs(normalize_angle(a - b))
+
+
+# --- find_spans ------------------------------------------------------------------------------
+
+def test_open_field_one_span_straight_ahead():
+    """No obstacle in view: one span covering the FOV, best direction straight ahead."""
+    spans = find_spans(kinect_scan(np.full(KINECT_N, np.inf)), CFG)
+    assert len(spans) == 1
+    span = spans[0]
+    assert isinstance(span, Span)
+    assert abs(span.best_angle) < 0.01
+    assert span.best_range == 10.0                   # inf counted as range_max
+    assert 0.9 < span.width < 2 * KINECT_FOV          # shrunk a little at the FOV edges
+
+
+def test_open_field_360_is_one_unshrunk_circle():
+    """All-clear 360 scan: one span, the full circle, nothing to shrink for."""
+    spans = find_spans(lidar_scan(np.full(LIDAR_N, np.inf)), CFG)
+    assert len(spans) == 1
+    assert spans[0].width == pytest.approx(2 * math.pi, abs=0.02)
+    assert angle_dist(spans[0].best_angle, 0.0) < 0.01
+
+
+def test_corridor_kinect_points_down_the_corridor():
+    """Walls at y=+-0.6 along x: a single span whose best direction is along the corridor."""
+    walls = [((-1.0, 0.6), (50.0, 0.6)), ((-1.0, -0.6), (50.0, -0.6))]
+    spans = find_spans(kinect_scan(cast(kinect_angles(), walls)), CFG)
+    assert len(spans) == 1
+    assert abs(spans[0].best_angle) < 0.07
+
+
+def test_corridor_360_gaps_ahead_and_behind_not_sideways():
+    """In a 1 m corridor a 360 lidar sees gaps ahead and behind and none at the side walls.
+
+    At a grazing angle a wall's adjacent ranges differ by more than ``discontinuity`` at 1 degree
+    resolution, so the corridor may split into several spans (a documented limitation); all of
+    them must still lie along the corridor.
+    """
+    walls = [((-50.0, 0.5), (50.0, 0.5)), ((-50.0, -0.5), (50.0, -0.5))]
+    spans = find_spans(lidar_scan(cast(lidar_angles(), walls)), CFG)
+    bests = [s.best_angle for s in spans]
+    assert min(angle_dist(b, 0.0) for b in bests) < 0.01           # one straight ahead
+    assert min(angle_dist(b, math.pi) for b in bests) < 0.03       # one straight behind
+    for span in spans:
+        for edge in (span.angle_start, span.angle_end):
+            # The side walls are within 0.6 m for |angle| in [56, 124] deg: never in a span.
+            assert not 0.97 < abs(normalize_angle(edge)) < 2.17
+
+
+def test_corner_best_span_to_the_left():
+    """Wall ahead and wall on the right: the best gap is on the left."""
+    walls = [((1.0, -50.0), (1.0, 50.0)), ((-50.0, -0.5), (50.0, -0.5))]
+    spans = find_spans(lidar_scan(cast(lidar_angles(), walls)), CFG)
+    assert spans
+    assert spans[0].best_angle > 0.5
+    assert spans[0].best_angle < math.pi - 0.3
+
+
+def door_ranges(width, centre=0.0, distance=1.5):
+    """Kinect ranges facing a wall at ``distance`` with a door of ``width`` at y=centre."""
+    walls = [((distance, -50.0), (distance, centre - width / 2)),
+             ((distance, centre + width / 2), (distance, 50.0))]
+    return cast(kinect_angles(), walls)
+
+
+def _through_door(spans):
+    """Spans that look through the door (beyond the wall, into the room behind)."""
+    return [s for s in spans if s.best_range > 5.0]
+
+
+def test_door_narrower_than_robot_dropped():
+    """A 0.3 m door (robot needs 0.46 m) yields no span through it."""
+    spans = find_spans(kinect_scan(door_ranges(0.3)), CFG)
+    assert _through_door(spans) == []
+    assert spans                    # the wall itself (1.5 m away) is still free space
+
+
+def test_door_wider_than_robot_kept():
+    """A 0.8 m door yields a span through it, pointing at the door."""
+    spans = find_spans(kinect_scan(door_ranges(0.8)), CFG)
+    door = _through_door(spans)
+    assert len(door) == 1
+    assert abs(door[0].best_angle) < math.atan2(0.4, 1.5)
+    # The safety shrink leaves less than the door's raw angular width.
+    assert door[0].width < 2 * math.atan2(0.4, 1.5)
+
+
+def test_door_just_too_narrow_is_dropped_just_wide_enough_is_kept():
+    """The threshold sits at the robot's width plus margins (0.46 m) within a few cm."""
+    assert _through_door(find_spans(kinect_scan(door_ranges(0.42)), CFG)) == []
+    assert len(_through_door(find_spans(kinect_scan(door_ranges(0.55)), CFG))) == 1
+
+
+def test_negative_increment_gives_same_geometry():
+    """Reversing the beam order (negative increment) finds the same gap at the same angle."""
+    ranges = door_ranges(0.8, centre=0.3)
+    fwd = _through_door(find_spans(kinect_scan(ranges), CFG))
+    rev = _through_door(find_spans(kinect_scan(ranges, flip=True), CFG))
+    assert len(fwd) == 1 and len(rev) == 1
+    assert rev[0].best_angle == pytest.approx(fwd[0].best_angle, abs=0.005)
+    assert rev[0].best_angle == pytest.approx(math.atan2(0.3, 1.5), abs=0.2)
+    assert rev[0].width == pytest.approx(fwd[0].width, abs=1e-9)
+    assert rev[0].angle_start > rev[0].angle_end       # index order follows the increment
+
+
+def test_nan_blocks_and_splits():
+    """NaN is no information = blocked: a NaN band in an open field splits it in two."""
+    ranges = np.full(KINECT_N, np.inf)
+    ranges[300:340] = np.nan
+    spans = find_spans(kinect_scan(ranges), CFG)
+    assert len(spans) == 2
+    for span in spans:
+        assert not (span.start <= 320 <= span.end)
+
+
+def test_below_range_min_blocks():
+    """A reading below range_min is not trusted as clear."""
+    ranges = np.full(KINECT_N, np.inf)
+    ranges[300:340] = 0.2
+    spans = find_spans(kinect_scan(ranges), CFG)
+    assert len(spans) == 2
+
+
+def test_all_nan_and_empty_give_no_span():
+    """No information anywhere: no span, no exception."""
+    assert find_spans(kinect_scan(np.full(KINECT_N, np.nan)), CFG) == []
+    assert find_spans(Scan((), -0.5, 0.01, 0.1, 10.0), CFG) == []
+
+
+def test_bad_scan_metadata_gives_no_span():
+    """Zero or NaN increments and NaN limits are refused quietly, never raised."""
+    assert find_spans(Scan((1.0, 2.0), 0.0, 0.0, 0.1, 10.0), CFG) == []
+    assert find_spans(Scan((1.0, 2.0), 0.0, float('nan'), 0.1, 10.0), CFG) == []
+    assert find_spans(Scan((1.0, 2.0), 0.0, 0.1, 0.1, float('nan')), CFG) == []
+
+
+def test_discontinuity_splits_spans():
+    """Two clear regions at very different ranges are two spans, split at the gap edge."""
+    ranges = np.full(KINECT_N, 1.5)
+    ranges[320:] = 6.0
+    spans = find_spans(kinect_scan(ranges), CFG)
+    assert len(spans) == 2
+    assert {round(s.best_range, 1) for s in spans} == {1.5, 6.0}
+
+
+def wrap_gap_ranges():
+    """360 ranges: walls at 0.5 m except a gap behind, deepest straight behind."""
+    ang = lidar_angles()
+    ranges = np.full(LIDAR_N, 0.5)
+    behind = np.abs(ang) > math.pi - 1.0
+    ranges[behind] = 4.0 + (np.abs(ang[behind]) - (math.pi - 1.0))
+    return ranges
+
+
+def test_360_gap_wrapping_index_zero_is_merged():
+    """A gap across index 0 / n-1 is one span whose best direction is ~pi."""
+    spans = find_spans(lidar_scan(wrap_gap_ranges()), CFG)
+    assert len(spans) == 1
+    span = spans[0]
+    assert span.end >= LIDAR_N > span.start         # wraps past the last index
+    assert angle_dist(span.best_angle, math.pi) < 0.03
+    assert span.width > 1.0
+
+
+def test_360_negative_increment_wrap():
+    """The same wrapping gap with the beams in reverse order."""
+    ranges = wrap_gap_ranges()[::-1]
+    inc = -2 * math.pi / LIDAR_N
+    scan = Scan(ranges, -math.pi + (LIDAR_N - 1) * -inc, inc, 0.12, 10.0)
+    spans = find_spans(scan, CFG)
+    assert len(spans) == 1
+    assert angle_dist(spans[0].best_angle, math.pi) < 0.03
+
+
+def test_spans_sorted_widest_first():
+    """Best = widest after shrink."""
+    ranges = np.full(KINECT_N, np.nan)
+    ranges[0:150] = 5.0
+    ranges[300:600] = 5.0
+    spans = find_spans(kinect_scan(ranges), CFG)
+    assert len(spans) == 2
+    assert spans[0].width > spans[1].width
+    assert spans[0].start == 300
+
+
+finite_or_odd = st.one_of(
+    st.floats(min_value=-1.0, max_value=20.0, allow_nan=False),
+    st.just(float('inf')), st.just(float('-inf')), st.just(float('nan')))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(ranges=st.lists(finite_or_odd, min_size=0, max_size=400),
+       angle_min=st.floats(min_value=-math.pi, max_value=math.pi),
+       inc=st.floats(min_value=0.002, max_value=0.1),
+       negative=st.booleans(),
+       full_circle=st.booleans())
+def test_property_find_spans_never_raises(ranges, angle_min, inc, negative, full_circle):
+    """Random ranges with inf/NaN: no exception; best_angle inside the scan's angular range."""
+    if full_circle and ranges:
+        inc = 2 * math.pi / len(ranges)
+    if negative:
+        inc = -inc
+    scan = Scan(np.array(ranges, dtype=float), angle_min, inc, 0.1, 10.0)
+    spans = find_spans(scan, CFG)
+    if not ranges:
+        assert spans == []
+        return
+    last = angle_min + inc * (len(ranges) - 1)
+    lo, hi = min(angle_min, last), max(angle_min, last)
+    for span in spans:
+        assert lo - 1e-9 <= span.best_angle <= hi + 1e-9
+        assert span.width > 0
+        assert 0.6 < span.best_range <= 10.0
+        assert span.start <= span.end
+    assert [s.width for s in spans] == sorted((s.width for s in spans), reverse=True)
+    # The state machine never raises either and always returns finite numbers.
+    v, w = ReactiveWander(CFG).step(scan, 1.0)
+    assert math.isfinite(v) and math.isfinite(w)
+
+
+# --- config --------------------------------------------------------------------------------
+
+def test_default_config_valid():
+    """The TurtleBot2 defaults pass validation."""
+    CFG.validate()
+
+
+def test_bad_config_names_every_key():
+    """Each bad key and its value is named in one ConfigError."""
+    bad = ReactiveConfig(clear_distance=-1.0, oscillation_flips=0, max_speed=float('nan'))
+    with pytest.raises(ConfigError) as err:
+        bad.validate()
+    text = str(err.value)
+    for key in ('clear_distance=-1.0', 'oscillation_flips=0', 'max_speed=nan'):
+        assert key in text
+
+
+def test_contradictory_config_rejected():
+    """slow_distance below stop_distance is a contradiction."""
+    with pytest.raises(ConfigError, match='slow_distance'):
+        ReactiveConfig(slow_distance=0.3, stop_distance=0.5).validate()
+    with pytest.raises(ConfigError):
+        ReactiveWander(ReactiveConfig(too_close=0.6))
+
+
+# --- the state machine -----------------------------------------------------------------------
+
+class KinectWorld:
+    """A Kinect robot turning/driving among world segments (closed loop on its own commands)."""
+
+    def __init__(self, segments, pose=(0.0, 0.0, 0.0)):
+        self.segments = segments
+        self.x, self.y, self.th = pose
+
+    def scan(self):
+        return kinect_scan(cast(kinect_angles(), self.segments, (self.x, self.y, self.th)))
+
+    def apply(self, v, w, dt):
+        self.th += w * dt
+        self.x += v * dt * math.cos(self.th)
+        self.y += v * dt * math.sin(self.th)
+
+
+def test_first_step_leaves_stopped_and_open_field_goes_forward():
+    """STOPPED -> FIND_NEW_DIR on the first step; open field -> FORWARD at full speed."""
+    wander = ReactiveWander(CFG)
+    assert wander.state is ReactiveState.STOPPED
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    assert wander.state in (ReactiveState.FIND_NEW_DIR, ReactiveState.TURNING)
+    v, w = wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    assert v == pytest.approx(CFG.max_speed)
+    assert abs(w) <= CFG.max_steer
+
+
+def test_wall_ahead_find_turn_forward_toward_gap():
+    """FORWARD -> (wall ahead) FIND_NEW_DIR -> TURNING -> FORWARD, facing the gap on the left."""
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    # A wall 0.48 m ahead, ending at y=0.3: free space only beyond its left end.
+    world = KinectWorld([((0.48, -20.0), (0.48, 0.3))])
+    seen = []
+    t, dt = 0.2, 0.1
+    for _ in range(200):
+        v, w = wander.step(world.scan(), t)
+        if not seen or seen[-1] is not wander.state:
+            seen.append(wander.state)
+        if wander.state is ReactiveState.FORWARD:
+            break
+        assert v <= 0.0 + 1e-12                  # never drives forward into the wall
+        world.apply(v, w, dt)
+        t += dt
+    assert seen[:3] == [ReactiveState.FIND_NEW_DIR, ReactiveState.TURNING,
+                        ReactiveState.FORWARD]
+    assert wander.state is ReactiveState.FORWARD
+    # Now facing past the wall's end (world angle atan2(0.3, 0.48) ~ 0.56 rad).
+    assert world.th > 0.6
+    assert v > 0.0
+
+
+def test_slows_down_near_obstacles():
+    """FORWARD speed drops as the front range approaches stop_distance."""
+    wander = ReactiveWander(CFG)
+    far = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(far, 0.0)
+    v_far, _ = wander.step(far, 0.1)
+    near = kinect_scan(np.full(KINECT_N, 0.7))
+    v_near, _ = wander.step(near, 0.2)
+    assert wander.state is ReactiveState.FORWARD
+    assert 0.0 < v_near < v_far
+
+
+def test_too_close_backs_up():
+    """An obstacle nearer than too_close -> BACK_UP with v < 0, then FIND_NEW_DIR after
+    backup_time."""
+    wander = ReactiveWander(CFG)
+    ranges = np.full(LIDAR_N, np.inf)
+    ang = lidar_angles()
+    ranges[np.abs(ang - 0.3) < 0.1] = 0.2          # something close, ahead-left
+    scan = lidar_scan(ranges)
+    v, w = wander.step(scan, 10.0)
+    assert wander.state is ReactiveState.BACK_UP
+    assert v == pytest.approx(-CFG.backup_speed) and w == 0.0
+    t = 10.0
+    states = []
+    while t < 10.0 + CFG.backup_time + 0.5:
+        t += 0.1
+        v, w = wander.step(lidar_scan(np.full(LIDAR_N, np.inf)), t)
+        states.append(wander.state)
+    assert ReactiveState.FIND_NEW_DIR in states or ReactiveState.TURNING in states
+    assert states[0] is ReactiveState.BACK_UP
+    # It backed up for backup_time, not longer.
+    backing = states.index(ReactiveState.FIND_NEW_DIR) * 0.1
+    assert backing == pytest.approx(CFG.backup_time, abs=0.15)
+
+
+def test_readings_below_range_min_still_back_up():
+    """A scan whose only returns are below range_min means pressed against something."""
+    wander = ReactiveWander(CFG)
+    ranges = np.full(LIDAR_N, np.nan)
+    ranges[np.abs(lidar_angles()) < 0.2] = 0.05        # below range_min 0.12
+    v, _ = wander.step(lidar_scan(ranges), 0.0)
+    assert wander.state is ReactiveState.BACK_UP and v < 0.0
+
+
+def test_back_up_stops_early_when_blocked_behind_and_turns_away():
+    """Watching behind: something behind ends BACK_UP at once; then turn away from the side
+    where the obstacle was."""
+    wander = ReactiveWander(CFG)
+    ang = lidar_angles()
+    front = np.full(LIDAR_N, np.inf)
+    front[np.abs(ang - 0.3) < 0.1] = 0.2             # obstacle on the left
+    wander.step(lidar_scan(front), 0.0)
+    assert wander.state is ReactiveState.BACK_UP
+    both = front.copy()
+    both[np.abs(ang) > 3.0] = 0.2                     # now something right behind too
+    v, w = wander.step(lidar_scan(both), 0.1)
+    assert wander.state is ReactiveState.FIND_NEW_DIR
+    assert v == 0.0
+    v, w = wander.step(lidar_scan(both), 0.2)
+    assert wander.state is not ReactiveState.BACK_UP   # boxed in: turn, don't reverse
+    assert v == 0.0 and w < 0.0                         # away from the obstacle on the left
+
+
+def _side_gap(left):
+    """Kinect scan with nothing known except a gap on one side (NaN elsewhere)."""
+    ang = kinect_angles()
+    ranges = np.full(KINECT_N, np.nan)
+    sel = (ang > 0.15) if left else (ang < -0.15)
+    ranges[sel] = np.inf
+    return kinect_scan(ranges)
+
+
+def test_oscillation_backs_up():
+    """The best gap flipping left/right every scan -> BACK_UP after oscillation_flips flips."""
+    wander = ReactiveWander(CFG)
+    t = 0.0
+    ws = []
+    for k in range(12):
+        v, w = wander.step(_side_gap(k % 2 == 0), t)
+        ws.append(w)
+        if wander.state is ReactiveState.BACK_UP:
+            break
+        t += 0.1
+    assert wander.state is ReactiveState.BACK_UP
+    assert v < 0.0
+    # The commands before the last show oscillation_flips flips; the last scan's flip (one more
+    # than allowed) was replaced by the reverse command.
+    signs = [math.copysign(1, w) for w in ws[:-1] if w != 0.0]
+    flips = sum(1 for a, b in zip(signs, signs[1:]) if a != b)
+    assert flips == CFG.oscillation_flips
+    assert len(ws) == CFG.oscillation_flips + 2
+
+
+def test_slow_direction_changes_are_not_oscillation():
+    """The same flips spread wider than oscillation_window never trigger BACK_UP."""
+    wander = ReactiveWander(CFG)
+    spacing = CFG.oscillation_window / CFG.oscillation_flips + 0.5
+    for k in range(20):
+        wander.step(_side_gap(k % 2 == 0), k * spacing)
+        assert wander.state is not ReactiveState.BACK_UP
+
+
+def test_clock_backwards_resets_backup_timer():
+    """A clock jump backwards restarts the BACK_UP timer instead of backing up for ages."""
+    wander = ReactiveWander(CFG)
+    ang = lidar_angles()
+    close = np.full(LIDAR_N, np.inf)
+    close[np.abs(ang) < 0.1] = 0.2
+    clear = lidar_scan(np.full(LIDAR_N, np.inf))
+    wander.step(lidar_scan(close), 100.0)
+    assert wander.state is ReactiveState.BACK_UP
+    wander.step(clear, 100.5)
+    assert wander.state is ReactiveState.BACK_UP
+    wander.step(clear, 50.0)                         # e.g. sim time restarted
+    assert wander.state is ReactiveState.BACK_UP
+    wander.step(clear, 50.0 + CFG.backup_time + 0.1)
+    assert wander.state is not ReactiveState.BACK_UP
+
+
+def test_clock_backwards_resets_oscillation_history():
+    """Flips recorded before a backwards jump are forgotten."""
+    wander = ReactiveWander(CFG)
+    for k in range(CFG.oscillation_flips):           # flips just below the limit
+        wander.step(_side_gap(k % 2 == 0), 10.0 + 0.1 * k)
+    wander.step(_side_gap(True), 1.0)                # backwards
+    for k in range(3):
+        wander.step(_side_gap(k % 2 == 1), 1.1 + 0.1 * k)
+        assert wander.state is not ReactiveState.BACK_UP
+
+
+def test_all_nan_scan_stops_with_throttled_warning(caplog):
+    """All-NaN scans -> STOPPED, (0, 0), one warning per warn_period; recovers on a good scan."""
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    nan_scan = kinect_scan(np.full(KINECT_N, np.nan))
+    with caplog.at_level(logging.WARNING, logger='rosout'):
+        for k in range(20):
+            assert wander.step(nan_scan, 0.2 + 0.1 * k) == (0.0, 0.0)
+            assert wander.state is ReactiveState.STOPPED
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    wander.step(open_scan, 3.0)
+    assert wander.state is not ReactiveState.STOPPED
+
+
+def test_empty_and_garbage_scans_stop():
+    """Empty ranges, a zero increment or non-numeric ranges stop the robot, never raise."""
+    wander = ReactiveWander(CFG)
+    assert wander.step(Scan((), -0.5, 0.01, 0.1, 10.0), 0.0) == (0.0, 0.0)
+    assert wander.state is ReactiveState.STOPPED
+    assert wander.step(Scan((1.0, 2.0), 0.0, 0.0, 0.1, 10.0), 0.1) == (0.0, 0.0)
+    assert wander.step(Scan(('a', None), 0.0, 0.1, 0.1, 10.0), 0.2) == (0.0, 0.0)
+    assert wander.step(kinect_scan(np.full(KINECT_N, np.inf)), float('nan')) == (0.0, 0.0)
+
+
+def test_no_gap_turns_in_place_without_dithering():
+    """No span anywhere: rotate in place in one remembered direction."""
+    wander = ReactiveWander(CFG)
+    blocked = kinect_scan(np.full(KINECT_N, 0.55))
+    ws = []
+    for k in range(10):
+        v, w = wander.step(blocked, 0.1 * k)
+        ws.append(w)
+        assert v == 0.0
+        assert wander.state is ReactiveState.FIND_NEW_DIR
+    assert all(w == pytest.approx(CFG.turn_speed) for w in ws)
+
+
+def test_reset_returns_to_stopped():
+    """reset() forgets the state."""
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    wander.reset()
+    assert wander.state is ReactiveState.STOPPED
+    assert wander.best_span is None
