@@ -1,0 +1,428 @@
+"""Robot pose in the map from a camera observation of a mapped fiducial (ArUco tag).
+
+Tag frames follow OpenCV / aruco_detect: x right, y up, z out of the tag face (towards a camera
+that sees it). Given where a tag is in the map (``T_map_fid``), where the camera sees it
+(``T_cam_fid``) and where the camera is on the robot (``T_base_cam``), the robot base is at::
+
+    T_map_base = T_map_fid @ inv(T_cam_fid) @ inv(T_base_cam)
+
+projected to 2D as (x, y, yaw of the base x axis). Poor observations are rejected: unknown
+ids, a high reprojection (object) error, far tags, and tags seen at a grazing angle, whose pose
+(above all its orientation) ArUco estimates badly.
+
+The fiducial map is a YAML file (see ``config/fiducials_example.yaml``)::
+
+    frame_id: map
+    fiducials:
+      - {id: 7, position: [x, y, z], rpy: [roll, pitch, yaw]}  # tag frame in the map (rad)
+      - {id: 8, position: [x, y, z], facing_yaw: 1.57}         # upright tag on a wall
+"""
+import collections
+import dataclasses
+import enum
+import logging
+import math
+import numbers
+
+import numpy as np
+import yaml
+
+from lost_and_found.core import geometry
+from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.state import parse_state
+
+_log = logging.getLogger('rosout')
+
+#: Keys an entry of the fiducial map may have.
+_ENTRY_KEYS = frozenset({'id', 'position', 'rpy', 'facing_yaw'})
+#: How far from rigid (orthonormality error) an observed transform may be.
+_RIGID_TOLERANCE = 1e-4
+
+
+@dataclasses.dataclass(frozen=True)
+class FiducialLocalizerConfig:
+    """Parameters of the fiducial_localizer node.
+
+    Attributes:
+        fiducial_map: path of the fiducial map YAML (required).
+        map_frame: frame of the published pose; '' uses the map file's ``frame_id``, anything
+            else must equal it (the tag poses are only valid in that frame).
+        base_frame: the robot frame whose pose is estimated.
+        max_object_error: largest accepted aruco_detect ``object_error``.
+        max_distance: farthest accepted camera-to-tag distance (m).
+        max_view_angle: largest accepted angle (rad) between the tag's z axis and the
+            direction from the tag to the camera.
+        sigma_xy: standard deviation (m) of x and y in the published covariance.
+        sigma_yaw: standard deviation (rad) of yaw in the published covariance.
+        min_interval: least time (s) between two published poses.
+        publish_in_states: robot states (``state.State`` names) in which poses are published.
+        state_namespace: where lost_service publishes ``state``.
+        tf_timeout: how long (s) to wait for the camera transform.
+    """
+
+    fiducial_map: str = ''
+    map_frame: str = ''
+    base_frame: str = 'base_footprint'
+    max_object_error: float = 0.05
+    max_distance: float = 3.0
+    max_view_angle: float = 1.05
+    sigma_xy: float = 0.1
+    sigma_yaw: float = 0.1
+    min_interval: float = 1.0
+    publish_in_states: tuple = ('LOST', 'LOCALIZING')
+    state_namespace: str = '/lost_service'
+    tf_timeout: float = 0.1
+
+    def validate(self):
+        """Raise ConfigError naming every bad value."""
+        check = Checker(self)
+        check.non_empty('fiducial_map')
+        check.require(isinstance(self.map_frame, str), 'map_frame', 'be a string')
+        check.non_empty('base_frame')
+        check.positive('max_object_error')
+        check.positive('max_distance')
+        check.in_range('max_view_angle', 0.0, math.pi / 2, low_open=True)
+        check.positive('sigma_xy')
+        check.positive('sigma_yaw')
+        check.non_negative('min_interval')
+        states = self.publish_in_states
+        check.require(isinstance(states, tuple) and len(states) > 0
+                      and all(isinstance(s, str) and parse_state(s) is not None
+                              for s in states),
+                      'publish_in_states', 'be a non-empty list of state names '
+                      '(IDLE, NAVIGATING, FLYING, LOST, LOCALIZING, NEED_HELP)')
+        check.non_empty('state_namespace')
+        check.positive('tf_timeout')
+        check.done()
+
+
+class FiducialMap:
+    """Mapped fiducials: ``frame_id`` and ``poses`` (id -> 4x4 ``T_map_fid``)."""
+
+    def __init__(self, frame_id, poses):
+        """Keep the frame and a copy of the id -> transform dict."""
+        self.frame_id = frame_id
+        self.poses = {int(k): np.array(v, dtype=float) for k, v in poses.items()}
+
+    def __contains__(self, fiducial_id):
+        """True when ``fiducial_id`` is mapped."""
+        return fiducial_id in self.poses
+
+    def __len__(self):
+        """The number of mapped fiducials."""
+        return len(self.poses)
+
+
+def facing_yaw_rotation(facing_yaw):
+    """Rotation (3x3) of an upright wall tag whose face (z axis) points at map yaw ``facing_yaw``.
+
+    z is horizontal at ``facing_yaw``, y is map +z (up), and x = y cross z, which is the right
+    hand of a person looking at the tag.
+    """
+    c, s = math.cos(facing_yaw), math.sin(facing_yaw)
+    z_axis = np.array([c, s, 0.0])
+    y_axis = np.array([0.0, 0.0, 1.0])
+    x_axis = np.cross(y_axis, z_axis)
+    return np.column_stack([x_axis, y_axis, z_axis])
+
+
+def _finite_numbers(value, count):
+    """``value`` as a tuple of ``count`` finite floats, or None when it is not that."""
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        return None
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+        return None
+    values = tuple(float(v) for v in value)
+    return values if all(math.isfinite(v) for v in values) else None
+
+
+def _parse_entry(index, entry, problems):
+    """Return (id, T_map_fid) for one map entry, or None after recording its problems."""
+    if not isinstance(entry, dict):
+        problems.append('fiducials[%d]=%r: must be a mapping with id and position' % (
+            index, entry))
+        return None
+    raw_id = entry.get('id')
+    name = 'fiducials[%d] (id %r)' % (index, raw_id)
+    before = len(problems)
+    unknown = sorted(str(k) for k in set(entry) - _ENTRY_KEYS)
+    if unknown:
+        problems.append('%s: unknown keys %s (known: %s)' % (
+            name, ', '.join(unknown), ', '.join(sorted(_ENTRY_KEYS))))
+    if 'id' not in entry:
+        problems.append('%s: missing id' % name)
+    elif isinstance(raw_id, bool) or not isinstance(raw_id, int):
+        problems.append('%s: id must be an integer' % name)
+    if 'position' not in entry:
+        problems.append('%s: missing position' % name)
+        position = None
+    else:
+        position = _finite_numbers(entry['position'], 3)
+        if position is None:
+            problems.append('%s: position=%r must be 3 finite numbers [x, y, z]' % (
+                name, entry['position']))
+    has_rpy, has_facing = 'rpy' in entry, 'facing_yaw' in entry
+    rotation = None
+    if has_rpy == has_facing:
+        problems.append('%s: needs exactly one of rpy or facing_yaw (has %s)' % (
+            name, 'both' if has_rpy else 'neither'))
+    elif has_rpy:
+        rpy = _finite_numbers(entry['rpy'], 3)
+        if rpy is None:
+            problems.append('%s: rpy=%r must be 3 finite numbers [roll, pitch, yaw] (rad)' % (
+                name, entry['rpy']))
+        else:
+            rotation = geometry.rpy_to_matrix(*rpy)
+    else:
+        facing = _finite_numbers([entry['facing_yaw']], 1)
+        if facing is None:
+            problems.append('%s: facing_yaw=%r must be a finite number (rad)' % (
+                name, entry['facing_yaw']))
+        else:
+            rotation = facing_yaw_rotation(facing[0])
+    if len(problems) > before:
+        return None
+    return raw_id, geometry.make_transform(rotation, position)
+
+
+def parse_fiducial_map(data, source='fiducial map'):
+    """Build a :class:`FiducialMap` from the parsed YAML ``data``.
+
+    Args:
+        data: the loaded YAML document.
+        source: names the document in error messages (e.g. its path).
+
+    Raises:
+        ConfigError: listing every bad entry (duplicate or non-integer id, missing or
+            non-finite position, both or neither of rpy / facing_yaw, ...), each prefixed
+            by ``source``.
+    """
+    problems = []
+    if not isinstance(data, dict):
+        raise ConfigError(['%s: must be a mapping with frame_id and fiducials, got %r' % (
+            source, data)])
+    unknown = sorted(str(k) for k in set(data) - {'frame_id', 'fiducials'})
+    if unknown:
+        problems.append('unknown keys %s (known: fiducials, frame_id)' % ', '.join(unknown))
+    frame_id = data.get('frame_id', 'map')
+    if not isinstance(frame_id, str) or not frame_id.strip():
+        problems.append('frame_id=%r: must be a non-empty string' % (frame_id,))
+    entries = data.get('fiducials')
+    poses = {}
+    if not isinstance(entries, list) or not entries:
+        problems.append('fiducials=%r: must be a non-empty list' % (entries,))
+        entries = []
+    for index, entry in enumerate(entries):
+        parsed = _parse_entry(index, entry, problems)
+        if parsed is None:
+            continue
+        fiducial_id, transform = parsed
+        if fiducial_id in poses:
+            problems.append('fiducials[%d] (id %d): duplicate id' % (index, fiducial_id))
+            continue
+        poses[fiducial_id] = transform
+    if problems:
+        raise ConfigError(['%s: %s' % (source, p) for p in problems])
+    return FiducialMap(frame_id, poses)
+
+
+def load_fiducial_map(path):
+    """Read and parse the fiducial map YAML at ``path``.
+
+    Raises:
+        ConfigError: naming the path when it cannot be read or parsed, or the bad entries.
+    """
+    try:
+        with open(path) as stream:
+            data = yaml.safe_load(stream)
+    except OSError as error:
+        raise ConfigError(['fiducial_map %r: cannot read: %s' % (path, error)]) from None
+    except yaml.YAMLError as error:
+        raise ConfigError(['fiducial_map %r: not valid YAML: %s' % (path, error)]) from None
+    return parse_fiducial_map(data, source='fiducial_map %r' % path)
+
+
+class Rejection(enum.Enum):
+    """Why an observation was not used."""
+
+    UNKNOWN_ID = 'unknown fiducial id'
+    BAD_TRANSFORM = 'non-finite or non-rigid transform'
+    OBJECT_ERROR = 'object error too high'
+    TOO_FAR = 'too far'
+    GRAZING = 'seen at a grazing angle'
+
+
+@dataclasses.dataclass(frozen=True, eq=False)   # eq would compare numpy arrays
+class Observation:
+    """One detected fiducial.
+
+    Attributes:
+        fiducial_id: the tag id.
+        T_camera_fiducial: 4x4 pose of the tag in the camera (optical) frame.
+        object_error: aruco_detect's object error of this detection.
+    """
+
+    fiducial_id: int
+    T_camera_fiducial: np.ndarray
+    object_error: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PoseEstimate:
+    """A 2D robot pose in the fiducial map's frame, from one observation.
+
+    Attributes:
+        x: metres.
+        y: metres.
+        yaw: rad, in [-pi, pi).
+        fiducial_id: the tag it came from.
+        distance: camera-to-tag distance (m).
+    """
+
+    x: float
+    y: float
+    yaw: float
+    fiducial_id: int
+    distance: float
+
+
+def _view_geometry(t_cam_fid):
+    """(distance, view angle) of the camera as seen from the tag."""
+    camera_in_tag = geometry.invert_transform(t_cam_fid)[:3, 3]
+    distance = float(np.linalg.norm(camera_in_tag))
+    if distance <= 0.0:
+        return distance, math.pi
+    # The tag's z axis is (0, 0, 1) in its own frame: the cosine is the z component.
+    angle = math.acos(max(-1.0, min(1.0, camera_in_tag[2] / distance)))
+    return distance, angle
+
+
+class FiducialLocalizer:
+    """Turns fiducial observations into the robot's 2D pose in the map.
+
+    Attributes:
+        rejected: a Counter of :class:`Rejection` -> how many observations it rejected.
+    """
+
+    def __init__(self, config, fiducial_map):
+        """Use validated ``config`` thresholds and the tags of ``fiducial_map``."""
+        self._config = config
+        self._map = fiducial_map
+        self.rejected = collections.Counter()
+
+    @property
+    def frame_id(self):
+        """The frame of the estimated poses (the fiducial map's)."""
+        return self._map.frame_id
+
+    def _check(self, observation, t_base_cam):
+        """Return (Rejection or None, distance) for one observation."""
+        fiducial_id = observation[0]
+        if fiducial_id not in self._map:
+            return Rejection.UNKNOWN_ID, None
+        try:
+            t_cam_fid = np.asarray(observation[1], dtype=float)
+        except (TypeError, ValueError):
+            return Rejection.BAD_TRANSFORM, None
+        if not (geometry.is_rigid(t_cam_fid, _RIGID_TOLERANCE)
+                and geometry.is_rigid(t_base_cam, _RIGID_TOLERANCE)):
+            return Rejection.BAD_TRANSFORM, None
+        try:
+            object_error = float(observation[2])
+        except (TypeError, ValueError):
+            return Rejection.OBJECT_ERROR, None
+        # "not <=" also rejects a NaN error.
+        if not object_error <= self._config.max_object_error:
+            return Rejection.OBJECT_ERROR, None
+        distance, angle = _view_geometry(t_cam_fid)
+        if distance > self._config.max_distance:
+            return Rejection.TOO_FAR, distance
+        if angle > self._config.max_view_angle:
+            return Rejection.GRAZING, distance
+        return None, distance
+
+    def pose_from(self, fiducial_id, t_cam_fid, t_base_cam):
+        """The 2D base pose ``(x, y, yaw)`` implied by one (unchecked) observation."""
+        t_map_base = geometry.compose(self._map.poses[fiducial_id],
+                                      geometry.invert_transform(t_cam_fid),
+                                      geometry.invert_transform(t_base_cam))
+        return (float(t_map_base[0, 3]), float(t_map_base[1, 3]),
+                geometry.normalize_angle(geometry.yaw_of(t_map_base)))
+
+    def estimate(self, observations, T_base_camera):  # noqa: N803 - matches the math
+        """Estimate the robot pose from the closest acceptable observation.
+
+        Args:
+            observations: iterable of :class:`Observation` or
+                ``(fiducial_id, T_camera_fiducial, object_error)`` tuples.
+            T_base_camera: 4x4 pose of the camera (optical) frame in the base frame.
+
+        Returns:
+            ``(best, reasons)``: ``best`` is a :class:`PoseEstimate` or None when nothing was
+            accepted; ``reasons`` has one ``(fiducial_id, Rejection or None)`` per observation,
+            in order (None: accepted).
+        """
+        t_base_cam = np.asarray(T_base_camera, dtype=float)
+        best, reasons = None, []
+        for observation in observations:
+            if isinstance(observation, Observation):
+                observation = (observation.fiducial_id, observation.T_camera_fiducial,
+                               observation.object_error)
+            reason, distance = self._check(observation, t_base_cam)
+            fiducial_id = observation[0]
+            reasons.append((fiducial_id, reason))
+            if reason is not None:
+                self.rejected[reason] += 1
+                if reason is Rejection.UNKNOWN_ID:
+                    _log.debug('fiducial %r is not in the map: ignored', fiducial_id)
+                continue
+            if best is None or distance < best.distance:
+                x, y, yaw = self.pose_from(fiducial_id, np.asarray(observation[1], dtype=float),
+                                           t_base_cam)
+                best = PoseEstimate(x, y, yaw, fiducial_id, distance)
+        return best, reasons
+
+
+def initialpose_covariance(sigma_xy, sigma_yaw):
+    """Row-major 6x6 covariance (36 floats) of a 2D pose fix, as amcl's ``initialpose`` reads.
+
+    Only x, y (indices 0 and 7) and yaw (index 35, rotation about z) are set; amcl ignores
+    z, roll and pitch, so they stay 0.
+    """
+    covariance = [0.0] * 36
+    covariance[0] = covariance[7] = float(sigma_xy) ** 2
+    covariance[35] = float(sigma_yaw) ** 2
+    return tuple(covariance)
+
+
+class PublishGate:
+    """Decides when a pose fix may be published: only in some states, at most so often.
+
+    Args:
+        states: state names (strings) in which publishing is allowed.
+        min_interval: least time (s) between two publications.
+    """
+
+    def __init__(self, states, min_interval):
+        """Allow ``states`` at most once per ``min_interval``."""
+        self._states = frozenset(parse_state(s) for s in states)
+        self._min_interval = float(min_interval)
+        self._last = None
+
+    def is_open(self, state, t):
+        """True when a fix may be published now.
+
+        Args:
+            state: the current ``State`` or None (unknown yet: closed).
+            t: now (s). A time before the last publication means the clock jumped back:
+                the last publication is forgotten.
+        """
+        if state is None or state not in self._states:
+            return False
+        if self._last is not None and t < self._last:
+            self._last = None
+        return self._last is None or t - self._last >= self._min_interval
+
+    def published(self, t):
+        """Record a publication at time ``t``."""
+        self._last = t

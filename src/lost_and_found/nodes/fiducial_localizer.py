@@ -1,0 +1,200 @@
+"""The fiducial_localizer node: a mapped ArUco tag seen by the camera -> ``initialpose``.
+
+The pose math and every accept/reject decision are in :mod:`lost_and_found.core.fiducial`;
+this module converts messages and tf to numpy transforms and publishes the result.
+"""
+import sys
+import threading
+
+import numpy as np
+import rospy
+import tf2_ros
+from fiducial_msgs.msg import FiducialTransformArray
+from geometry_msgs.msg import PoseWithCovarianceStamped
+
+from lost_and_found.core import geometry
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.fiducial import (
+    FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection,
+    initialpose_covariance, load_fiducial_map)
+from lost_and_found.nodes.params import load_config
+from lost_and_found.state import StateClient
+
+#: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
+_THROTTLE = 10.0
+
+
+def transform_to_matrix(transform):
+    """4x4 matrix of a geometry_msgs/Transform; all NaN when its quaternion is invalid.
+
+    A NaN matrix lets the core reject (and count) the observation like any other bad one.
+    """
+    t, q = transform.translation, transform.rotation
+    try:
+        return geometry.make_transform((q.x, q.y, q.z, q.w), (t.x, t.y, t.z))
+    except ValueError:
+        return np.full((4, 4), np.nan)
+
+
+def observations_from_msg(msg):
+    """``[(fiducial_id, T_camera_fiducial, object_error), ...]`` of a FiducialTransformArray."""
+    return [(ft.fiducial_id, transform_to_matrix(ft.transform), ft.object_error)
+            for ft in msg.transforms]
+
+
+def pose_msg(estimate, frame_id, stamp, covariance):
+    """A PoseWithCovarianceStamped of a core PoseEstimate (z = 0, rotation about z only)."""
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    pose = msg.pose.pose
+    pose.position.x, pose.position.y = estimate.x, estimate.y
+    qx, qy, qz, qw = geometry.matrix_to_quaternion(geometry.rpy_to_matrix(0.0, 0.0, estimate.yaw))
+    pose.orientation.x, pose.orientation.y = qx, qy
+    pose.orientation.z, pose.orientation.w = qz, qw
+    msg.pose.covariance = list(covariance)
+    return msg
+
+
+class FiducialLocalizerNode:
+    """ROS adapter of :class:`FiducialLocalizer`.
+
+    Subscribed topics:
+        ``fiducial_transforms`` (fiducial_msgs/FiducialTransformArray): detected tags; the
+        header's frame_id is the camera optical frame. tf: ``~base_frame`` <- camera frame.
+        ``<state_namespace>/state`` (std_msgs/String, via StateClient).
+
+    Published topics:
+        ``initialpose`` (geometry_msgs/PoseWithCovarianceStamped): the robot pose from the
+        closest accepted tag, in the map's frame, only in ``~publish_in_states`` and at most
+        once per ``~min_interval``.
+
+    Parameters:
+        ``~fiducial_map`` (str, required), ``~map_frame`` (str, '' = the map file's frame_id),
+        ``~base_frame`` (str, base_footprint), ``~max_object_error`` (float, 0.05),
+        ``~max_distance`` (float, 3.0 m), ``~max_view_angle`` (float, 1.05 rad),
+        ``~sigma_xy`` (float, 0.1 m), ``~sigma_yaw`` (float, 0.1 rad), ``~min_interval``
+        (float, 1.0 s), ``~publish_in_states`` (list, [LOST, LOCALIZING]),
+        ``~state_namespace`` (str, /lost_service), ``~tf_timeout`` (float, 0.1 s).
+    """
+
+    def __init__(self, localizer, config, frame_id):
+        """Keep the core objects; ROS connections are made by :meth:`start`.
+
+        Args:
+            localizer: the core :class:`FiducialLocalizer`.
+            config: the validated :class:`FiducialLocalizerConfig`.
+            frame_id: frame of the published poses.
+        """
+        self._localizer = localizer
+        self._config = config
+        self._frame_id = frame_id
+        self._gate = PublishGate(config.publish_in_states, config.min_interval)
+        self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
+        self._lock = threading.Lock()
+        self._active = False
+        self._tf_buffer = None
+        self._tf_listener = None
+        self._state_client = None
+        self._pub = None
+        self._sub = None
+
+    def start(self):
+        """Start tf, the state client, the publisher and then the subscriber."""
+        self._tf_buffer = tf2_ros.Buffer()
+        self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+        self._state_client = StateClient(self._config.state_namespace,
+                                         on_change=self._on_state)
+        self._pub = rospy.Publisher('initialpose', PoseWithCovarianceStamped, queue_size=1)
+        self._sub = rospy.Subscriber('fiducial_transforms', FiducialTransformArray,
+                                     self._on_fiducials, queue_size=1)
+
+    def _on_state(self, state):
+        active = state.value in self._config.publish_in_states
+        if active != self._active:
+            self._active = active
+            rospy.loginfo('%s: state %s: %s publishing initialpose from fiducials',
+                          rospy.get_name(), state.value, 'start' if active else 'stop')
+
+    def _lookup_camera(self, camera_frame):
+        """4x4 pose of ``camera_frame`` in the base frame, or None (logged) when unavailable."""
+        try:
+            stamped = self._tf_buffer.lookup_transform(
+                self._config.base_frame, camera_frame, rospy.Time(0),
+                rospy.Duration(self._config.tf_timeout))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: no transform %s <- %s: %s' % (
+                rospy.get_name(), self._config.base_frame, camera_frame, error))
+            return None
+        return transform_to_matrix(stamped.transform)
+
+    def _on_fiducials(self, msg):
+        try:
+            self._handle(msg)
+        except Exception as error:  # noqa: B902 - a callback must never die on bad input
+            rospy.logerr_throttle(_THROTTLE, '%s: error handling fiducial_transforms: %r' % (
+                rospy.get_name(), error))
+
+    def _handle(self, msg):
+        """Estimate and publish, when the state and the rate limit allow it."""
+        if not msg.transforms:
+            return
+        with self._lock:
+            # Check the gate first: outside the publishing states tf is not even needed.
+            if not self._gate.is_open(self._state_client.state, rospy.get_time()):
+                return
+            camera_frame = msg.header.frame_id
+            if not camera_frame:
+                rospy.logwarn_throttle(_THROTTLE, '%s: fiducial_transforms without a '
+                                       'header.frame_id: skipped' % rospy.get_name())
+                return
+            t_base_cam = self._lookup_camera(camera_frame)
+            if t_base_cam is None:
+                return
+            best, reasons = self._localizer.estimate(observations_from_msg(msg), t_base_cam)
+            rejected = ['%s: %s' % (fid, reason.value) for fid, reason in reasons
+                        if reason not in (None, Rejection.UNKNOWN_ID)]
+            if rejected:
+                rospy.logwarn_throttle(_THROTTLE, '%s: rejected fiducials (%s)' % (
+                    rospy.get_name(), '; '.join(rejected)))
+            if best is None:
+                return
+            stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+            self._pub.publish(pose_msg(best, self._frame_id, stamp, self._covariance))
+            self._gate.published(rospy.get_time())
+            rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
+                          '(state %s)', rospy.get_name(), best.fiducial_id, best.distance,
+                          best.x, best.y, best.yaw, self._state_client.state.value)
+
+
+def resolve_frame(config, fiducial_map):
+    """The frame to publish in: the map's, checked against ``~map_frame`` when that is set.
+
+    Raises:
+        ConfigError: when ``~map_frame`` names a different frame than the fiducial map.
+    """
+    if config.map_frame and config.map_frame != fiducial_map.frame_id:
+        raise ConfigError(['map_frame=%r: must match the frame_id %r of fiducial_map %r '
+                           '(or be empty)' % (config.map_frame, fiducial_map.frame_id,
+                                              config.fiducial_map)])
+    return fiducial_map.frame_id
+
+
+def main():
+    """Run the fiducial_localizer node."""
+    rospy.init_node('fiducial_localizer')
+    config = load_config(FiducialLocalizerConfig)
+    try:
+        fiducial_map = load_fiducial_map(config.fiducial_map)
+        frame_id = resolve_frame(config, fiducial_map)
+    except ConfigError as error:
+        for problem in error.problems:
+            rospy.logfatal('%s: %s', rospy.get_name(), problem)
+        rospy.logfatal('%s: refusing to start without a valid fiducial map', rospy.get_name())
+        sys.exit(1)
+    rospy.loginfo('%s: %d fiducials in frame %s from %s', rospy.get_name(), len(fiducial_map),
+                  frame_id, config.fiducial_map)
+    node = FiducialLocalizerNode(FiducialLocalizer(config, fiducial_map), config, frame_id)
+    node.start()
+    rospy.spin()

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""rostest: fiducial_localizer publishes initialpose from a mapped tag, only while lost.
+
+The methods run in name order and form one scenario: the state starts IDLE (nothing may be
+published), then turns LOST (a known tag gives the pose; an unknown one gives nothing).
+Starting in IDLE avoids racing the node's view of the state: before it has received any state
+it does not publish either.
+"""
+import math
+import threading
+import time
+import unittest
+
+import rospy
+import rostest
+import tf2_ros
+from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+from geometry_msgs.msg import PoseWithCovarianceStamped, TransformStamped
+from std_msgs.msg import String
+
+NAME = 'test_fiducial_localizer'
+CAMERA_FRAME = 'camera_rgb_optical_frame'
+#: Tag 8 of config/fiducials_example.yaml: at (2, 3, 0.3), its face toward +y.
+TAG_ID = 8
+#: Seen 2 m straight ahead by a camera 0.2 m ahead of the base: the base is at
+#: (2, 3 + 2 + 0.2) heading -y.
+EXPECTED = (2.0, 5.2, -math.pi / 2)
+TOLERANCE = 1e-3
+
+
+def fiducials(fiducial_id):
+    """A detection of ``fiducial_id`` 2 m ahead, facing the camera (half a turn about x)."""
+    ft = FiducialTransform(fiducial_id=fiducial_id, object_error=0.01, image_error=0.1,
+                           fiducial_area=2000.0)
+    ft.transform.translation.z = 2.0
+    ft.transform.rotation.x = 1.0
+    msg = FiducialTransformArray(transforms=[ft])
+    msg.header.frame_id = CAMERA_FRAME
+    msg.header.stamp = rospy.Time.now()
+    return msg
+
+
+class FiducialLocalizerTest(unittest.TestCase):
+    """Plays camera, tf and lost_service around fiducial_localizer."""
+
+    @classmethod
+    def setUpClass(cls):
+        """Publish the camera tf and an IDLE state; collect initialpose."""
+        rospy.init_node(NAME)
+        cls.lock = threading.Lock()
+        cls.poses = []
+        cls.sub = rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
+        cls.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1,
+                                        latch=True)
+        cls.state_pub.publish(String(data='IDLE'))
+        cls.fiducial_pub = rospy.Publisher('/fiducial_transforms', FiducialTransformArray,
+                                           queue_size=1)
+        cls.tf_broadcaster = tf2_ros.StaticTransformBroadcaster()
+        camera = TransformStamped()
+        camera.header.stamp = rospy.Time.now()
+        camera.header.frame_id = 'base_footprint'
+        camera.child_frame_id = CAMERA_FRAME
+        camera.transform.translation.x = 0.2
+        camera.transform.translation.z = 0.3
+        # Optical frame (z forward, x right, y down) on a REP 103 base.
+        q = camera.transform.rotation
+        q.x, q.y, q.z, q.w = -0.5, 0.5, -0.5, 0.5
+        cls.tf_broadcaster.sendTransform(camera)
+
+    @classmethod
+    def _record(cls, msg):
+        with cls.lock:
+            cls.poses.append(msg)
+
+    def count(self):
+        """How many initialposes were received so far."""
+        with self.lock:
+            return len(self.poses)
+
+    def publish_until(self, fiducial_id, predicate, timeout):
+        """Publish detections at 10 Hz until ``predicate()`` or ``timeout``; return the former.
+
+        Detections are repeated, like a camera does, so that the first ones may arrive before
+        the node has the camera tf without failing the test.
+        """
+        deadline = time.time() + timeout
+        while time.time() < deadline and not rospy.is_shutdown():
+            if predicate():
+                return True
+            self.fiducial_pub.publish(fiducials(fiducial_id))
+            time.sleep(0.1)
+        return predicate()
+
+    def wait_for(self, predicate, timeout, what):
+        """Poll ``predicate`` at 20 Hz; fail the test if it is not true within ``timeout``."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and not rospy.is_shutdown():
+            if predicate():
+                return
+            time.sleep(0.05)
+        self.fail('timed out after %.1f s waiting for %s' % (timeout, what))
+
+    def test_0_connected(self):
+        """The node subscribes to the detections, the state and publishes initialpose."""
+        self.wait_for(lambda: self.fiducial_pub.get_num_connections() > 0
+                      and self.state_pub.get_num_connections() > 0
+                      and self.sub.get_num_connections() > 0, 20.0,
+                      'fiducial_localizer to connect')
+
+    def test_1_idle_publishes_nothing(self):
+        """In IDLE a known tag must not reset amcl: no initialpose within 2 s."""
+        self.assertFalse(self.publish_until(TAG_ID, lambda: self.count() > 0, 2.0),
+                         'initialpose published while IDLE')
+
+    def test_2_lost_publishes_the_pose(self):
+        """In LOST a known tag gives initialpose at the expected pose, tight covariance."""
+        self.state_pub.publish(String(data='LOST'))
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.count() > 0, 10.0),
+                        'no initialpose while LOST')
+        with self.lock:
+            msg = self.poses[0]
+        self.assertEqual(msg.header.frame_id, 'map')
+        pose = msg.pose.pose
+        self.assertAlmostEqual(pose.position.x, EXPECTED[0], delta=TOLERANCE)
+        self.assertAlmostEqual(pose.position.y, EXPECTED[1], delta=TOLERANCE)
+        self.assertAlmostEqual(pose.position.z, 0.0, delta=TOLERANCE)
+        q = pose.orientation
+        self.assertAlmostEqual(q.x, 0.0, delta=TOLERANCE)
+        self.assertAlmostEqual(q.y, 0.0, delta=TOLERANCE)
+        yaw = 2.0 * math.atan2(q.z, q.w)
+        self.assertAlmostEqual(math.remainder(yaw - EXPECTED[2], 2 * math.pi), 0.0,
+                               delta=TOLERANCE)
+        cov = msg.pose.covariance
+        self.assertEqual(len(cov), 36)
+        for index in range(36):
+            # sigma_xy = sigma_yaw = 0.1: variances 0.01 on x (0), y (7) and yaw (35).
+            want = 0.01 if index in (0, 7, 35) else 0.0
+            self.assertAlmostEqual(cov[index], want, delta=1e-9, msg='covariance[%d]' % index)
+
+    def test_3_unknown_id_publishes_nothing(self):
+        """An unmapped tag gives nothing, even after min_interval has passed."""
+        before = self.count()
+        self.assertFalse(self.publish_until(99, lambda: self.count() > before, 2.0),
+                         'initialpose published for an unknown fiducial')
+        # The node is still alive and the gate open: the known tag works again.
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.count() > before, 5.0),
+                        'no initialpose for the known tag after the unknown one')
+
+
+if __name__ == '__main__':
+    rostest.rosrun('lost_and_found', NAME, FiducialLocalizerTest)

@@ -1,0 +1,356 @@
+"""Unit tests of lost_and_found.core.fiducial (pose math, rejections, map parsing)."""
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lost_and_found.core import geometry
+from lost_and_found.core.config import ConfigError, config_from_params
+from lost_and_found.core.fiducial import (
+    FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection,
+    facing_yaw_rotation, initialpose_covariance, load_fiducial_map, parse_fiducial_map)
+from lost_and_found.state import State
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, '..', '..', 'config', 'fiducials_example.yaml')
+
+#: Camera 0.2 m ahead of the base, 0.3 m up, optical frame (z forward, x right, y down).
+T_BASE_CAM = geometry.make_transform((-0.5, 0.5, -0.5, 0.5), (0.2, 0.0, 0.3))
+#: A tag 2 m straight ahead of the camera, its face toward the camera, upright: its x axis is
+#: the camera's x, its y (up) the camera's -y, its z the camera's -z: half a turn about x.
+T_CAM_TAG_AHEAD = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 2.0))
+
+MAP = {
+    'frame_id': 'map',
+    'fiducials': [
+        {'id': 7, 'position': [3.0, 1.0, 0.3], 'facing_yaw': math.pi},
+        {'id': 8, 'position': [2.0, 3.0, 0.3], 'facing_yaw': math.pi / 2},
+        {'id': 9, 'position': [-1.0, 0.0, 0.3], 'rpy': [math.pi / 2, 0.0, -math.pi / 2]},
+    ],
+}
+
+
+def localizer(**kwargs):
+    """A localizer over MAP with the default thresholds, overridden by ``kwargs``."""
+    config = FiducialLocalizerConfig(fiducial_map='/x.yaml', **kwargs)
+    config.validate()
+    return FiducialLocalizer(config, parse_fiducial_map(MAP))
+
+
+def tilted_tag(theta, distance=2.0):
+    """The tag ahead of the camera, turned by ``theta`` about its own y (vertical) axis."""
+    rotation = geometry.quaternion_to_matrix((1.0, 0.0, 0.0, 0.0)) @ np.array(
+        [[math.cos(theta), 0.0, math.sin(theta)], [0.0, 1.0, 0.0],
+         [-math.sin(theta), 0.0, math.cos(theta)]])
+    return geometry.make_transform(rotation, (0.0, 0.0, distance))
+
+
+# --- pose math -----------------------------------------------------------------------------
+
+def test_tag_on_a_wall_two_metres_ahead_gives_the_exact_pose():
+    # Tag 8 faces +y from (2, 3): the camera is 2 m north of it looking south, so the base is
+    # 0.2 m further north, heading -pi/2.
+    best, reasons = localizer().estimate([(8, T_CAM_TAG_AHEAD, 0.01)], T_BASE_CAM)
+    assert reasons == [(8, None)]
+    assert (best.x, best.y, best.yaw) == pytest.approx((2.0, 5.2, -math.pi / 2), abs=1e-12)
+    assert best.fiducial_id == 8
+    assert best.distance == pytest.approx(2.0)
+
+
+def test_tag_facing_minus_x_gives_heading_zero():
+    best, _ = localizer().estimate([(7, T_CAM_TAG_AHEAD, 0.0)], T_BASE_CAM)
+    assert (best.x, best.y, best.yaw) == pytest.approx((0.8, 1.0, 0.0), abs=1e-12)
+
+
+def test_tag_right_of_the_optical_axis_shifts_the_robot_left():
+    # Seen 0.5 m to the right (camera +x) means the robot stands 0.5 m to the tag's left.
+    t_cam_tag = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.5, 0.0, 2.0))
+    best, _ = localizer().estimate([(7, t_cam_tag, 0.0)], T_BASE_CAM)
+    assert (best.x, best.y, best.yaw) == pytest.approx((0.8, 1.5, 0.0), abs=1e-12)
+
+
+def test_rpy_entry_matches_the_equivalent_facing_yaw():
+    # Tag 9 (rpy roll pi/2, yaw -pi/2) faces -x like tag 7: the same view gives a robot 2.2 m
+    # in front of it along -x.
+    best, _ = localizer().estimate([(9, T_CAM_TAG_AHEAD, 0.0)], T_BASE_CAM)
+    assert (best.x, best.y, best.yaw) == pytest.approx((-3.2, 0.0, 0.0), abs=1e-12)
+
+
+def test_a_tag_seen_obliquely_still_gives_the_exact_pose():
+    # Turned 0.5 rad about its vertical axis: the robot stands off the tag's normal, but
+    # the estimate must agree with the composition done by hand.
+    t_cam_tag = tilted_tag(0.5)
+    best, reasons = localizer().estimate([(8, t_cam_tag, 0.0)], T_BASE_CAM)
+    assert reasons == [(8, None)]
+    t_map_tag = geometry.make_transform(facing_yaw_rotation(math.pi / 2), (2.0, 3.0, 0.3))
+    t_map_base = t_map_tag @ np.linalg.inv(t_cam_tag) @ np.linalg.inv(T_BASE_CAM)
+    expected = (t_map_base[0, 3], t_map_base[1, 3], geometry.yaw_of(t_map_base))
+    assert (best.x, best.y, best.yaw) == pytest.approx(expected, abs=1e-9)
+    assert best.yaw == pytest.approx(-math.pi / 2 - 0.5, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-5, 5), st.floats(-5, 5), st.floats(-math.pi, math.pi),
+       st.floats(-0.6, 0.6), st.floats(0.5, 2.8))
+def test_recovers_any_robot_pose_that_sees_the_tag(x, y, yaw, bearing, distance):
+    # Put the robot where it sees tag 8 at ``bearing`` (rad from the tag normal) and
+    # ``distance``, then check the estimate returns exactly that pose.
+    loc = localizer()
+    t_map_base = geometry.make_transform(geometry.rpy_to_matrix(0.0, 0.0, yaw), (x, y, 0.0))
+    camera = geometry.compose(t_map_base, T_BASE_CAM)
+    # Straight ahead of the camera, its face turned ``bearing`` away from facing the robot.
+    t_map_tag = geometry.make_transform(
+        facing_yaw_rotation(yaw + math.pi + bearing),
+        camera[:3, 3] + distance * np.array([math.cos(yaw), math.sin(yaw), 0.0]))
+    loc._map.poses[8] = t_map_tag
+    t_cam_tag = geometry.compose(geometry.invert_transform(camera), t_map_tag)
+    best, reasons = loc.estimate([Observation(8, t_cam_tag, 0.0)], T_BASE_CAM)
+    assert reasons == [(8, None)]
+    assert (best.x, best.y) == pytest.approx((x, y), abs=1e-9)
+    assert math.sin(best.yaw - yaw) == pytest.approx(0.0, abs=1e-9)
+    assert math.cos(best.yaw - yaw) > 0.0
+    assert -math.pi <= best.yaw < math.pi
+
+
+# --- rejections ----------------------------------------------------------------------------
+
+def test_unknown_id_is_ignored_and_counted():
+    loc = localizer()
+    best, reasons = loc.estimate([(99, T_CAM_TAG_AHEAD, 0.0)], T_BASE_CAM)
+    assert best is None
+    assert reasons == [(99, Rejection.UNKNOWN_ID)]
+    assert loc.rejected[Rejection.UNKNOWN_ID] == 1
+
+
+@pytest.mark.parametrize('error', [0.051, 1.0, float('nan'), 'bad'])
+def test_high_object_error_is_rejected(error):
+    best, reasons = localizer().estimate([(8, T_CAM_TAG_AHEAD, error)], T_BASE_CAM)
+    assert best is None and reasons == [(8, Rejection.OBJECT_ERROR)]
+
+
+def test_object_error_at_the_limit_is_accepted():
+    best, _ = localizer().estimate([(8, T_CAM_TAG_AHEAD, 0.05)], T_BASE_CAM)
+    assert best is not None
+
+
+def test_far_tag_is_rejected():
+    far = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 3.01))
+    best, reasons = localizer().estimate([(8, far, 0.0)], T_BASE_CAM)
+    assert best is None and reasons == [(8, Rejection.TOO_FAR)]
+    best, _ = localizer(max_distance=3.5).estimate([(8, far, 0.0)], T_BASE_CAM)
+    assert best is not None
+
+
+def test_grazing_view_is_rejected():
+    loc = localizer()
+    best, reasons = loc.estimate([(8, tilted_tag(1.1), 0.0)], T_BASE_CAM)
+    assert best is None and reasons == [(8, Rejection.GRAZING)]
+    best, reasons = loc.estimate([(8, tilted_tag(-1.1), 0.0)], T_BASE_CAM)
+    assert reasons == [(8, Rejection.GRAZING)]
+    best, reasons = loc.estimate([(8, tilted_tag(1.0), 0.0)], T_BASE_CAM)
+    assert best is not None and reasons == [(8, None)]
+
+
+def test_tag_seen_from_behind_is_rejected():
+    behind = geometry.make_transform(None, (0.0, 0.0, 2.0))   # tag z points away
+    best, reasons = localizer().estimate([(8, behind, 0.0)], T_BASE_CAM)
+    assert best is None and reasons == [(8, Rejection.GRAZING)]
+
+
+def _scaled():
+    t = T_CAM_TAG_AHEAD.copy()
+    t[:3, :3] *= 1.1
+    return t
+
+
+@pytest.mark.parametrize('t_cam_tag,t_base_cam', [
+    (np.full((4, 4), np.nan), T_BASE_CAM),
+    (geometry.make_transform(None, (0.0, float('inf'), 2.0)), T_BASE_CAM),
+    (_scaled(), T_BASE_CAM),
+    (np.eye(3), T_BASE_CAM),
+    ('not a matrix', T_BASE_CAM),
+    (T_CAM_TAG_AHEAD, np.full((4, 4), np.nan)),
+])
+def test_bad_transforms_are_rejected(t_cam_tag, t_base_cam):
+    loc = localizer()
+    best, reasons = loc.estimate([(8, t_cam_tag, 0.0)], t_base_cam)
+    assert best is None and reasons == [(8, Rejection.BAD_TRANSFORM)]
+    assert loc.rejected[Rejection.BAD_TRANSFORM] == 1
+
+
+def test_closest_accepted_observation_wins():
+    near = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 1.5))
+    nearest_but_bad = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.5))
+    observations = [(7, T_CAM_TAG_AHEAD, 0.0), (99, nearest_but_bad, 0.0),
+                    (8, near, 0.0), (9, nearest_but_bad, 0.2)]
+    best, reasons = localizer().estimate(observations, T_BASE_CAM)
+    assert reasons == [(7, None), (99, Rejection.UNKNOWN_ID), (8, None),
+                       (9, Rejection.OBJECT_ERROR)]
+    assert best.fiducial_id == 8
+    assert best.distance == pytest.approx(1.5)
+    assert (best.x, best.y) == pytest.approx((2.0, 4.7))
+
+
+def test_no_observations():
+    assert localizer().estimate([], T_BASE_CAM) == (None, [])
+
+
+# --- map parsing ---------------------------------------------------------------------------
+
+def test_example_map_loads_and_its_two_conventions_agree():
+    fmap = load_fiducial_map(EXAMPLE)
+    assert fmap.frame_id == 'map'
+    assert sorted(fmap.poses) == [7, 8]
+    # Tag 7 is written with rpy; it must equal an upright tag facing -x.
+    np.testing.assert_allclose(fmap.poses[7][:3, :3], facing_yaw_rotation(math.pi), atol=1e-12)
+    np.testing.assert_allclose(fmap.poses[7][:3, 3], [3.0, 1.0, 0.3])
+
+
+def test_facing_yaw_rotation_axes():
+    r = facing_yaw_rotation(0.0)
+    # Face (z) toward +x, y up, x (right as seen by a viewer facing the tag) toward +y.
+    np.testing.assert_allclose(r, [[0, 0, 1], [1, 0, 0], [0, 1, 0]], atol=1e-12)
+    assert geometry.is_rigid(geometry.make_transform(facing_yaw_rotation(1.234)))
+
+
+def test_frame_id_defaults_to_map():
+    assert parse_fiducial_map({'fiducials': MAP['fiducials']}).frame_id == 'map'
+
+
+def _entries(*entries):
+    return {'frame_id': 'map', 'fiducials': list(entries)}
+
+
+@pytest.mark.parametrize('data,expected', [
+    (_entries({'id': 1, 'position': [0, 0, 0], 'rpy': [0, 0, 0]},
+              {'id': 1, 'position': [1, 0, 0], 'rpy': [0, 0, 0]}),
+     'fiducials[1] (id 1): duplicate id'),
+    (_entries({'id': 2, 'rpy': [0, 0, 0]}), 'fiducials[0] (id 2): missing position'),
+    (_entries({'id': 3, 'position': [0, float('nan'), 0], 'rpy': [0, 0, 0]}),
+     'fiducials[0] (id 3): position=[0, nan, 0]'),
+    (_entries({'id': 4, 'position': [0, 0], 'rpy': [0, 0, 0]}), 'fiducials[0] (id 4): position'),
+    (_entries({'id': 5, 'position': [0, 0, 0], 'rpy': [0, 0, 0], 'facing_yaw': 1.0}),
+     'fiducials[0] (id 5): needs exactly one of rpy or facing_yaw (has both)'),
+    (_entries({'id': 6, 'position': [0, 0, 0]}),
+     'fiducials[0] (id 6): needs exactly one of rpy or facing_yaw (has neither)'),
+    (_entries({'id': 7.5, 'position': [0, 0, 0], 'rpy': [0, 0, 0]}),
+     'fiducials[0] (id 7.5): id must be an integer'),
+    (_entries({'id': '7', 'position': [0, 0, 0], 'rpy': [0, 0, 0]}),
+     "fiducials[0] (id '7'): id must be an integer"),
+    (_entries({'id': True, 'position': [0, 0, 0], 'rpy': [0, 0, 0]}),
+     'fiducials[0] (id True): id must be an integer'),
+    (_entries({'position': [0, 0, 0], 'rpy': [0, 0, 0]}), 'fiducials[0] (id None): missing id'),
+    (_entries({'id': 8, 'position': [0, 0, 0], 'facing_yaw': float('inf')}),
+     'fiducials[0] (id 8): facing_yaw=inf'),
+    (_entries({'id': 9, 'position': [0, 0, 0], 'rpy': [0, 0, 'x']}), 'fiducials[0] (id 9): rpy'),
+    (_entries({'id': 10, 'position': [0, 0, 0], 'yaw': 1.0}), 'unknown keys yaw'),
+    (_entries('7'), "fiducials[0]='7'"),
+    (_entries(), 'fiducials=[]: must be a non-empty list'),
+    ({'frame_id': '', 'fiducials': MAP['fiducials']}, "frame_id='': must be a non-empty"),
+    ({'fiducial': MAP['fiducials']}, 'unknown keys fiducial'),
+    (['not', 'a', 'mapping'], 'must be a mapping'),
+])
+def test_bad_map_entries_are_named(data, expected):
+    with pytest.raises(ConfigError) as error:
+        parse_fiducial_map(data, source='test.yaml')
+    assert expected in str(error.value)
+    assert str(error.value).startswith('test.yaml: ')
+
+
+def test_every_bad_entry_is_reported_at_once():
+    data = _entries({'id': 1, 'rpy': [0, 0, 0]}, {'id': 2.5, 'position': [0, 0, 0]})
+    with pytest.raises(ConfigError) as error:
+        parse_fiducial_map(data)
+    assert len(error.value.problems) == 3
+
+
+def test_missing_and_unparsable_files_name_the_path(tmp_path):
+    missing = str(tmp_path / 'nope.yaml')
+    with pytest.raises(ConfigError, match='nope.yaml.*cannot read'):
+        load_fiducial_map(missing)
+    broken = tmp_path / 'broken.yaml'
+    broken.write_text('fiducials: [ {id: 1\n')
+    with pytest.raises(ConfigError, match='broken.yaml.*not valid YAML'):
+        load_fiducial_map(str(broken))
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('fiducials:\n  - {id: 1, position: [0, 0, .nan], facing_yaw: 0}\n')
+    with pytest.raises(ConfigError, match=r"bad.yaml.*fiducials\[0\] \(id 1\): position"):
+        load_fiducial_map(str(bad))
+
+
+# --- config, covariance, gate --------------------------------------------------------------
+
+def test_config_defaults_need_a_map_path():
+    with pytest.raises(ConfigError, match="fiducial_map='': must be a non-empty string"):
+        config_from_params(FiducialLocalizerConfig, {})
+    config = config_from_params(FiducialLocalizerConfig, {'fiducial_map': '/m.yaml'})
+    assert config.publish_in_states == ('LOST', 'LOCALIZING')
+    assert (config.max_object_error, config.max_distance, config.max_view_angle) == (
+        0.05, 3.0, 1.05)
+
+
+@pytest.mark.parametrize('params,name', [
+    ({'publish_in_states': ['LOST', 'LOSTT']}, 'publish_in_states'),
+    ({'publish_in_states': []}, 'publish_in_states=()'),
+    ({'max_view_angle': 2.0}, 'max_view_angle=2.0'),
+    ({'max_distance': 0.0}, 'max_distance=0.0'),
+    ({'sigma_xy': -0.1}, 'sigma_xy=-0.1'),
+    ({'sigma_yaw': float('nan')}, 'sigma_yaw=nan'),
+    ({'min_interval': -1.0}, 'min_interval=-1.0'),
+    ({'base_frame': ''}, "base_frame=''"),
+    ({'tf_timeout': 0}, 'tf_timeout=0.0'),
+])
+def test_bad_config_values_are_named(params, name):
+    params = dict(params, fiducial_map='/m.yaml')
+    with pytest.raises(ConfigError) as error:
+        config_from_params(FiducialLocalizerConfig, params)
+    assert name in str(error.value)
+
+
+def test_covariance_is_tight_on_x_y_yaw_only():
+    cov = initialpose_covariance(0.1, 0.2)
+    assert len(cov) == 36
+    assert cov[0] == pytest.approx(0.01) and cov[7] == pytest.approx(0.01)
+    assert cov[35] == pytest.approx(0.04)
+    assert all(v == 0.0 for i, v in enumerate(cov) if i not in (0, 7, 35))
+
+
+def test_publish_gate_states_and_interval():
+    gate = PublishGate(('LOST', 'LOCALIZING'), 1.0)
+    assert not gate.is_open(None, 0.0)
+    assert not gate.is_open(State.IDLE, 0.0)
+    assert not gate.is_open(State.NAVIGATING, 0.0)
+    assert gate.is_open(State.LOST, 0.0)
+    gate.published(10.0)
+    assert not gate.is_open(State.LOST, 10.5)
+    assert not gate.is_open(State.LOCALIZING, 10.99)
+    assert gate.is_open(State.LOCALIZING, 11.0)
+    # The clock jumped back: the old publication time must not block for ages.
+    assert gate.is_open(State.LOST, 2.0)
+
+
+def test_adapter_conversions_with_message_classes():
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+    import rospy
+    msg = FiducialTransformArray()
+    good = FiducialTransform(fiducial_id=8, object_error=0.01)
+    good.transform.translation.z = 2.0
+    good.transform.rotation.x = 1.0
+    zero_quaternion = FiducialTransform(fiducial_id=7)
+    msg.transforms = [good, zero_quaternion]
+    observations = nodes.observations_from_msg(msg)
+    np.testing.assert_allclose(observations[0][1], T_CAM_TAG_AHEAD)
+    assert observations[0][0] == 8 and observations[0][2] == 0.01
+    assert np.all(np.isnan(observations[1][1]))
+    best, reasons = localizer().estimate(observations, T_BASE_CAM)
+    assert reasons[1] == (7, Rejection.BAD_TRANSFORM)
+    pose = nodes.pose_msg(best, 'map', rospy.Time(5), initialpose_covariance(0.1, 0.1))
+    assert pose.header.frame_id == 'map' and pose.header.stamp.secs == 5
+    assert (pose.pose.pose.position.x, pose.pose.pose.position.y) == pytest.approx((2.0, 5.2))
+    q = pose.pose.pose.orientation
+    assert (q.x, q.y) == (0.0, 0.0)
+    assert 2.0 * math.atan2(q.z, q.w) == pytest.approx(-math.pi / 2)
+    assert pose.pose.covariance[35] == pytest.approx(0.01)
