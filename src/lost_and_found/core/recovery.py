@@ -1,0 +1,610 @@
+"""The decisions of the recovery node ``lost_and_found``: save the goal, spin, search, resume.
+
+:class:`RecoveryCore` is fed events as plain values with the time passed in (the robot state,
+the user's goals, move_base results, pose estimates, laser scans, whether move_base is up) and,
+once per control period, :meth:`RecoveryCore.step` returns a :class:`Command` saying what the
+adapter must do now: publish a twist, send a spiral leg, cancel goals, re-send the saved goal,
+ask lost_service for a state.
+
+An episode starts when the state becomes LOST::
+
+    cancel the user's goal (it stays saved) -> spin 360 deg -> search
+        spiral:   leg 1 -> spin -> leg 2 -> spin -> ...   (each leg ends when move_base finishes
+                                                           it or after ``goal_timeout``)
+        reactive: laser-only wander, one twist per step
+    -> state leaves LOST: zero twist once, cancel the leg
+    -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
+    -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
+
+The spiral falls back to ``reactive`` for the rest of an episode when move_base is unavailable
+when a leg is due, when ``max_aborts`` legs in a row abort, or when no pose estimate exists.
+
+Pure Python: no ROS, no clock reads. Move_base goal statuses are the integers of
+actionlib_msgs/GoalStatus, mirrored below.
+"""
+import dataclasses
+import enum
+import logging
+import math
+
+from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
+from lost_and_found.core.spiral import SpiralSearch
+from lost_and_found.state import LOCALIZED, State
+
+_log = logging.getLogger('rosout')
+
+#: Terminal goal statuses, with the values of actionlib_msgs/GoalStatus.
+PREEMPTED = 2
+SUCCEEDED = 3
+ABORTED = 4
+REJECTED = 5
+RECALLED = 8
+GOAL_LOST = 9
+
+#: Leg outcomes that count towards ``max_aborts``: move_base could not drive the leg.
+_FAILED = frozenset({ABORTED, REJECTED, GOAL_LOST})
+
+#: Seconds between repeated NEED_HELP requests while lost_service has not granted it (the
+#: service may be restarting; asking every step would flood it).
+NEED_HELP_RETRY = 5.0
+
+#: Seconds between two warnings about the same repeating problem.
+WARN_PERIOD = 10.0
+
+#: The ReactiveConfig fields exposed as ``reactive/<name>`` parameters.
+REACTIVE_FIELDS = tuple(f.name for f in dataclasses.fields(ReactiveConfig))
+
+
+def _reactive(name):
+    """A RecoveryConfig field mirroring ReactiveConfig.<name>, as parameter ``reactive/<name>``."""
+    return dataclasses.field(default=getattr(ReactiveConfig, name),
+                             metadata={'param': 'reactive/' + name, 'reactive': name})
+
+
+@dataclasses.dataclass(frozen=True)
+class RecoveryConfig:
+    """Parameters of the recovery node (SI units).
+
+    Attributes:
+        strategy: search after the first spin: ``'spiral'`` (move_base legs) or ``'reactive'``
+            (laser-only wander).
+        spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
+        spiral_step: growth (m) of the spiral every two legs.
+        goal_timeout: a spiral leg is cancelled after this long (s).
+        max_search_time: budget (s) of one LOST episode before asking for help.
+        rate: control rate (Hz); the node stops within one period of leaving LOST.
+        map_frame: frame of the spiral goals.
+        move_base_timeout: wait (s) for the move_base action server at start (in the background).
+        move_base_retry: interval (s) between connection attempts while move_base is missing.
+        max_aborts: this many aborted legs in a row switch the episode to ``reactive``.
+        state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
+        scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
+        reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
+    """
+
+    strategy: str = 'spiral'
+    spin_speed: float = math.radians(72.0)
+    spiral_step: float = 1.0
+    goal_timeout: float = 5.0
+    max_search_time: float = 120.0
+    rate: float = 10.0
+    map_frame: str = 'map'
+    move_base_timeout: float = 5.0
+    move_base_retry: float = 10.0
+    max_aborts: int = 3
+    state_namespace: str = '/lost_service'
+    scan_timeout: float = 0.5
+    reactive_clear_distance: float = _reactive('clear_distance')
+    reactive_discontinuity: float = _reactive('discontinuity')
+    reactive_robot_radius: float = _reactive('robot_radius')
+    reactive_side_margin: float = _reactive('side_margin')
+    reactive_max_speed: float = _reactive('max_speed')
+    reactive_turn_speed: float = _reactive('turn_speed')
+    reactive_turn_gain: float = _reactive('turn_gain')
+    reactive_max_turn_speed: float = _reactive('max_turn_speed')
+    reactive_min_turn_speed: float = _reactive('min_turn_speed')
+    reactive_steer_gain: float = _reactive('steer_gain')
+    reactive_max_steer: float = _reactive('max_steer')
+    reactive_heading_tolerance: float = _reactive('heading_tolerance')
+    reactive_front_half_angle: float = _reactive('front_half_angle')
+    reactive_stop_distance: float = _reactive('stop_distance')
+    reactive_slow_distance: float = _reactive('slow_distance')
+    reactive_too_close: float = _reactive('too_close')
+    reactive_behind_angle: float = _reactive('behind_angle')
+    reactive_backup_speed: float = _reactive('backup_speed')
+    reactive_backup_time: float = _reactive('backup_time')
+    reactive_oscillation_flips: int = _reactive('oscillation_flips')
+    reactive_oscillation_window: float = _reactive('oscillation_window')
+    reactive_warn_period: float = _reactive('warn_period')
+
+    @property
+    def spin_duration(self):
+        """Seconds of one open-loop 360 deg spin at ``spin_speed``."""
+        return 2.0 * math.pi / self.spin_speed
+
+    def reactive_config(self):
+        """The ReactiveConfig made of the ``reactive/`` parameters."""
+        return ReactiveConfig(**{
+            f.metadata['reactive']: getattr(self, f.name)
+            for f in dataclasses.fields(self) if 'reactive' in f.metadata})
+
+    def validate(self):
+        """Raise ConfigError naming every bad value (the reactive ones as ``reactive/<name>``)."""
+        check = Checker(self)
+        check.one_of('strategy', ('spiral', 'reactive'))
+        for name in ('spin_speed', 'spiral_step', 'goal_timeout', 'max_search_time',
+                     'move_base_retry', 'scan_timeout'):
+            check.positive(name)
+        # Above 1 kHz the loop would only burn the two shared cores; below 0.1 Hz it cannot stop
+        # the robot in time.
+        check.in_range('rate', 0.1, 1000.0)
+        check.non_negative('move_base_timeout')
+        check.positive_int('max_aborts')
+        check.non_empty('map_frame')
+        check.non_empty('state_namespace')
+        spin_ok = isinstance(self.spin_speed, (int, float)) and math.isfinite(self.spin_speed) \
+            and self.spin_speed > 0
+        budget_ok = isinstance(self.max_search_time, (int, float)) \
+            and math.isfinite(self.max_search_time)
+        if spin_ok and budget_ok and self.max_search_time <= self.spin_duration:
+            check.problem('max_search_time=%r: must exceed one 360 deg spin (2*pi/spin_speed = '
+                          '%.3g s with spin_speed=%r), or the search never starts' % (
+                              self.max_search_time, self.spin_duration, self.spin_speed))
+        try:
+            self.reactive_config().validate()
+        except ConfigError as error:
+            check.problems.extend('reactive/' + problem for problem in error.problems)
+        except (TypeError, ValueError) as error:
+            check.problem('reactive/*: %s' % error)
+        check.done()
+
+
+@dataclasses.dataclass(frozen=True)
+class UserGoal:
+    """A user's navigation goal as plain values.
+
+    Attributes:
+        frame_id: frame of the pose.
+        x, y, z: position (m).
+        qx, qy, qz, qw: orientation quaternion.
+        goal_id: the actionlib goal id when it came on ``move_base/goal``, '' when unknown
+            (``move_base_simple/goal``).
+    """
+
+    frame_id: str
+    x: float
+    y: float
+    z: float = 0.0
+    qx: float = 0.0
+    qy: float = 0.0
+    qz: float = 0.0
+    qw: float = 1.0
+    goal_id: str = ''
+
+    def problem(self):
+        """Why this goal is unusable, or None when it is fine."""
+        values = (self.x, self.y, self.z, self.qx, self.qy, self.qz, self.qw)
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+            return 'non-finite pose %r' % (values,)
+        if not isinstance(self.frame_id, str) or not self.frame_id.strip():
+            return 'empty frame_id'
+        norm = math.sqrt(self.qx ** 2 + self.qy ** 2 + self.qz ** 2 + self.qw ** 2)
+        if abs(norm - 1.0) > 0.01:
+            return 'quaternion norm %.3g is not 1' % norm
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """What the adapter must do after one control step; the default does nothing.
+
+    Attributes:
+        twist: ``(v, w)`` (m/s, rad/s) to publish on ``cmd_vel``, or None to publish nothing
+            (move_base or a person drives).
+        send_goal: ``(x, y, yaw)`` of a spiral leg to send to move_base in ``map_frame``.
+        cancel: cancel the goal this node has in flight at move_base (a leg or the re-sent goal),
+            before sending any new goal.
+        cancel_user: cancel someone else's goal at move_base: its goal id, or '' when the id is
+            unknown (then cancel every goal stamped up to now); None: nothing to cancel.
+        resend_saved_goal: send :attr:`RecoveryCore.saved_goal` to move_base with a fresh stamp.
+        goal_tag: names the goal of ``send_goal`` or ``resend_saved_goal``; pass it back as
+            ``goal_id`` to :meth:`RecoveryCore.on_goal_done` with ``ours=True``, so that a late
+            result of an older goal is not taken for this one.
+        request_state: a State to ask lost_service for, or None.
+        reason: why, for the state request.
+    """
+
+    twist: tuple = None
+    send_goal: tuple = None
+    cancel: bool = False
+    cancel_user: str = None
+    resend_saved_goal: bool = False
+    goal_tag: str = ''
+    request_state: State = None
+    reason: str = ''
+
+
+class Phase(enum.Enum):
+    """What the recovery is doing."""
+
+    IDLE = 'IDLE'          # not searching: the state is not LOST (or not known yet)
+    SPIN = 'SPIN'          # open-loop 360 deg spin in place
+    LEG = 'LEG'            # a spiral leg is in flight at move_base
+    WANDER = 'WANDER'      # reactive laser-only wander
+    GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
+
+
+def _finite(*values):
+    """True when every value is a finite real number."""
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in values)
+
+
+class RecoveryCore:
+    """The recovery decisions: one LOST episode at a time, the user's goal kept throughout.
+
+    Call the ``on_*`` methods as events arrive and :meth:`step` once per control period; every
+    time is in seconds on one clock. Not thread-safe: the adapter serialises calls.
+
+    Attributes:
+        config: the validated RecoveryConfig.
+        state: the latest robot State (None until the first one arrives).
+        phase: the current :class:`Phase`.
+        saved_goal: the user's goal (:class:`UserGoal`) or None.
+        strategy: the strategy of the current episode (``'reactive'`` after a fallback).
+        fallback_reason: why this episode fell back to ``reactive``, or None.
+        move_base_available: the latest move_base availability reported by the adapter.
+        legs_sent: spiral legs sent in the current episode.
+    """
+
+    def __init__(self, config, wander=None, spiral_factory=SpiralSearch):
+        """Build from a validated config.
+
+        Args:
+            config: a RecoveryConfig (validated).
+            wander: the reactive wanderer (``step(scan, t) -> (v, w)``, ``reset()``); default a
+                ReactiveWander built from ``config.reactive_config()``.
+            spiral_factory: ``(x0, y0, step) -> object with next_goal()``; default SpiralSearch.
+        """
+        self.config = config
+        self.wander = wander if wander is not None else ReactiveWander(config.reactive_config())
+        self._spiral_factory = spiral_factory
+        self.state = None
+        self.phase = Phase.IDLE
+        self.saved_goal = None
+        self.strategy = config.strategy
+        self.fallback_reason = None
+        self.move_base_available = False
+        self.legs_sent = 0
+        self._spiral = None
+        self._center = None             # (x, y) of the spiral, fixed per episode
+        self._episode_start = None
+        self._phase_end = None          # end of the spin, or the deadline of the leg
+        self._aborts = 0                # aborted legs in a row
+        self._resume = False            # an episode happened: re-send the goal when localized
+        self._resent = False            # our re-send of the saved goal is at move_base
+        self._tags = 0                  # goals this node has sent
+        self._tag = None                # the tag of our goal in flight
+        self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
+        self._good_pose = None          # last (x, y, yaw) while localized
+        self._pose = None               # last (x, y, yaw) of any kind
+        self._scan = None
+        self._scan_t = None
+        self._last_t = None
+        self._last_help = None          # time of the last NEED_HELP request
+        self._warned = {}               # warning key -> time of the last warning
+        self._out = {}                  # pending Command fields, flushed by step()
+
+    # ----------------------------------------------------------------------- events
+
+    def on_state(self, state, t):
+        """The robot state changed (or was first read) at time ``t``."""
+        t = self._time(t)
+        if t is None:
+            return
+        if not isinstance(state, State):
+            self._warn('state', 'ignoring unknown state %r' % (state,))
+            return
+        previous, self.state = self.state, state
+        if state == previous:
+            return
+        if state == State.LOST:
+            self._start_episode(t)
+            return
+        if self.phase != Phase.IDLE:
+            self._stop('state is now %s' % state.value)
+        if state in LOCALIZED and self._resume:
+            self._resume = False
+            if self.saved_goal is not None:
+                _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
+                          state.value, self.saved_goal.x, self.saved_goal.y)
+                self._out['resend_saved_goal'] = True
+                self._out['goal_tag'] = self._next_tag('resend')
+                self._resent = True
+                if state != State.NAVIGATING:
+                    self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
+
+    def on_user_goal(self, goal, t):
+        """A goal from a user (not from this node) was seen on move_base's inputs."""
+        t = self._time(t)
+        if t is None:
+            return
+        problem = goal.problem() if isinstance(goal, UserGoal) else 'not a UserGoal'
+        if problem:
+            self._warn('goal', 'ignoring a user goal: %s' % problem)
+            return
+        replaced = self.saved_goal
+        self.saved_goal = goal
+        # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
+        self._resent = False
+        if replaced is None or (replaced.x, replaced.y) != (goal.x, goal.y):
+            _log.info('recovery: saved the user goal (%.2f, %.2f) in %s',
+                      goal.x, goal.y, goal.frame_id)
+        if self.state == State.IDLE:
+            self._request(State.NAVIGATING, 'lost_and_found: user goal')
+        elif self.state == State.LOST:
+            # Keep it for later, but move_base must not drive it while we search.
+            self._cancel_user(goal.goal_id)
+
+    def on_goal_done(self, status, ours, t, goal_id=''):
+        """A move_base goal ended with ``status`` (actionlib_msgs/GoalStatus value).
+
+        Args:
+            status: the terminal status (SUCCEEDED, ABORTED, PREEMPTED, ...).
+            ours: True for the goal this node has in flight (a leg or the re-sent goal).
+            t: time (s).
+            goal_id: the goal's id; for our goals the :attr:`Command.goal_tag` it was sent with
+                ('' stands for the latest one).
+        """
+        t = self._time(t)
+        if t is None:
+            return
+        if ours:
+            if goal_id and goal_id != self._tag:
+                return      # a late result of a goal we already replaced or gave up on
+            if self.phase == Phase.LEG:
+                self._leg_done(status, t)
+            elif self._resent and self.phase == Phase.IDLE:
+                self._resent = False
+                self._user_goal_done(status, goal_id)
+            # Otherwise a late result of a goal we already gave up on: nothing to do.
+            return
+        if self.saved_goal is None:
+            return
+        if self.saved_goal.goal_id and goal_id != self.saved_goal.goal_id:
+            return      # another goal, e.g. the one the saved goal preempted
+        self._user_goal_done(status, goal_id)
+
+    def on_pose(self, x, y, yaw):
+        """A pose estimate (amcl_pose) in the map frame."""
+        if not _finite(x, y, yaw):
+            self._warn('pose', 'ignoring a non-finite pose (%r, %r, %r)' % (x, y, yaw))
+            return
+        self._pose = (float(x), float(y), float(yaw))
+        if self.state in LOCALIZED:
+            self._good_pose = self._pose
+
+    def on_scan(self, scan, t):
+        """A laser scan (reactive Scan) received at ``t``."""
+        t = self._time(t)
+        if t is None:
+            return
+        self._scan, self._scan_t = scan, t
+
+    def on_move_base_available(self, available):
+        """Whether the move_base action server is connected now."""
+        self.move_base_available = bool(available)
+
+    def shutdown(self):
+        """The node is shutting down: cancel the leg in flight, stop the robot.
+
+        A re-sent user goal is left running: it is the user's navigation, not the search.
+        """
+        command = Command(twist=(0.0, 0.0), cancel=self.phase == Phase.LEG)
+        self.phase = Phase.IDLE
+        self._out = {}
+        return command
+
+    # ----------------------------------------------------------------------- control step
+
+    def step(self, t):
+        """Advance to time ``t`` and return the :class:`Command` for this control period."""
+        t = self._time(t)
+        if t is None:
+            return Command()
+        if self.state == State.LOST and self.phase in (Phase.SPIN, Phase.LEG, Phase.WANDER):
+            if t - self._episode_start >= self.config.max_search_time:
+                self._give_up(t)
+            elif self.phase == Phase.SPIN:
+                if t >= self._phase_end:
+                    self._end_spin(t)
+                else:
+                    self._out['twist'] = (0.0, self.config.spin_speed)
+            elif self.phase == Phase.LEG:
+                if t >= self._phase_end:
+                    _log.info('recovery: leg %d timed out after %.1f s, cancelling it',
+                              self.legs_sent, self.config.goal_timeout)
+                    self._out['cancel'] = True
+                    self._spin(t)
+            if self.phase == Phase.WANDER:
+                self._out['twist'] = self._wander(t)
+        elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
+            if t - self._last_help >= NEED_HELP_RETRY:
+                self._ask_for_help(t)
+        out, self._out = self._out, {}
+        return Command(**out)
+
+    # ----------------------------------------------------------------------- internals
+
+    def _time(self, t):
+        """Validate ``t``; shift every deadline when the clock jumped backwards."""
+        if not _finite(t):
+            self._warn('time', 'ignoring an event with a non-finite time %r' % (t,))
+            return None
+        if self._last_t is not None and t < self._last_t:
+            delta = t - self._last_t
+            self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
+            # Keep what remains of each deadline rather than waiting for the old clock to return.
+            for name in ('_episode_start', '_phase_end', '_scan_t', '_last_help'):
+                value = getattr(self, name)
+                if value is not None:
+                    setattr(self, name, value + delta)
+            self._warned = {key: when + delta for key, when in self._warned.items()}
+        self._last_t = t
+        return t
+
+    def _warn(self, key, text):
+        """Log ``text`` at most once per WARN_PERIOD for each ``key``."""
+        now = self._last_t if self._last_t is not None else 0.0
+        last = self._warned.get(key)
+        if last is None or now - last >= WARN_PERIOD:
+            self._warned[key] = now
+            _log.warning('recovery: %s', text)
+
+    def _request(self, state, reason):
+        self._out['request_state'] = state
+        self._out['reason'] = reason
+
+    def _next_tag(self, kind):
+        """A new tag for the goal this node sends now."""
+        self._tags += 1
+        self._tag = '%s-%d' % (kind, self._tags)
+        return self._tag
+
+    def _cancel_user(self, goal_id):
+        """Cancel the user's goal at move_base (all goals up to now when its id is unknown)."""
+        self._out['cancel_user'] = goal_id or ''
+        if goal_id:
+            self._cancelled_ids.add(goal_id)
+
+    def _start_episode(self, t):
+        """The state became LOST: cancel, remember where we were, spin."""
+        if self.phase == Phase.LEG or self._resent:
+            self._out['cancel'] = True
+        if self.saved_goal is not None and not self._resent:
+            self._cancel_user(self.saved_goal.goal_id)
+        elif self.saved_goal is None:
+            # A goal we never saw (sent before this node started) must not drive the search.
+            self._cancel_user('')
+        self._resent = False
+        self._resume = True
+        self._episode_start = t
+        self.strategy = self.config.strategy
+        self.fallback_reason = None
+        self.legs_sent = 0
+        self._aborts = 0
+        self._spiral = None
+        self._center = self._good_pose or self._pose
+        self.wander.reset()
+        _log.info('recovery: LOST, saved goal %s; spinning then searching (%s)',
+                  'kept' if self.saved_goal is not None else 'none', self.strategy)
+        self._spin(t)
+
+    def _spin(self, t):
+        self.phase = Phase.SPIN
+        self._phase_end = t + self.config.spin_duration
+        self._out['twist'] = (0.0, self.config.spin_speed)
+
+    def _end_spin(self, t):
+        """The spin is over: send the next leg or start wandering."""
+        self._out['twist'] = (0.0, 0.0)     # once: from here on move_base drives, or the wander
+        if self.strategy == 'spiral':
+            if not self.move_base_available:
+                self._fall_back('move_base is unavailable')
+            elif self._center is None and self._pose is None:
+                self._fall_back('there is no pose estimate to spiral around')
+            else:
+                self._send_leg(t)
+                return
+        self.phase = Phase.WANDER
+
+    def _send_leg(self, t):
+        if self._spiral is None:
+            x0, y0 = (self._center or self._pose)[:2]
+            self._spiral = self._spiral_factory(x0, y0, self.config.spiral_step)
+        goal = tuple(float(v) for v in self._spiral.next_goal())
+        self.legs_sent += 1
+        self.phase = Phase.LEG
+        self._phase_end = t + self.config.goal_timeout
+        self._out['send_goal'] = goal
+        self._out['goal_tag'] = self._next_tag('leg')
+        _log.info('recovery: spiral leg %d to (%.2f, %.2f)', self.legs_sent, goal[0], goal[1])
+
+    def _leg_done(self, status, t):
+        if status in _FAILED:
+            self._aborts += 1
+        else:
+            self._aborts = 0
+        if self._aborts >= self.config.max_aborts:
+            self._fall_back('%d spiral legs in a row failed' % self._aborts)
+            self.phase = Phase.WANDER
+            return
+        self._spin(t)
+
+    def _fall_back(self, why):
+        self.strategy = 'reactive'
+        self.fallback_reason = why
+        self.wander.reset()
+        _log.warning('recovery: %s; searching reactively for the rest of this episode', why)
+
+    def _wander(self, t):
+        """One reactive twist, or a stop when the scan is missing, stale or unusable."""
+        if self._scan is None or t - self._scan_t > self.config.scan_timeout:
+            self._warn('scan', 'no fresh scan (timeout %.2f s): standing still'
+                       % self.config.scan_timeout)
+            return (0.0, 0.0)
+        try:
+            v, w = self.wander.step(self._scan, t)
+        except ValueError as error:
+            self._warn('wander', 'unusable scan (%s): standing still' % error)
+            return (0.0, 0.0)
+        if not _finite(v, w):
+            self._warn('wander', 'the wander returned a non-finite twist: standing still')
+            return (0.0, 0.0)
+        return (float(v), float(w))
+
+    def _give_up(self, t):
+        _log.warning('recovery: still lost after %.0f s: asking for help, stopping',
+                     t - self._episode_start)
+        if self.phase == Phase.LEG:
+            self._out['cancel'] = True
+        self._out['twist'] = (0.0, 0.0)
+        self.phase = Phase.GAVE_UP
+        self._ask_for_help(t)
+
+    def _ask_for_help(self, t):
+        self._last_help = t
+        self._request(State.NEED_HELP, 'lost_and_found: search budget of %.0f s spent' %
+                      self.config.max_search_time)
+
+    def _stop(self, why):
+        """Leave the search: zero twist once and cancel the leg in flight."""
+        _log.info('recovery: stopping the search (%s)', why)
+        if self.phase == Phase.LEG:
+            self._out['cancel'] = True
+        self._out['twist'] = (0.0, 0.0)
+        self.phase = Phase.IDLE
+
+    def _user_goal_done(self, status, goal_id):
+        """The user's goal (or our re-send of it) ended at move_base."""
+        if status == SUCCEEDED:
+            _log.info('recovery: the saved goal was reached, forgetting it')
+            self._forget()
+        elif status in (PREEMPTED, RECALLED):
+            caused = goal_id in self._cancelled_ids or self.state not in LOCALIZED \
+                or self.phase != Phase.IDLE or self._resume
+            if not caused:
+                _log.info('recovery: the saved goal was cancelled by its user, forgetting it')
+                self._forget()
+        elif status == REJECTED:
+            _log.warning('recovery: move_base rejected the saved goal, forgetting it')
+            self._forget()
+        # ABORTED: kept, an abort is a symptom of being lost.
+
+    def _forget(self):
+        self.saved_goal = None
+        self._resent = False
+        self._resume = False
+        if self.state == State.NAVIGATING:
+            self._request(State.IDLE, 'lost_and_found: goal finished')

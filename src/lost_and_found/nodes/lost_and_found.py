@@ -1,0 +1,319 @@
+"""The rospy adapter of the recovery node ``lost_and_found`` (decisions: core/recovery.py)."""
+import collections
+import functools
+import math
+import queue
+import threading
+
+import actionlib
+import rospy
+from actionlib_msgs.msg import GoalID
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Quaternion, Twist
+from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActionResult, \
+    MoveBaseGoal
+from sensor_msgs.msg import LaserScan
+
+from lost_and_found.core.reactive import Scan
+from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
+from lost_and_found.nodes.params import load_config
+from lost_and_found.state import StateClient
+
+#: Seconds between two warnings about the same repeating problem.
+_THROTTLE = 10.0
+
+#: Timeout (s) of each move_base connection check after the first (background thread only).
+_CHECK_TIMEOUT = 0.5
+
+#: Interval (s) between connection checks while move_base is up: notices it going away.
+_CHECK_INTERVAL_UP = 1.0
+
+
+# ------------------------------------------------------------------ conversions (no master)
+
+def yaw_from_quaternion(q):
+    """Yaw (rad) of a geometry_msgs/Quaternion."""
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+
+
+def quaternion_from_yaw(yaw):
+    """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
+    return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
+
+
+def user_goal_from_pose(header, pose, goal_id=''):
+    """A core UserGoal from a std_msgs/Header and a geometry_msgs/Pose."""
+    p, q = pose.position, pose.orientation
+    return UserGoal(header.frame_id, p.x, p.y, p.z, q.x, q.y, q.z, q.w, goal_id=goal_id)
+
+
+def pose_stamped_from_goal(goal, stamp):
+    """A geometry_msgs/PoseStamped of a core UserGoal, stamped ``stamp``."""
+    msg = PoseStamped()
+    msg.header.frame_id = goal.frame_id
+    msg.header.stamp = stamp
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = goal.x, goal.y, goal.z
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = goal.qx, goal.qy, goal.qz, goal.qw
+    return msg
+
+
+def move_base_goal_from_leg(leg, frame_id, stamp):
+    """A move_base_msgs/MoveBaseGoal for a spiral leg ``(x, y, yaw)`` in ``frame_id``."""
+    x, y, yaw = leg
+    goal = MoveBaseGoal()
+    goal.target_pose.header.frame_id = frame_id
+    goal.target_pose.header.stamp = stamp
+    goal.target_pose.pose.position.x = x
+    goal.target_pose.pose.position.y = y
+    goal.target_pose.pose.orientation = quaternion_from_yaw(yaw)
+    return goal
+
+
+def scan_from_msg(msg):
+    """The core Scan of a sensor_msgs/LaserScan."""
+    return Scan(ranges=tuple(msg.ranges), angle_min=msg.angle_min,
+                angle_increment=msg.angle_increment, range_min=msg.range_min,
+                range_max=msg.range_max)
+
+
+def twist_msg(twist):
+    """A geometry_msgs/Twist for ``(v, w)``."""
+    msg = Twist()
+    msg.linear.x, msg.angular.z = twist
+    return msg
+
+
+def _callerid(msg):
+    """The node that published ``msg`` ('' when unknown)."""
+    header = getattr(msg, '_connection_header', None) or {}
+    return header.get('callerid', '')
+
+
+# ------------------------------------------------------------------ the node
+
+class RecoveryNode:
+    """Runs RecoveryCore on ROS: saves the user's goal, spins, searches, resumes, asks for help.
+
+    Subscribed topics:
+        /lost_service/state (std_msgs/String, latched; via StateClient, ``~state_namespace``)
+        amcl_pose (geometry_msgs/PoseWithCovarianceStamped): the spiral's centre
+        scan (sensor_msgs/LaserScan): the reactive wander
+        move_base_simple/goal (geometry_msgs/PoseStamped): user goals to remember
+        move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
+        move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
+        (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
+    Published topics:
+        cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
+        ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
+        move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
+    Services called:
+        /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP
+    Action clients:
+        move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
+    Parameters:
+        see RecoveryConfig (strategy, spin_speed, spiral_step, goal_timeout, max_search_time,
+        rate, map_frame, move_base_timeout, move_base_retry, max_aborts, state_namespace,
+        scan_timeout, reactive/*).
+    """
+
+    def __init__(self, core, config):
+        """Wrap ``core``; nothing is connected until :meth:`start`."""
+        self._core = core
+        self._config = config
+        self._lock = threading.Lock()      # serialises every call into the core
+        self._done = collections.deque()   # results of our goals, drained by the timer
+        self._requests = queue.Queue()     # state requests, made by a worker thread
+        self._stopping = threading.Event()
+        self._name = rospy.get_name()
+        self._published_goal = None
+        self._available = None
+        self._client = None
+        self._state_client = None
+
+    def start(self):
+        """Create publishers, subscribers, the action client, the workers and the timer."""
+        self._cmd_pub = rospy.Publisher('cmd_vel', Twist, queue_size=1)
+        self._saved_pub = rospy.Publisher('~saved_goal', PoseStamped, queue_size=1, latch=True)
+        # Remapping 'move_base' moves the whole action, as actionlib does for its own topics.
+        action = rospy.remap_name('move_base')
+        self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)
+        self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
+        rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=5)
+        rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=1)
+        rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple_goal,
+                         queue_size=5)
+        rospy.Subscriber(action + '/goal', MoveBaseActionGoal, self._on_action_goal,
+                         queue_size=5)
+        rospy.Subscriber(action + '/result', MoveBaseActionResult, self._on_result,
+                         queue_size=10)
+        for target in (self._watch_move_base, self._make_requests):
+            threading.Thread(target=target, daemon=True).start()
+        rospy.on_shutdown(self._on_shutdown)
+        self._timer = rospy.Timer(rospy.Duration(1.0 / self._config.rate), self._on_timer)
+        rospy.loginfo('%s: ready (strategy %s, rate %g Hz)', self._name,
+                      self._config.strategy, self._config.rate)
+
+    # -------------------------------------------------------------- callbacks
+
+    def _now(self):
+        return rospy.get_time()
+
+    def _guard(self, what, function, *args):
+        """Run ``function``; a bad message is logged (throttled) and skipped, never raised."""
+        try:
+            with self._lock:
+                function(*args)
+        except Exception as error:   # noqa: B902 - a callback must never die on bad input
+            rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad %s: %r' % (
+                self._name, what, error))
+        self._publish_saved_goal()
+
+    def _on_state(self, state):
+        rospy.loginfo('%s: state %s', self._name, state.value)
+        self._guard('state', lambda: self._core.on_state(state, self._now()))
+
+    def _on_pose(self, msg):
+        pose = msg.pose.pose
+        self._guard('amcl_pose', lambda: self._core.on_pose(
+            pose.position.x, pose.position.y, yaw_from_quaternion(pose.orientation)))
+
+    def _on_scan(self, msg):
+        self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now()))
+
+    def _on_simple_goal(self, msg):
+        if _callerid(msg) == self._name:
+            return
+        self._guard('move_base_simple/goal', lambda: self._core.on_user_goal(
+            user_goal_from_pose(msg.header, msg.pose), self._now()))
+
+    def _on_action_goal(self, msg):
+        if _callerid(msg) == self._name:
+            return      # our own leg or re-send
+        pose = msg.goal.target_pose
+        self._guard('move_base/goal', lambda: self._core.on_user_goal(
+            user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
+
+    def _on_result(self, msg):
+        goal_id = msg.status.goal_id.id
+        # actionlib goal ids start with the sending node's name; ours arrive via _on_done.
+        if goal_id.startswith(self._name + '-'):
+            return
+        self._guard('move_base/result', lambda: self._core.on_goal_done(
+            msg.status.status, False, self._now(), goal_id))
+
+    def _on_done(self, tag, status, _result):
+        # Runs holding actionlib's goal mutex: hand over to the timer rather than take our
+        # lock here (the timer may hold ours while it cancels through actionlib).
+        self._done.append((tag, status))
+
+    def _on_timer(self, _event):
+        try:
+            with self._lock:
+                while self._done:
+                    tag, status = self._done.popleft()
+                    self._core.on_goal_done(status, True, self._now(), tag)
+                command = self._core.step(self._now())
+            self._execute(command)
+        except Exception as error:   # noqa: B902 - the control loop must keep running
+            rospy.logerr_throttle(_THROTTLE, '%s: control step failed: %r' % (
+                self._name, error))
+        self._publish_saved_goal()
+
+    # -------------------------------------------------------------- outputs
+
+    def _execute(self, command):
+        """Carry out a core Command (outside the core lock: actionlib takes its own locks)."""
+        now = rospy.Time.now()
+        if command.cancel:
+            self._client.cancel_goal()
+        if command.cancel_user is not None:
+            # An empty id with a stamp cancels every goal stamped up to now (actionlib rule).
+            stamp = rospy.Time(0) if command.cancel_user else now
+            self._cancel_pub.publish(GoalID(stamp=stamp, id=command.cancel_user))
+        if command.send_goal is not None:
+            self._client.send_goal(
+                move_base_goal_from_leg(command.send_goal, self._config.map_frame, now),
+                done_cb=functools.partial(self._on_done, command.goal_tag))
+        if command.resend_saved_goal:
+            with self._lock:
+                goal = self._core.saved_goal
+            if goal is not None:
+                msg = MoveBaseGoal(target_pose=pose_stamped_from_goal(goal, now))
+                self._client.send_goal(
+                    msg, done_cb=functools.partial(self._on_done, command.goal_tag))
+        if command.twist is not None:
+            self._cmd_pub.publish(twist_msg(command.twist))
+        if command.request_state is not None:
+            self._requests.put((command.request_state, command.reason))
+
+    def _publish_saved_goal(self):
+        """Publish the saved goal (latched) when it differs from the last one published."""
+        with self._lock:
+            goal = self._core.saved_goal
+            if goal == self._published_goal:
+                return
+            self._published_goal = goal
+        if goal is None:
+            self._saved_pub.publish(PoseStamped())
+        else:
+            self._saved_pub.publish(pose_stamped_from_goal(goal, rospy.Time.now()))
+
+    # -------------------------------------------------------------- workers
+
+    def _make_requests(self):
+        """Ask lost_service for state changes off the control loop (a request may take 2 s)."""
+        while not self._stopping.is_set():
+            try:
+                state, reason = self._requests.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            accepted, message = self._state_client.request(state, reason)
+            if accepted:
+                rospy.loginfo('%s: requested %s: accepted', self._name, state.value)
+            else:
+                rospy.logwarn('%s: requested %s: refused: %s', self._name, state.value, message)
+
+    def _watch_move_base(self):
+        """Track move_base availability in the background so the loop never waits for it."""
+        timeout = self._config.move_base_timeout
+        while not self._stopping.is_set() and not rospy.is_shutdown():
+            try:
+                available = self._client.wait_for_server(rospy.Duration(max(timeout, 0.01)))
+            except Exception as error:   # noqa: B902 - e.g. shutdown mid-wait
+                rospy.logwarn_throttle(_THROTTLE, '%s: move_base check failed: %r' % (
+                    self._name, error))
+                available = False
+            timeout = _CHECK_TIMEOUT
+            if available != self._available:
+                if available:
+                    rospy.loginfo('%s: move_base is available', self._name)
+                else:
+                    rospy.logwarn('%s: move_base is unavailable; retrying every %g s',
+                                  self._name, self._config.move_base_retry)
+                self._available = available
+            with self._lock:
+                self._core.on_move_base_available(available)
+            self._stopping.wait(
+                _CHECK_INTERVAL_UP if available else self._config.move_base_retry)
+
+    def _on_shutdown(self):
+        self._stopping.set()
+        with self._lock:
+            searching = self._core.phase != Phase.IDLE
+            command = self._core.shutdown()
+        if command.cancel or searching:
+            rospy.loginfo('%s: shutting down: cancelling the search', self._name)
+        try:
+            self._execute(command)
+        except Exception as error:   # noqa: B902 - best effort while ROS tears down
+            rospy.logwarn('%s: shutdown: %r', self._name, error)
+
+
+def main():
+    """Run the lost_and_found recovery node."""
+    rospy.init_node('lost_and_found')
+    config = load_config(RecoveryConfig)
+    node = RecoveryNode(RecoveryCore(config), config)
+    node.start()
+    rospy.spin()

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""A fake move_base for rostests: a MoveBaseAction server that never moves anything.
+
+Run it with the node name ``move_base`` so that the action lives at ``move_base``. Like the real
+move_base, a ``move_base_simple/goal`` is forwarded to its own action goal topic (under its own
+caller id), and a new goal preempts the one in progress.
+
+Every goal and cancel seen on the wire, and every goal outcome, is published as one JSON object
+on ``~events`` (std_msgs/String) so a test can check what the server got:
+
+- ``{"event": "goal", "id", "callerid", "frame", "x", "y", "yaw", "stamp"}`` (stamp of the pose)
+- ``{"event": "cancel", "id", "callerid", "stamp"}``
+- ``{"event": "succeeded" | "aborted" | "preempted", "id"}``
+
+Parameters:
+    ~mode (str, 'succeed'): 'succeed' or 'abort' each goal after ``~delay``, or 'hang' (never
+        finish a goal until it is cancelled or preempted).
+    ~delay (float, 0.5): seconds before a goal succeeds or aborts.
+"""
+import json
+import math
+import threading
+
+import actionlib
+import rospy
+from actionlib.goal_id_generator import GoalIDGenerator
+from actionlib_msgs.msg import GoalID
+from geometry_msgs.msg import PoseStamped
+from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal
+from std_msgs.msg import String
+
+MODES = ('succeed', 'abort', 'hang')
+
+
+def _yaw(q):
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+
+
+class FakeMoveBase:
+    """The fake server; see the module docstring for its ROS API."""
+
+    def __init__(self, mode, delay):
+        """Serve ``move_base`` in ``mode``; goals finish after ``delay`` seconds."""
+        self._mode = mode
+        self._delay = delay
+        self._lock = threading.Lock()
+        self._events = rospy.Publisher('~events', String, queue_size=100)
+        self._ids = GoalIDGenerator()
+        self._forward = rospy.Publisher('move_base/goal', MoveBaseActionGoal, queue_size=10)
+        rospy.Subscriber('move_base/goal', MoveBaseActionGoal, self._on_goal, queue_size=50)
+        rospy.Subscriber('move_base/cancel', GoalID, self._on_cancel, queue_size=50)
+        rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple, queue_size=10)
+        self._server = actionlib.SimpleActionServer(
+            'move_base', MoveBaseAction, execute_cb=self._execute, auto_start=False)
+        self._server.start()
+
+    def _emit(self, **event):
+        with self._lock:
+            self._events.publish(String(data=json.dumps(event, sort_keys=True)))
+
+    def _on_goal(self, msg):
+        pose = msg.goal.target_pose
+        self._emit(event='goal', id=msg.goal_id.id,
+                   callerid=msg._connection_header.get('callerid', ''),
+                   frame=pose.header.frame_id, x=pose.pose.position.x, y=pose.pose.position.y,
+                   yaw=_yaw(pose.pose.orientation), stamp=pose.header.stamp.to_sec())
+
+    def _on_cancel(self, msg):
+        self._emit(event='cancel', id=msg.id, stamp=msg.stamp.to_sec(),
+                   callerid=msg._connection_header.get('callerid', ''))
+
+    def _on_simple(self, msg):
+        # What the real move_base does with a goal from rviz: make it an action goal of its own.
+        action_goal = MoveBaseActionGoal()
+        action_goal.header.stamp = rospy.Time.now()
+        action_goal.goal_id = self._ids.generate_ID()
+        action_goal.goal.target_pose = msg
+        self._forward.publish(action_goal)
+
+    def _execute(self, _goal):
+        goal_id = self._server.current_goal.get_goal_id().id
+        deadline = rospy.get_time() + self._delay
+        rate = rospy.Rate(50)
+        while not rospy.is_shutdown():
+            if self._server.is_preempt_requested():
+                self._server.set_preempted()
+                self._emit(event='preempted', id=goal_id)
+                return
+            if self._mode != 'hang' and rospy.get_time() >= deadline:
+                if self._mode == 'succeed':
+                    self._server.set_succeeded()
+                    self._emit(event='succeeded', id=goal_id)
+                else:
+                    self._server.set_aborted()
+                    self._emit(event='aborted', id=goal_id)
+                return
+            try:
+                rate.sleep()
+            except rospy.ROSInterruptException:
+                return
+
+
+def main():
+    """Run the fake move_base."""
+    rospy.init_node('move_base')
+    mode = rospy.get_param('~mode', 'succeed')
+    delay = rospy.get_param('~delay', 0.5)
+    if mode not in MODES or not isinstance(delay, (int, float)) or not delay >= 0:
+        rospy.logfatal('fake_move_base: bad ~mode=%r or ~delay=%r (mode one of %s, delay >= 0)',
+                       mode, delay, ', '.join(MODES))
+        raise SystemExit(1)
+    FakeMoveBase(mode, float(delay))
+    rospy.spin()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,555 @@
+"""RecoveryCore: the episode, the saved goal, fallbacks, budget, config; adapter helpers."""
+import dataclasses
+import math
+
+import pytest
+
+from lost_and_found.core.config import ConfigError, config_from_params
+from lost_and_found.core.reactive import ReactiveConfig, Scan
+from lost_and_found.core.recovery import (
+    ABORTED, PREEMPTED, REACTIVE_FIELDS, SUCCEEDED, Command, Phase, RecoveryConfig,
+    RecoveryCore, UserGoal)
+from lost_and_found.core.spiral import SpiralSearch
+from lost_and_found.state import State
+
+DT = 0.1
+HOME = (2.0, -1.0, 0.3)
+GOAL = UserGoal('map', 5.0, 4.0, 0.0, 0.0, 0.0, 0.0, 1.0, goal_id='/rviz-1-10.0')
+SCAN = Scan(ranges=(2.0,) * 5, angle_min=-1.0, angle_increment=0.5, range_min=0.1,
+            range_max=10.0)
+
+
+class FakeWander:
+    """Stands in for ReactiveWander: records scans, returns a fixed twist."""
+
+    def __init__(self, twist=(0.15, -0.2)):
+        """Return ``twist`` from every step."""
+        self.twist = twist
+        self.scans = []
+        self.resets = 0
+
+    def step(self, scan, t):
+        """Record the scan; a scan of None is 'bad input' (ValueError like the real one)."""
+        if scan.ranges is None:
+            raise ValueError('no ranges')
+        self.scans.append((scan, t))
+        return self.twist
+
+    def reset(self):
+        """Count resets."""
+        self.resets += 1
+
+
+def make_core(**overrides):
+    """A core with a fake wander, localized (IDLE) at HOME with move_base up."""
+    core = RecoveryCore(RecoveryConfig(**overrides), wander=FakeWander())
+    core.on_move_base_available(True)
+    core.on_state(State.IDLE, 0.0)
+    core.on_pose(*HOME)
+    return core
+
+
+class Runner:
+    """Steps a core at the control rate and keeps every non-empty command with its time."""
+
+    def __init__(self, core, t=0.0):
+        """Start at ``t``."""
+        self.core = core
+        self.t = t
+        self.log = []
+
+    def step(self):
+        """One control period."""
+        self.t = round(self.t + DT, 6)
+        command = self.core.step(self.t)
+        if command != Command():
+            self.log.append((self.t, command))
+        return command
+
+    def run(self, seconds):
+        """Step for ``seconds``; return the commands of this stretch."""
+        start = len(self.log)
+        for _ in range(int(round(seconds / DT))):
+            self.step()
+        return [c for _, c in self.log[start:]]
+
+    def until(self, predicate, limit=300.0):
+        """Step until ``predicate(command)``; return that command."""
+        end = self.t + limit
+        while self.t < end:
+            command = self.step()
+            if predicate(command):
+                return command
+        raise AssertionError('condition not reached within %.0f s' % limit)
+
+
+def user_goal_then_lost(core, runner):
+    """The user sends GOAL while IDLE, the state goes NAVIGATING then LOST."""
+    core.on_user_goal(GOAL, runner.t)
+    first = runner.step()
+    assert first.request_state == State.NAVIGATING
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_pose(*HOME)
+    core.on_pose(9.0, 9.0, 0.0)       # the last good pose while localized wins
+    core.on_state(State.LOST, runner.t)
+    core.on_pose(-50.0, 30.0, 1.0)    # garbage after global localization: not the centre
+
+
+def test_full_spiral_episode():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    lost_at = runner.t
+    first = runner.step()
+    assert first.cancel_user == GOAL.goal_id and not first.cancel
+    assert first.twist == (0.0, pytest.approx(math.radians(72.0)))
+    assert core.saved_goal == GOAL
+    # The spin lasts 2*pi / spin_speed = 5 s, open loop.
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert runner.t - lost_at == pytest.approx(5.0, abs=DT + 1e-9)
+    spins = [c for t, c in runner.log if lost_at < t < runner.t]
+    assert all(c.twist == (0.0, pytest.approx(1.2566, abs=1e-4)) for c in spins[:-1])
+    expected = SpiralSearch(9.0, 9.0, 1.0)
+    assert leg.send_goal == pytest.approx(expected.next_goal())
+    assert leg.twist == (0.0, 0.0)
+    # move_base never finishes the leg: it is cancelled after goal_timeout, then a spin.
+    sent = runner.t
+    timeout = runner.until(lambda c: c.cancel)
+    assert runner.t - sent == pytest.approx(5.0, abs=DT + 1e-9)
+    assert timeout.twist[1] == pytest.approx(1.2566, abs=1e-4)
+    assert core.phase == Phase.SPIN
+    core.on_goal_done(PREEMPTED, True, runner.t)     # the cancelled leg: ignored
+    assert core.phase == Phase.SPIN
+    leg2 = runner.until(lambda c: c.send_goal is not None)
+    assert leg2.send_goal == pytest.approx(expected.next_goal())
+    # A leg that move_base completes ends early, then a spin between legs.
+    runner.run(1.0)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    assert core.phase == Phase.SPIN and core.saved_goal == GOAL
+    leg3 = runner.until(lambda c: c.send_goal is not None)
+    assert leg3.send_goal == pytest.approx(expected.next_goal())
+    # Localization fix: stop within one step, cancel the leg, nothing more afterwards.
+    core.on_state(State.LOCALIZING, runner.t)
+    stop = runner.step()
+    assert stop.twist == (0.0, 0.0) and stop.cancel and stop.send_goal is None
+    assert runner.run(20.0) == []
+    # Localized: re-send the saved goal and ask for NAVIGATING, once.
+    core.on_state(State.IDLE, runner.t)
+    resume = runner.step()
+    assert resume.resend_saved_goal and resume.request_state == State.NAVIGATING
+    assert core.saved_goal == GOAL
+    assert runner.run(2.0) == []
+    # The cancelled leg's PREEMPTED arriving late is not taken for the re-sent goal's.
+    assert resume.goal_tag and resume.goal_tag != leg3.goal_tag
+    core.on_goal_done(PREEMPTED, True, runner.t, leg3.goal_tag)
+    assert core.saved_goal == GOAL
+    core.on_goal_done(SUCCEEDED, True, runner.t, resume.goal_tag)
+    assert core.saved_goal is None
+
+
+def test_resume_while_navigating_does_not_request_a_state():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(1.0)
+    core.on_state(State.NAVIGATING, runner.t)
+    command = runner.step()
+    assert command.resend_saved_goal and command.request_state is None
+
+
+def test_reactive_strategy_publishes_twists_from_scans():
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    first = runner.step()
+    assert first.cancel_user == ''        # no saved goal: cancel whatever move_base runs
+    runner.run(5.0)
+    core.on_scan(SCAN, runner.t)
+    command = runner.step()
+    assert command.twist == (0.15, -0.2) and command.send_goal is None
+    assert core.wander.scans[-1][0] is SCAN
+    # A stale scan stops the robot instead of steering on old data.
+    commands = runner.run(1.0)
+    assert commands[-1].twist == (0.0, 0.0)
+    # Bad scans are skipped with a stop, the loop keeps running.
+    core.on_scan(Scan(None, 0.0, 0.1, 0.1, 5.0), runner.t)
+    assert runner.step().twist == (0.0, 0.0)
+    core.on_scan(SCAN, runner.t)
+    assert runner.step().twist == (0.15, -0.2)
+
+
+def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():
+    core = RecoveryCore(RecoveryConfig(strategy='reactive'))
+    core.on_state(State.LOST, 0.0)
+    open_scan = Scan(ranges=(4.0,) * 181, angle_min=-math.pi / 2,
+                     angle_increment=math.pi / 180, range_min=0.05, range_max=10.0)
+    twists = []
+    for i in range(51, 100):
+        t = i * DT
+        core.on_scan(open_scan, t)
+        twists.append(core.step(t).twist)
+    assert core.phase == Phase.WANDER
+    assert all(twist is not None and all(map(math.isfinite, twist)) for twist in twists)
+    assert any(v > 0.0 for v, _ in twists)
+
+
+def test_missing_move_base_falls_back_to_reactive():
+    core = make_core()
+    core.on_move_base_available(False)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.run(5.0)
+    core.on_scan(SCAN, runner.t)
+    commands = runner.run(0.3)
+    assert all(c.send_goal is None for _, c in runner.log)
+    assert core.strategy == 'reactive' and 'unavailable' in core.fallback_reason
+    assert [c.twist for c in commands] == [(0.15, -0.2)] * 3
+    # A new episode tries the spiral again once move_base is back.
+    core.on_move_base_available(True)
+    core.on_state(State.FLYING, runner.t)
+    assert runner.step().twist == (0.0, 0.0)
+    core.on_state(State.LOST, runner.t)
+    assert core.strategy == 'spiral'
+    assert runner.until(lambda c: c.send_goal is not None).send_goal[:2] == \
+        pytest.approx((HOME[0] + 1.0, HOME[1]))
+
+
+def test_no_pose_at_all_falls_back_to_reactive():
+    core = RecoveryCore(RecoveryConfig(), wander=FakeWander())
+    core.on_move_base_available(True)
+    runner = Runner(core)
+    core.on_state(State.LOST, 0.0)
+    runner.run(6.0)
+    assert core.phase == Phase.WANDER and 'pose' in core.fallback_reason
+
+
+def test_current_estimate_is_the_centre_without_a_good_pose():
+    core = RecoveryCore(RecoveryConfig(), wander=FakeWander())
+    core.on_move_base_available(True)
+    core.on_state(State.LOST, 0.0)
+    core.on_pose(3.0, 4.0, 0.0)
+    leg = Runner(core).until(lambda c: c.send_goal is not None)
+    assert leg.send_goal[:2] == pytest.approx((4.0, 4.0))
+
+
+def test_max_aborts_in_a_row_fall_back_to_reactive():
+    core = make_core(max_aborts=3)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    for _ in range(2):
+        runner.until(lambda c: c.send_goal is not None)
+        core.on_goal_done(ABORTED, True, runner.t)
+    # A success in between resets the count.
+    runner.until(lambda c: c.send_goal is not None)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    for _ in range(3):
+        assert core.strategy == 'spiral'
+        runner.until(lambda c: c.send_goal is not None)
+        core.on_goal_done(ABORTED, True, runner.t)
+    assert core.strategy == 'reactive' and '3' in core.fallback_reason
+    assert core.phase == Phase.WANDER
+    assert core.legs_sent == 6
+    core.on_scan(SCAN, runner.t)
+    assert runner.step().twist == (0.15, -0.2)
+    assert all(c.send_goal is None for c in runner.run(30.0))
+
+
+def test_max_search_time_asks_for_help_stops_and_keeps_the_goal():
+    core = make_core(max_search_time=30.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    lost_at = runner.t
+    help_cmd = runner.until(lambda c: c.request_state == State.NEED_HELP)
+    assert runner.t - lost_at == pytest.approx(30.0, abs=DT + 1e-9)
+    assert help_cmd.twist == (0.0, 0.0)
+    assert core.phase == Phase.GAVE_UP and core.saved_goal == GOAL
+    # Stopped: no twist, no leg; only a repeated request while lost_service has not granted it.
+    later = runner.run(6.0)
+    assert all(c.twist is None and c.send_goal is None for c in later)
+    assert [c.request_state for c in later] == [State.NEED_HELP]
+    core.on_state(State.NEED_HELP, runner.t)
+    assert runner.run(10.0) == [Command(twist=(0.0, 0.0))]
+    core.on_state(State.LOCALIZING, runner.t)
+    core.on_state(State.IDLE, runner.t)
+    resume = runner.step()
+    assert resume.resend_saved_goal and resume.request_state == State.NAVIGATING
+
+
+def test_give_up_cancels_a_leg_in_flight():
+    core = make_core(max_search_time=8.0)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    help_cmd = runner.until(lambda c: c.request_state == State.NEED_HELP)
+    assert help_cmd.cancel and help_cmd.twist == (0.0, 0.0)
+
+
+def test_user_goal_during_lost_is_saved_and_cancelled():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.until(lambda c: c.send_goal is not None)
+    newer = dataclasses.replace(GOAL, x=-3.0, goal_id='/rviz-2-20.0')
+    core.on_user_goal(newer, runner.t)
+    command = runner.step()
+    assert command.cancel_user == '/rviz-2-20.0' and not command.cancel
+    assert command.request_state is None
+    assert core.saved_goal == newer and core.phase == Phase.LEG
+    # Its PREEMPTED (we caused it) keeps it; so does the old goal's.
+    core.on_goal_done(PREEMPTED, False, runner.t, '/rviz-2-20.0')
+    core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal == newer
+    # Without an id (move_base_simple/goal) every goal up to now is cancelled.
+    simple = dataclasses.replace(newer, goal_id='')
+    core.on_user_goal(simple, runner.t)
+    assert runner.step().cancel_user == ''
+
+
+def test_own_goals_are_not_saved_only_user_goals_are():
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    core.on_goal_done(SUCCEEDED, True, runner.t)     # our leg succeeded: not the user's goal
+    assert core.saved_goal is None
+    assert runner.step().request_state is None
+
+
+def test_succeeded_clears_and_requests_idle():
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_goal(GOAL, runner.t)
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(SUCCEEDED, False, runner.t, '/other-9-1.0')   # another goal: ignored
+    assert core.saved_goal == GOAL
+    core.on_goal_done(SUCCEEDED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal is None
+    assert runner.step().request_state == State.IDLE
+
+
+def test_aborted_keeps_and_user_preempt_forgets():
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_goal(GOAL, runner.t)
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(ABORTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal == GOAL
+    core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)   # the user cancelled it
+    assert core.saved_goal is None
+
+
+def test_result_of_the_resent_goal_applies_to_the_saved_goal():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_state(State.LOST, runner.t)
+    first = runner.step()
+    assert first.cancel and first.cancel_user is None   # our re-send is cancelled
+    core.on_goal_done(PREEMPTED, True, runner.t)          # that cancel: goal kept
+    assert core.saved_goal == GOAL
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert core.saved_goal == GOAL
+    core.on_state(State.LOST, runner.t)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    assert core.saved_goal is None
+    assert runner.step().request_state == State.IDLE
+
+
+def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.until(lambda c: c.send_goal is not None)
+    core.on_state(State.FLYING, runner.t)
+    stop = runner.step()
+    assert stop.twist == (0.0, 0.0) and stop.cancel
+    assert runner.run(10.0) == []
+    assert core.saved_goal == GOAL
+    core.on_state(State.LOST, runner.t)
+    lost_at = runner.t
+    assert runner.step().twist[1] == pytest.approx(1.2566, abs=1e-4)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert runner.t - lost_at == pytest.approx(5.0, abs=DT + 1e-9)
+    # A fresh spiral around the same last good pose.
+    assert leg.send_goal == pytest.approx(SpiralSearch(9.0, 9.0, 1.0).next_goal())
+
+
+def test_bad_input_is_skipped():
+    core = make_core()
+    runner = Runner(core)
+    core.on_pose(float('nan'), 0.0, 0.0)
+    core.on_user_goal(UserGoal('map', float('inf'), 0.0), runner.t)
+    core.on_user_goal(UserGoal('map', 1.0, 0.0, qw=0.0), runner.t)
+    core.on_user_goal(UserGoal('', 1.0, 0.0), runner.t)
+    core.on_state('LOST', runner.t)
+    assert core.saved_goal is None and core.state == State.IDLE
+    assert core.step(float('nan')) == Command()
+    core.on_state(State.LOST, runner.t)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert leg.send_goal[:2] == pytest.approx((HOME[0] + 1.0, HOME[1]))
+
+
+def test_clock_jumping_back_keeps_the_remaining_spin():
+    core = make_core()
+    core.on_state(State.LOST, 100.0)
+    core.step(102.0)
+    assert core.step(1.0).twist is not None        # clock reset: 3 s of spin remain
+    assert core.phase == Phase.SPIN
+    assert core.step(3.9).send_goal is None
+    assert core.step(4.1).send_goal is not None
+
+
+def test_shutdown_cancels_and_stops():
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    command = core.shutdown()
+    assert command.cancel and command.twist == (0.0, 0.0)
+    assert core.phase == Phase.IDLE
+
+
+@pytest.mark.parametrize('params, key', [
+    ({'strategy': 'random'}, 'strategy'),
+    ({'spin_speed': 0.0}, 'spin_speed'),
+    ({'spiral_step': -1.0}, 'spiral_step'),
+    ({'goal_timeout': float('nan')}, 'goal_timeout'),
+    ({'rate': 0.0}, 'rate'),
+    ({'max_aborts': 0}, 'max_aborts'),
+    ({'max_aborts': 1.5}, 'max_aborts'),
+    ({'map_frame': ''}, 'map_frame'),
+    ({'move_base_timeout': -1.0}, 'move_base_timeout'),
+    ({'move_base_retry': 0.0}, 'move_base_retry'),
+    ({'max_search_time': 4.0}, 'max_search_time'),
+    ({'state_namespace': ' '}, 'state_namespace'),
+])
+def test_bad_config_names_key_and_value(params, key):
+    with pytest.raises(ConfigError) as error:
+        config_from_params(RecoveryConfig, params)
+    assert any(p.startswith(key + '=') for p in error.value.problems), error.value.problems
+
+
+def test_config_defaults_and_reactive_group():
+    warnings = []
+    config = config_from_params(RecoveryConfig, {
+        'strategy': 'reactive', 'max_aborts': 5, 'reactive': {'max_speed': 0.1}},
+        warn=warnings.append)
+    assert warnings == []
+    assert config.strategy == 'reactive' and config.max_aborts == 5
+    assert config.reactive_config().max_speed == 0.1
+    assert config.spin_duration == pytest.approx(5.0)
+    default = RecoveryConfig()
+    assert (default.spin_speed, default.spiral_step, default.goal_timeout,
+            default.max_search_time, default.rate, default.map_frame) == (
+        pytest.approx(1.2566, abs=1e-4), 1.0, 5.0, 120.0, 10.0, 'map')
+    assert default.reactive_config() == ReactiveConfig()
+
+
+def test_reactive_fields_mirror_reactive_config():
+    mirrored = {f.metadata['reactive'] for f in dataclasses.fields(RecoveryConfig)
+                if 'reactive' in f.metadata}
+    assert mirrored == set(REACTIVE_FIELDS)
+
+
+def test_all_problems_are_reported_at_once():
+    with pytest.raises(ConfigError) as error:
+        config_from_params(RecoveryConfig, {'rate': -1.0, 'spiral_step': 0.0})
+    assert len(error.value.problems) == 2
+
+
+# ---------------------------------------------------------------- adapter conversions
+
+nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
+
+
+def test_goal_status_values_match_actionlib():
+    from actionlib_msgs.msg import GoalStatus
+    from lost_and_found.core import recovery
+    assert (recovery.PREEMPTED, recovery.SUCCEEDED, recovery.ABORTED, recovery.REJECTED,
+            recovery.RECALLED, recovery.GOAL_LOST) == (
+        GoalStatus.PREEMPTED, GoalStatus.SUCCEEDED, GoalStatus.ABORTED, GoalStatus.REJECTED,
+        GoalStatus.RECALLED, GoalStatus.LOST)
+
+
+def test_pose_stamped_round_trip():
+    import rospy
+    msg = nodes.pose_stamped_from_goal(GOAL, rospy.Time(12, 5))
+    assert msg.header.frame_id == 'map' and msg.header.stamp == rospy.Time(12, 5)
+    back = nodes.user_goal_from_pose(msg.header, msg.pose, 'abc')
+    assert back == dataclasses.replace(GOAL, goal_id='abc')
+
+
+def test_leg_goal_message():
+    import rospy
+    goal = nodes.move_base_goal_from_leg((1.0, 2.0, math.pi / 2), 'odom', rospy.Time(3))
+    pose = goal.target_pose
+    assert pose.header.frame_id == 'odom' and pose.header.stamp == rospy.Time(3)
+    assert (pose.pose.position.x, pose.pose.position.y) == (1.0, 2.0)
+    assert nodes.yaw_from_quaternion(pose.pose.orientation) == pytest.approx(math.pi / 2)
+
+
+def test_scan_and_twist_conversion():
+    from sensor_msgs.msg import LaserScan
+    msg = LaserScan(angle_min=-0.5, angle_increment=0.25, range_min=0.1, range_max=4.0,
+                    ranges=[1.0, 2.0, float('inf')])
+    scan = nodes.scan_from_msg(msg)
+    assert list(scan.ranges) == [1.0, 2.0, float('inf')]
+    assert (scan.angle_min, scan.angle_increment, scan.range_min, scan.range_max) == (
+        -0.5, 0.25, 0.1, 4.0)
+    twist = nodes.twist_msg((0.1, -0.4))
+    assert (twist.linear.x, twist.angular.z) == (0.1, -0.4)
+
+
+class _Recorder:
+    """Stands in for a rospy.Publisher."""
+
+    def __init__(self):
+        """Nothing published yet."""
+        self.sent = []
+
+    def publish(self, msg):
+        """Record ``msg``."""
+        self.sent.append(msg)
+
+
+def test_adapter_saves_user_goals_but_not_its_own(monkeypatch):
+    import rospy
+    from move_base_msgs.msg import MoveBaseActionGoal, MoveBaseActionResult
+    # No master here: a fixed clock stands in for the node's.
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._saved_pub = _Recorder()
+    own = MoveBaseActionGoal()
+    own.goal.target_pose = nodes.pose_stamped_from_goal(GOAL, rospy.Time(1))
+    own._connection_header = {'callerid': rospy.get_name()}
+    node._on_action_goal(own)
+    assert core.saved_goal is None and node._saved_pub.sent == []
+    user = MoveBaseActionGoal()
+    user.goal.target_pose = own.goal.target_pose
+    user.goal_id.id = '/rviz-7-1.0'
+    user._connection_header = {'callerid': '/rviz'}
+    node._on_action_goal(user)
+    assert core.saved_goal == dataclasses.replace(GOAL, goal_id='/rviz-7-1.0')
+    assert node._saved_pub.sent[-1].pose.position.x == GOAL.x
+    # Results of our own goals (actionlib ids start with our name) are not the user's.
+    result = MoveBaseActionResult()
+    result.status.status = SUCCEEDED
+    result.status.goal_id.id = rospy.get_name() + '-3-1.0'
+    node._on_result(result)
+    assert core.saved_goal is not None
+    result.status.goal_id.id = '/rviz-7-1.0'
+    node._on_result(result)
+    assert core.saved_goal is None
+    assert node._saved_pub.sent[-1].header.frame_id == ''
