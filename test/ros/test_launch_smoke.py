@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""rostest: lost_and_found.launch alone starts cleanly and waits for the robot."""
+import threading
+import time
+import unittest
+
+import rosgraph
+import rospy
+import rostest
+from rosgraph_msgs.msg import Log
+from std_msgs.msg import Bool, String
+
+NODES = ['/kidnap_monitor', '/lost_detector', '/lost_service', '/lost_and_found',
+         '/fiducial_localizer']
+
+
+def wait_for(predicate, timeout, what):
+    """Poll `predicate` at 20 Hz until it holds; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not rospy.is_shutdown() and time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError('timed out after %.1f s waiting for %s' % (timeout, what))
+
+
+class TestLaunchSmoke(unittest.TestCase):
+
+    def setUp(self):
+        self.latest = {}
+        self.logs = []
+        self.lock = threading.Lock()
+        for topic, cls in [('/lost_service/state', String), ('/lost_detector/status', String),
+                           ('/kidnap_monitor/picked_up', Bool)]:
+            rospy.Subscriber(topic, cls, self.keep, topic)
+        rospy.Subscriber('/rosout', Log, self.log, queue_size=1000)
+
+    def keep(self, msg, topic):
+        self.latest[topic] = msg.data
+
+    def log(self, msg):
+        with self.lock:
+            self.logs.append(msg)
+
+    def running_nodes(self):
+        master = rosgraph.Master('/test_launch_smoke')
+        publishers, subscribers, services = master.getSystemState()
+        names = set()
+        for _, nodes in publishers + subscribers + services:
+            names.update(nodes)
+        return names
+
+    def test_starts_cleanly_and_waits(self):
+        wait_for(lambda: set(NODES) <= self.running_nodes(), 30, 'all five nodes')
+        wait_for(lambda: self.latest.get('/lost_service/state') == 'IDLE', 10, 'state IDLE')
+        wait_for(lambda: self.latest.get('/lost_detector/status') == 'normal', 10,
+                 'detector normal')
+        wait_for(lambda: self.latest.get('/kidnap_monitor/picked_up') is False, 10,
+                 'picked_up false')
+
+        def warned_about_move_base():
+            with self.lock:
+                return any(m.name == '/lost_and_found' and m.level == Log.WARN and
+                           'move_base' in m.msg for m in self.logs)
+        wait_for(warned_about_move_base, 30, 'a warning that move_base is missing')
+        self.assertTrue(set(NODES) <= self.running_nodes(), 'a node died while waiting')
+        with self.lock:
+            bad = [(m.name, m.msg) for m in self.logs if m.level >= Log.ERROR]
+        self.assertEqual(bad, [], 'errors or fatals logged at start-up')
+
+
+if __name__ == '__main__':
+    rospy.init_node('test_launch_smoke')
+    rostest.rosrun('lost_and_found', 'launch_smoke', TestLaunchSmoke)
