@@ -14,7 +14,7 @@ test: build
 
 # Unit tests only (no ROS master), for a quick loop while developing.
 unit: build
-	cd .ws && . devel/setup.sh && cd .. && /usr/bin/python3 -m pytest -q test/unit
+	. build/catkin_ws/devel/setup.sh && /usr/bin/python3 -m pytest -q test/unit
 
 clean:
-	rm -rf .ws test-results
+	rm -rf build test-results

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Build the catkin workspace in .ws/ (git-ignored) with Debian's /usr/bin/python3.
-# The package itself is linked into .ws/src; kobuki_msgs and fiducial_msgs come from compat/
-# only where the machine does not already provide them.
+# Build the catkin workspace in build/catkin_ws/ (git-ignored) with Debian's /usr/bin/python3.
+# The package itself is linked into build/catkin_ws/src; kobuki_msgs and fiducial_msgs come from
+# compat/ only where the machine does not already provide them. The package folder in the
+# workspace holds one link per top-level entry of the repository except build/ itself, so that
+# tools which walk the package (rosrun, roslaunch's $(find)) never loop back into the workspace.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WS="$ROOT/.ws"
+WS="$ROOT/build/catkin_ws"
 export PATH="/usr/bin:/bin:$PATH"
 # shellcheck disable=SC1091
 source /opt/ros/noetic/setup.bash 2>/dev/null || true
 
-mkdir -p "$WS/src"
-ln -sfn "$ROOT" "$WS/src/lost_and_found"
+PKG="$WS/src/lost_and_found"
+if [ -L "$PKG" ]; then rm "$PKG"; fi
+mkdir -p "$PKG"
+find "$PKG" -maxdepth 1 -type l -delete
+for entry in "$ROOT"/* "$ROOT"/.ci; do
+  case "$(basename "$entry")" in build|test-results) continue ;; esac
+  ln -sfn "$entry" "$PKG/$(basename "$entry")"
+done
 for pkg in kobuki_msgs fiducial_msgs; do
   link="$WS/src/$pkg"
   if [ -L "$link" ]; then continue; fi

@@ -7,7 +7,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="/usr/bin:/bin:$PATH"
 set +u  # the catkin setup scripts read unset variables
 # shellcheck disable=SC1091
-source "$ROOT/.ws/devel/setup.bash"
+source "$ROOT/build/catkin_ws/devel/setup.bash"
 set -u
 RESULTS="$ROOT/test-results"
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"

@@ -1,0 +1,1 @@
+"""Pure decision code: stdlib, numpy and scikit-learn only; no rospy, messages or clock."""

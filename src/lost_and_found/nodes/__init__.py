@@ -1,0 +1,1 @@
+"""rospy adapters, one module per executable: params -> config, messages <-> plain values."""

@@ -1,0 +1,75 @@
+"""nodes/params.load_config: a bad parameter stops the node with a message naming it."""
+import dataclasses
+
+import pytest
+
+from lost_and_found.core.config import Checker
+from lost_and_found.nodes import params
+
+
+@dataclasses.dataclass(frozen=True)
+class Example:
+    rate: float = 10.0
+    frame: str = 'map'
+
+    def validate(self):
+        check = Checker(self)
+        check.positive('rate')
+        check.non_empty('frame')
+        check.done()
+
+
+@pytest.fixture
+def fake_rospy(monkeypatch):
+    logged = {'fatal': [], 'warn': []}
+    given = {}
+    monkeypatch.setattr(params.rospy, 'get_param', lambda ns, default=None: dict(given))
+    monkeypatch.setattr(params.rospy, 'get_name', lambda: '/example')
+    monkeypatch.setattr(params.rospy, 'logfatal',
+                        lambda text, *args: logged['fatal'].append(text % args))
+    monkeypatch.setattr(params.rospy, 'logwarn',
+                        lambda text, *args: logged['warn'].append(text % args if args else text))
+    return given, logged
+
+
+def test_good_params_build_the_config(fake_rospy):
+    given, logged = fake_rospy
+    given.update(rate=5, typo=1)
+    assert params.load_config(Example) == Example(rate=5.0)
+    assert logged['fatal'] == [] and len(logged['warn']) == 1 and "'typo'" in logged['warn'][0]
+
+
+def test_bad_params_exit_1_naming_every_value(fake_rospy):
+    given, logged = fake_rospy
+    given.update(rate=-2.0, frame='')
+    with pytest.raises(SystemExit) as caught:
+        params.load_config(Example)
+    assert caught.value.code == 1
+    text = '\n'.join(logged['fatal'])
+    assert 'rate=-2.0' in text and "frame=''" in text and 'refusing to start' in text
+
+
+@pytest.mark.parametrize('module,cls', [
+    ('lost_and_found.core.kidnap', 'KidnapConfig'),
+    ('lost_and_found.core.lost_detector', 'LostDetectorConfig'),
+    ('lost_and_found.core.lost_service', 'LostServiceConfig'),
+    ('lost_and_found.core.recovery', 'RecoveryConfig'),
+    ('lost_and_found.core.fiducial', 'FiducialLocalizerConfig'),
+])
+def test_every_shipped_yaml_loads_without_unknown_keys(module, cls):
+    import importlib
+    import os
+    import yaml
+    from lost_and_found.core.config import config_from_params
+    names = {'KidnapConfig': 'kidnap_monitor', 'LostDetectorConfig': 'lost_detector',
+             'LostServiceConfig': 'lost_service', 'RecoveryConfig': 'lost_and_found',
+             'FiducialLocalizerConfig': 'fiducial_localizer'}
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'config', names[cls] + '.yaml')
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    if cls == 'FiducialLocalizerConfig':
+        data['fiducial_map'] = data.get('fiducial_map') or 'config/fiducials_example.yaml'
+    warnings = []
+    config_from_params(getattr(importlib.import_module(module), cls), data,
+                       warn=warnings.append)
+    assert warnings == []
