@@ -3,6 +3,7 @@ from setuptools import setup
 from catkin_pkg.python_setup import generate_distutils_setup
 
 setup(**generate_distutils_setup(
-    packages=['lost_and_found', 'lost_and_found.core', 'lost_and_found.nodes'],
+    packages=['lost_and_found', 'lost_and_found.core', 'lost_and_found.nodes',
+              'lost_and_found.sim'],
     package_dir={'': 'src'},
 ))

@@ -8,7 +8,7 @@ PKGS=(
   python3-rosmaster python3-rosbag python3-actionlib python3-tf python3-tf2-ros
   python3-std-msgs python3-geometry-msgs python3-sensor-msgs python3-nav-msgs
   python3-move-base-msgs python3-actionlib-msgs python3-std-srvs
-  python3-sklearn python3-numpy python3-yaml python3-matplotlib
+  python3-sklearn python3-numpy python3-scipy python3-yaml python3-matplotlib python3-pil
   python3-pytest python3-hypothesis python3-flake8
 )
 
