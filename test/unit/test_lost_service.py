@@ -274,3 +274,24 @@ def test_config_errors_name_the_value(params, fragment):
     with pytest.raises(ConfigError) as caught:
         config_from_params(LostServiceConfig, params)
     assert any(fragment in p for p in caught.value.problems), caught.value.problems
+
+
+def test_nomotion_updates_only_while_localizing():
+    service = localized_service(nomotion_update_period=0.5)
+    assert not service.tick(1.0).nomotion_update
+    service.on_detector_status('lost', 2.0)
+    assert not service.tick(2.1).nomotion_update, 'LOST: the search moves the robot'
+    service.on_initialpose(3.0)
+    assert service.tick(3.0).nomotion_update
+    assert not service.tick(3.2).nomotion_update
+    assert service.tick(3.5).nomotion_update
+    assert service.tick(1.0).nomotion_update, 'a clock that jumped back does not block it'
+    localize(service, 4.0)
+    assert service.state == State.IDLE and not service.tick(10.0).nomotion_update
+
+
+def test_nomotion_updates_can_be_disabled():
+    service = localized_service(nomotion_update_period=0.0)
+    service.on_detector_status('lost', 2.0)
+    service.on_initialpose(3.0)
+    assert not service.tick(3.0).nomotion_update

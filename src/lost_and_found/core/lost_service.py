@@ -20,6 +20,9 @@ Rules:
   tight (major x-y std dev below ``localized_sigma_xy`` and yaw std dev below
   ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
   not enough: right after a reset it reads ``normal`` until ``queue_min`` readings arrived.
+- While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
+  publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
+  one (``request_nomotion_update``) to confirm or refute the fix against the laser.
 - Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
 - Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
 """
@@ -62,6 +65,8 @@ class LostServiceConfig:
         dock_pose: optional (x, y, yaw) of the dock in ``map_frame``; when set, docking also
             re-seeds amcl there with the re-seed covariance.
         kidnap_namespace: where kidnap_monitor publishes picked_up, kidnapped and on_dock.
+        nomotion_update_period: while LOCALIZING, seconds between two requests for an amcl
+            update without motion; 0 disables them.
     """
 
     reseed_sigma_xy: float = 0.5
@@ -74,6 +79,7 @@ class LostServiceConfig:
     map_frame: str = 'map'
     dock_pose: tuple = ()
     kidnap_namespace: str = 'kidnap_monitor'
+    nomotion_update_period: float = 0.5
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -86,6 +92,7 @@ class LostServiceConfig:
         check.positive('localized_sigma_yaw')
         check.non_empty('map_frame')
         check.non_empty('kidnap_namespace')
+        check.non_negative('nomotion_update_period')
         check.require(len(self.dock_pose) in (0, 3) and all(
             isinstance(v, (int, float)) and math.isfinite(v) for v in self.dock_pose),
             'dock_pose', 'be empty or [x, y, yaw] of finite numbers')
@@ -124,6 +131,7 @@ class Actions:
     reseed: Reseed = None
     global_localization: bool = False
     reset_detector: bool = False
+    nomotion_update: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +161,7 @@ class LostService:
         self._tight_streak = 0
         self._global_armed = True
         self._last_global_call = None
+        self._last_nomotion = None
 
     @property
     def state(self):
@@ -311,6 +320,19 @@ class LostService:
         self._last_global_call = None
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'reset')
+        return actions
+
+    def tick(self, t):
+        """Periodic call: while LOCALIZING, ask amcl for updates without motion."""
+        actions = Actions()
+        period = self.config.nomotion_update_period
+        if self.state != State.LOCALIZING or period <= 0:
+            self._last_nomotion = None
+            return actions
+        if self._last_nomotion is None or t < self._last_nomotion or \
+                t - self._last_nomotion >= period:
+            self._last_nomotion = t
+            actions.nomotion_update = True
         return actions
 
     # -- output ---------------------------------------------------------------------------

@@ -57,7 +57,8 @@ class LostServiceNode:
     latched: where a put-down re-seeds), ``initialpose`` (re-seeds), ``lost_detector/reset``
     (std_msgs/Empty).
     Services: ``~change_state`` (lost_and_found/ChangeState), ``~reset`` (std_srvs/Empty).
-    Service clients: ``global_localization`` (std_srvs/Empty, amcl).
+    Service clients: ``global_localization`` and ``request_nomotion_update`` (std_srvs/Empty,
+    amcl's).
     Parameters: see LostServiceConfig.
     """
 
@@ -92,6 +93,8 @@ class LostServiceNode:
                          queue_size=10)
         rospy.Service('~change_state', ChangeState, self._on_change_state)
         rospy.Service('~reset', EmptySrv, self._on_reset)
+        self._worker = ServiceWorker()
+        rospy.Timer(rospy.Duration(0.1), self._on_timer)
         rospy.loginfo('lost_service: state %s, waiting for the lost detector and kidnap monitor',
                       self.core.state.value)
 
@@ -113,16 +116,12 @@ class LostServiceNode:
         if actions.reset_detector:
             self._reset_pub.publish(Empty())
         if actions.global_localization:
-            threading.Thread(target=self._call_global_localization, daemon=True).start()
+            self._worker.call('global_localization', announce=True)
+        if actions.nomotion_update:
+            self._worker.call('request_nomotion_update')
 
-    def _call_global_localization(self):
-        name = rospy.resolve_name('global_localization')
-        try:
-            rospy.wait_for_service(name, timeout=2.0)
-            rospy.ServiceProxy(name, EmptySrv)()
-            rospy.loginfo('global localization requested from %s', name)
-        except (rospy.ROSException, rospy.ServiceException) as error:
-            rospy.logwarn('global localization failed (%s): %s', name, error)
+    def _on_timer(self, event):
+        self._handle(self.core.tick, rospy.get_time())
 
     def _publish_status(self):
         status = self.core.status()
@@ -188,6 +187,43 @@ class LostServiceNode:
         rospy.loginfo('lost_service: reset requested')
         self._handle(self.core.reset, rospy.get_time())
         return EmptyResponse()
+
+
+class ServiceWorker:
+    """Calls std_srvs/Empty services (amcl's) off the callback threads, one at a time.
+
+    A call already queued for the same service is not queued twice; a missing service is
+    warned about (throttled) and never blocks a callback.
+    """
+
+    def __init__(self, timeout=2.0):
+        """Start the worker thread; each call waits at most ``timeout`` s for its service."""
+        self._timeout = timeout
+        self._pending = []
+        self._condition = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def call(self, name, announce=False):
+        """Queue a call of service ``name``; ``announce`` logs its success at info level."""
+        with self._condition:
+            if all(queued != name for queued, _ in self._pending):
+                self._pending.append((name, announce))
+                self._condition.notify()
+
+    def _run(self):
+        while not rospy.is_shutdown():
+            with self._condition:
+                while not self._pending:
+                    self._condition.wait()
+                name, announce = self._pending.pop(0)
+            resolved = rospy.resolve_name(name)
+            try:
+                rospy.wait_for_service(resolved, timeout=self._timeout)
+                rospy.ServiceProxy(resolved, EmptySrv)()
+                if announce:
+                    rospy.loginfo('lost_service: called %s', resolved)
+            except (rospy.ROSException, rospy.ServiceException) as error:
+                rospy.logwarn_throttle(10.0, 'lost_service: %s failed: %s' % (resolved, error))
 
 
 def main():
