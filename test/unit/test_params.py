@@ -49,27 +49,33 @@ def test_bad_params_exit_1_naming_every_value(fake_rospy):
     assert 'rate=-2.0' in text and "frame=''" in text and 'refusing to start' in text
 
 
-@pytest.mark.parametrize('module,cls', [
-    ('lost_and_found.core.kidnap', 'KidnapConfig'),
-    ('lost_and_found.core.lost_detector', 'LostDetectorConfig'),
-    ('lost_and_found.core.lost_service', 'LostServiceConfig'),
-    ('lost_and_found.core.recovery', 'RecoveryConfig'),
-    ('lost_and_found.core.fiducial', 'FiducialLocalizerConfig'),
-])
-def test_every_shipped_yaml_loads_without_unknown_keys(module, cls):
+CONFIGS = [  # (module, config class, config/<name>.yaml)
+    ('lost_and_found.core.kidnap', 'KidnapConfig', 'kidnap_monitor'),
+    ('lost_and_found.core.lost_detector', 'LostDetectorConfig', 'lost_detector'),
+    ('lost_and_found.core.lost_service', 'LostServiceConfig', 'lost_service'),
+    ('lost_and_found.core.recovery', 'RecoveryConfig', 'lost_and_found'),
+    ('lost_and_found.core.fiducial', 'FiducialLocalizerConfig', 'fiducial_localizer'),
+    ('lost_and_found.sim.particle_filter', 'SimLocalizerConfig', 'sim_localizer'),
+    ('lost_and_found.sim.controller', 'NavigatorConfig', 'sim_navigator'),
+]
+#: Paths a launch file supplies; the shipped YAMLs leave them empty.
+LAUNCH_SUPPLIED = {'fiducial_map': 'config/fiducials_example.yaml', 'map_file': 'maps/lab.yaml'}
+
+
+@pytest.mark.parametrize('module,cls,name', CONFIGS)
+def test_every_shipped_yaml_loads_without_unknown_keys(module, cls, name):
     import importlib
     import os
     import yaml
     from lost_and_found.core.config import config_from_params
-    names = {'KidnapConfig': 'kidnap_monitor', 'LostDetectorConfig': 'lost_detector',
-             'LostServiceConfig': 'lost_service', 'RecoveryConfig': 'lost_and_found',
-             'FiducialLocalizerConfig': 'fiducial_localizer'}
-    path = os.path.join(os.path.dirname(__file__), '..', '..', 'config', names[cls] + '.yaml')
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'config', name + '.yaml')
     with open(path) as f:
         data = yaml.safe_load(f) or {}
-    if cls == 'FiducialLocalizerConfig':
-        data['fiducial_map'] = data.get('fiducial_map') or 'config/fiducials_example.yaml'
+    config_cls = getattr(importlib.import_module(module), cls)
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    for key, value in LAUNCH_SUPPLIED.items():
+        if key in fields and not data.get(key):
+            data[key] = value
     warnings = []
-    config_from_params(getattr(importlib.import_module(module), cls), data,
-                       warn=warnings.append)
+    config_from_params(config_cls, data, warn=warnings.append)
     assert warnings == []

@@ -1,0 +1,353 @@
+"""The rospy adapter of ``sim_navigator``, a move_base stand-in (decisions: sim/controller.py).
+
+It serves move_base's interface on the simulator: the ``move_base`` action
+(move_base_msgs/MoveBaseAction) and ``move_base_simple/goal``, a global plan on the inflated map
+(sim/planner.py) from the *estimated* pose (tf ``map`` -> ``base_footprint``, the localizer's
+estimate, as move_base does), and a pure-pursuit controller that stops for obstacles in ``scan``.
+Runs on sim time: every rate and timeout follows /clock.
+"""
+import math
+import sys
+import threading
+
+import actionlib
+import rospy
+import tf2_ros
+from actionlib.goal_id_generator import GoalIDGenerator
+from geometry_msgs.msg import PoseStamped, Quaternion, Twist
+from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseFeedback, \
+    MoveBaseResult
+from nav_msgs.msg import Path
+from sensor_msgs.msg import LaserScan
+
+from lost_and_found.core import geometry
+from lost_and_found.nodes.params import load_config
+from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
+    Step, scan_points
+from lost_and_found.sim.gridmap import MapError, load_map
+from lost_and_found.sim.planner import Planner
+
+#: Seconds between two warnings about the same repeating problem.
+_THROTTLE = 5.0
+
+#: Wait (s) for the transform of a goal given in another frame.
+_GOAL_TF_TIMEOUT = 1.0
+
+
+# ------------------------------------------------------------------ conversions (no master)
+
+def yaw_from_quaternion(q):
+    """Yaw (rad) of a geometry_msgs/Quaternion.
+
+    Raises:
+        ValueError: for a non-finite or zero quaternion (move_base rejects those too).
+    """
+    return geometry.yaw_of(geometry.quaternion_to_matrix((q.x, q.y, q.z, q.w)))
+
+
+def quaternion_from_yaw(yaw):
+    """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
+    return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
+
+
+def matrix_from_transform(transform):
+    """The 4x4 matrix of a geometry_msgs/Transform."""
+    t, q = transform.translation, transform.rotation
+    return geometry.make_transform((q.x, q.y, q.z, q.w), (t.x, t.y, t.z))
+
+
+def matrix_from_pose(pose):
+    """The 4x4 matrix of a geometry_msgs/Pose."""
+    p, q = pose.position, pose.orientation
+    return geometry.make_transform((q.x, q.y, q.z, q.w), (p.x, p.y, p.z))
+
+
+def pose2d_from_matrix(matrix):
+    """(x, y, yaw) of a 4x4 transform."""
+    return float(matrix[0, 3]), float(matrix[1, 3]), geometry.yaw_of(matrix)
+
+
+def scan_obstacles(msg, laser_pose):
+    """Robot-frame obstacle points (N, 2) of a sensor_msgs/LaserScan seen from ``laser_pose``."""
+    count = len(msg.ranges)
+    angles = [msg.angle_min + i * msg.angle_increment for i in range(count)]
+    return scan_points(msg.ranges, angles, laser_pose, msg.range_min, msg.range_max)
+
+
+def twist_msg(linear, angular):
+    """A geometry_msgs/Twist driving at ``linear`` m/s and turning at ``angular`` rad/s."""
+    msg = Twist()
+    msg.linear.x, msg.angular.z = linear, angular
+    return msg
+
+
+def path_msg(points, frame_id, stamp):
+    """A nav_msgs/Path of (x, y) points, each oriented along the path."""
+    msg = Path()
+    msg.header.frame_id, msg.header.stamp = frame_id, stamp
+    for i, (x, y) in enumerate(points):
+        nx, ny = points[min(i + 1, len(points) - 1)]
+        px, py = points[max(i - 1, 0)]
+        pose = PoseStamped()
+        pose.header = msg.header
+        pose.pose.position.x, pose.pose.position.y = float(x), float(y)
+        pose.pose.orientation = quaternion_from_yaw(math.atan2(ny - py, nx - px))
+        msg.poses.append(pose)
+    return msg
+
+
+# ------------------------------------------------------------------ the node
+
+class NavigationNode:
+    """Runs a Navigation on ROS with move_base's interface.
+
+    Subscribed topics:
+        scan (sensor_msgs/LaserScan): the obstacle stop (scans older than ``~scan_timeout``
+            are ignored); its frame is looked up in tf once.
+        move_base_simple/goal (geometry_msgs/PoseStamped): a goal, forwarded to our own action
+            (as move_base does, under this node's caller id).
+        tf: ``~global_frame`` -> ``~robot_base_frame`` (the estimated pose), the laser frame.
+    Published topics:
+        cmd_vel (geometry_msgs/Twist): at ``~controller_frequency`` while a goal is active;
+            one zero twist when a goal ends; nothing while idle (so others may drive).
+        ~plan (nav_msgs/Path): every new global plan.
+        move_base/goal (move_base_msgs/MoveBaseActionGoal): goals from move_base_simple/goal.
+    Action servers:
+        move_base (move_base_msgs/MoveBaseAction): SUCCEEDED within the tolerances; ABORTED
+            for no path (after ``~max_planning_retries``), no progress (after one re-plan), no
+            pose or a goal that cannot be transformed; PREEMPTED on a new goal or a cancel.
+            Feedback: the estimated pose at every control period.
+    Parameters:
+        see NavigatorConfig (map_file, global_frame, robot_base_frame, controller_frequency,
+        planner_frequency, max_planning_retries, pose_timeout, scan_timeout, planner and
+        follower parameters).
+    """
+
+    def __init__(self, navigation, config):
+        """Wrap ``navigation``; nothing is connected until :meth:`start`."""
+        self._nav = navigation
+        self._config = config
+        self._name = rospy.get_name()
+        self._lock = threading.Lock()          # guards the latest scan and the laser poses
+        self._scan = None                      # (receive time, LaserScan)
+        self._laser_poses = {}                 # scan frame_id -> (x, y, yaw) in the base frame
+        self._ids = GoalIDGenerator()
+        self._server = None
+
+    def start(self):
+        """Create the tf listener, publishers, subscribers and the action server."""
+        self._tf = tf2_ros.Buffer()
+        self._tf_listener = tf2_ros.TransformListener(self._tf)
+        self._cmd_pub = rospy.Publisher('cmd_vel', Twist, queue_size=1)
+        self._plan_pub = rospy.Publisher('~plan', Path, queue_size=1, latch=True)
+        # Remapping 'move_base' moves the whole action, as for the recovery node's client.
+        action = rospy.remap_name('move_base')
+        self._goal_pub = rospy.Publisher(action + '/goal', MoveBaseActionGoal, queue_size=1)
+        rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=1)
+        rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple_goal,
+                         queue_size=1)
+        self._server = actionlib.SimpleActionServer(action, MoveBaseAction,
+                                                    execute_cb=self._execute, auto_start=False)
+        self._server.start()
+        rospy.loginfo('%s: ready: move_base action at %s, planning in %s for %s at %g Hz',
+                      self._name, action, self._config.global_frame,
+                      self._config.robot_base_frame, self._config.controller_frequency)
+
+    # -------------------------------------------------------------- callbacks
+
+    def _on_scan(self, msg):
+        with self._lock:
+            self._scan = (rospy.get_time(), msg)
+
+    def _on_simple_goal(self, msg):
+        # What move_base does with a goal from rviz: send it to its own action.
+        try:
+            goal = MoveBaseActionGoal()
+            goal.header.stamp = rospy.Time.now()
+            goal.goal_id = self._ids.generate_ID()
+            goal.goal.target_pose = msg
+            self._goal_pub.publish(goal)
+        except Exception as error:   # noqa: B902 - a callback must never die on bad input
+            rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad move_base_simple/goal: %r'
+                                   % (self._name, error))
+
+    # -------------------------------------------------------------- helpers
+
+    def _goal_in_frame(self, target):
+        """(x, y, yaw) of a PoseStamped goal in the global frame.
+
+        Raises:
+            ValueError: for a bad quaternion or position, or when tf cannot transform it.
+        """
+        goal = matrix_from_pose(target.pose)        # raises on a bad quaternion
+        frame = target.header.frame_id.lstrip('/')
+        if frame and frame != self._config.global_frame:
+            try:
+                transform = self._tf.lookup_transform(
+                    self._config.global_frame, frame, rospy.Time(0),
+                    rospy.Duration(_GOAL_TF_TIMEOUT))
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException) as error:
+                raise ValueError('cannot transform the goal from %s to %s: %s' % (
+                    frame, self._config.global_frame, error)) from None
+            goal = geometry.compose(matrix_from_transform(transform.transform), goal)
+        x, y, yaw = pose2d_from_matrix(goal)
+        if not all(math.isfinite(v) for v in (x, y, yaw)):
+            raise ValueError('the goal (%r, %r, %r) is not finite' % (x, y, yaw))
+        return x, y, yaw
+
+    def _estimated_pose(self):
+        """(x, y, yaw) of the robot in the global frame from tf, or None."""
+        try:
+            transform = self._tf.lookup_transform(
+                self._config.global_frame, self._config.robot_base_frame, rospy.Time(0))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: no pose estimate (%s -> %s): %s' % (
+                self._name, self._config.global_frame, self._config.robot_base_frame, error))
+            return None
+        stamp = transform.header.stamp.to_sec()
+        age = rospy.get_time() - stamp
+        if stamp > 0.0 and age > self._config.pose_timeout:
+            # A dead localizer leaves its last transform in the buffer: do not drive on it.
+            rospy.logwarn_throttle(_THROTTLE, '%s: the pose estimate is %.1f s old' % (
+                self._name, age))
+            return None
+        return pose2d_from_matrix(matrix_from_transform(transform.transform))
+
+    def _laser_pose(self, frame):
+        """(x, y, yaw) of laser frame ``frame`` in the robot frame (static: cached), or None."""
+        frame = frame.lstrip('/')
+        if not frame or frame == self._config.robot_base_frame:
+            return (0.0, 0.0, 0.0)
+        if frame not in self._laser_poses:
+            try:
+                transform = self._tf.lookup_transform(
+                    self._config.robot_base_frame, frame, rospy.Time(0))
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException) as error:
+                rospy.logwarn_throttle(_THROTTLE, '%s: laser frame %s unknown, scan ignored: %s'
+                                       % (self._name, frame, error))
+                return None
+            self._laser_poses[frame] = pose2d_from_matrix(
+                matrix_from_transform(transform.transform))
+        return self._laser_poses[frame]
+
+    def _obstacles(self, now):
+        """Robot-frame points of the latest fresh scan, or None."""
+        with self._lock:
+            scan = self._scan
+        if scan is None:
+            rospy.logwarn_throttle(_THROTTLE, '%s: no scan yet: driving without the obstacle '
+                                   'stop' % self._name)
+            return None
+        received, msg = scan
+        if now - received > self._config.scan_timeout or now < received - 1.0:
+            rospy.logwarn_throttle(_THROTTLE, '%s: the scan is %.1f s old: driving without the '
+                                   'obstacle stop' % (self._name, now - received))
+            return None
+        laser_pose = self._laser_pose(msg.header.frame_id)
+        if laser_pose is None:
+            return None
+        try:
+            return scan_obstacles(msg, laser_pose)
+        except (ValueError, TypeError) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad scan: %r' % (self._name, error))
+            return None
+
+    def _stop_robot(self):
+        self._cmd_pub.publish(Twist())
+
+    def _feedback(self, pose):
+        msg = PoseStamped()
+        msg.header.frame_id = self._config.global_frame
+        msg.header.stamp = rospy.Time.now()
+        msg.pose.position.x, msg.pose.position.y = pose[0], pose[1]
+        msg.pose.orientation = quaternion_from_yaw(pose[2])
+        self._server.publish_feedback(MoveBaseFeedback(base_position=msg))
+
+    # -------------------------------------------------------------- the goal loop
+
+    def _execute(self, goal):
+        """The action's execute callback: runs one goal to its end (actionlib's thread)."""
+        try:
+            self._run(goal)
+        except Exception as error:   # noqa: B902 - never leave a goal hanging or the robot moving
+            rospy.logerr('%s: goal failed: %r' % (self._name, error))
+            self._nav.stop()
+            self._stop_robot()
+            if self._server.is_active():
+                self._server.set_aborted(MoveBaseResult(), 'internal error: %r' % (error,))
+
+    def _run(self, goal):
+        try:
+            x, y, yaw = self._goal_in_frame(goal.target_pose)
+        except ValueError as error:
+            rospy.logwarn('%s: goal aborted: %s', self._name, error)
+            self._server.set_aborted(MoveBaseResult(), str(error))
+            return
+        rospy.loginfo('%s: new goal (%.2f, %.2f, %.2f) in %s', self._name, x, y, yaw,
+                      self._config.global_frame)
+        self._nav.start(x, y, yaw, rospy.get_time())
+        rate = rospy.Rate(self._config.controller_frequency)
+        last_status = None
+        while not rospy.is_shutdown():
+            if self._server.is_preempt_requested():
+                self._nav.stop()
+                self._stop_robot()
+                rospy.loginfo('%s: goal preempted', self._name)
+                self._server.set_preempted(MoveBaseResult(), 'preempted')
+                return
+            now = rospy.get_time()
+            pose = self._estimated_pose()
+            try:
+                step = self._nav.step(pose, now, self._obstacles(now))
+            except (ValueError, TypeError) as error:
+                rospy.logwarn_throttle(_THROTTLE, '%s: control step skipped: %r' % (
+                    self._name, error))
+                step = Step()
+            if step.outcome is not None:
+                self._stop_robot()
+                if step.outcome is Outcome.SUCCEEDED:
+                    rospy.loginfo('%s: goal reached', self._name)
+                    self._server.set_succeeded(MoveBaseResult(), step.message)
+                else:
+                    rospy.logwarn('%s: goal aborted: %s', self._name, step.message)
+                    self._server.set_aborted(MoveBaseResult(), step.message)
+                return
+            if step.new_path and self._nav.path is not None:
+                self._plan_pub.publish(path_msg(self._nav.path.tolist(),
+                                                self._config.global_frame, rospy.Time.now()))
+            if step.status != last_status:
+                rospy.logdebug('%s: %s', self._name, step.status and step.status.value)
+                last_status = step.status
+            self._cmd_pub.publish(twist_msg(step.linear, step.angular))
+            if pose is not None:
+                self._feedback(pose)
+            try:
+                rate.sleep()
+            except rospy.ROSTimeMovedBackwardsException:
+                rospy.logwarn('%s: sim time moved backwards', self._name)
+            except rospy.ROSInterruptException:
+                break
+        self._nav.stop()
+        self._stop_robot()
+        if self._server.is_active():
+            self._server.set_aborted(MoveBaseResult(), 'shutting down')
+
+
+def main():
+    """Run the sim_navigator node."""
+    rospy.init_node('sim_navigator')
+    config = load_config(NavigatorConfig)
+    try:
+        grid = load_map(config.map_file)
+    except MapError as error:
+        rospy.logfatal('%s: bad parameter map_file=%r: %s', rospy.get_name(), config.map_file,
+                       error)
+        sys.exit(1)
+    planner = Planner(grid, config.planner_config())
+    node = NavigationNode(Navigation(planner, PathFollower(config.follower_config()), config),
+                          config)
+    node.start()
+    rospy.spin()
