@@ -295,3 +295,16 @@ def test_nomotion_updates_can_be_disabled():
     service.on_detector_status('lost', 2.0)
     service.on_initialpose(3.0)
     assert not service.tick(3.0).nomotion_update
+
+
+def test_repeated_fixes_while_localizing_do_not_restart_the_count():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    assert service.on_initialpose(2.0).reset_detector
+    service.on_detector_status('normal', 2.1)
+    service.on_pose(HOME, TIGHT, 2.5)
+    service.on_pose(HOME, TIGHT, 3.0)
+    actions = service.on_initialpose(3.2)        # the same tag, seen again
+    assert not actions.reset_detector and service.state == State.LOCALIZING
+    service.on_pose(HOME, TIGHT, 3.5)
+    assert service.state == State.IDLE

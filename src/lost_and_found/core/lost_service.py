@@ -288,7 +288,14 @@ class LostService:
         return Actions()
 
     def on_initialpose(self, t):
-        """An /initialpose from someone else: a fiducial fix or a person."""
+        """An /initialpose from someone else: a fiducial fix or a person.
+
+        While LOCALIZING, a further fix (a fiducial seen again) confirms the first one: the
+        count of tight poses goes on rather than restarting, or a tag in view that is re-sent
+        every second would keep the robot LOCALIZING forever.
+        """
+        if self.state == State.LOCALIZING:
+            return Actions()
         actions = Actions(reset_detector=True)
         if self.state in (State.LOST, State.NEED_HELP):
             self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
