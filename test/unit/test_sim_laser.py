@@ -1,0 +1,169 @@
+"""The ray-cast laser: exact ranges in a square room, rays off the map, unknown cells, REP 117."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lost_and_found.core.config import ConfigError, config_from_params
+from lost_and_found.sim.gridmap import GridMap
+from lost_and_found.sim.laser import LaserConfig, LaserModel, cast_rays
+
+RES = 0.05
+ROWS, COLS = 60, 80          # a 4 m x 3 m room, walls one cell thick on every side
+
+
+def room(origin=(0.0, 0.0, 0.0)):
+    """The room; its free inside spans [RES, (COLS-1)*RES] x [RES, (ROWS-1)*RES] in grid axes."""
+    occupied = np.zeros((ROWS, COLS), dtype=bool)
+    occupied[[0, -1], :] = True
+    occupied[:, [0, -1]] = True
+    return GridMap.from_occupancy(occupied, RES, origin)
+
+
+def to_room_wall(x, y, angle):
+    """Analytic distance from (x, y) inside the room to its inner wall faces along ``angle``."""
+    lo_x, hi_x, lo_y, hi_y = RES, (COLS - 1) * RES, RES, (ROWS - 1) * RES
+    c, s = math.cos(angle), math.sin(angle)
+    candidates = []
+    if c > 1e-12:
+        candidates.append((hi_x - x) / c)
+    if c < -1e-12:
+        candidates.append((lo_x - x) / c)
+    if s > 1e-12:
+        candidates.append((hi_y - y) / s)
+    if s < -1e-12:
+        candidates.append((lo_y - y) / s)
+    return min(candidates)
+
+
+inside_x = st.floats(RES + 0.01, (COLS - 1) * RES - 0.01)
+inside_y = st.floats(RES + 0.01, (ROWS - 1) * RES - 0.01)
+
+
+@settings(max_examples=60, deadline=None)
+@given(inside_x, inside_y, st.floats(-math.pi, math.pi))
+def test_ranges_in_a_room_are_exact(x, y, heading):
+    angles = heading + np.linspace(-math.pi, math.pi, 90, endpoint=False)
+    ranges = cast_rays(room(), x, y, angles, 10.0)
+    expected = [to_room_wall(x, y, a) for a in angles]
+    # The walls are made of cells, so the traversal is exact up to float rounding.
+    np.testing.assert_allclose(ranges, expected, atol=1e-6)
+
+
+def test_axis_aligned_and_diagonal_beams():
+    ranges = cast_rays(room(), 1.0, 1.0, [0.0, math.pi / 2, math.pi, -math.pi / 2,
+                                          math.pi / 4], 10.0)
+    # Inner faces: x = 0.05 and 3.95, y = 0.05 and 2.95; the diagonal meets y = 2.95 first.
+    np.testing.assert_allclose(ranges, [2.95, 1.95, 0.95, 0.95, 1.95 * math.sqrt(2)],
+                               atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(inside_x, inside_y, st.floats(-math.pi, math.pi),
+       st.floats(-5.0, 5.0), st.floats(-5.0, 5.0), st.floats(-math.pi, math.pi))
+def test_a_moved_and_rotated_map_gives_the_same_ranges(gx, gy, heading, ox, oy, oyaw):
+    # The same room placed with origin (ox, oy, oyaw): cast from the same grid-relative point.
+    grid = room((ox, oy, oyaw))
+    c, s = math.cos(oyaw), math.sin(oyaw)
+    x, y = ox + c * gx - s * gy, oy + s * gx + c * gy
+    angles = heading + np.linspace(-math.pi, math.pi, 36, endpoint=False)
+    ranges = cast_rays(grid, x, y, angles + oyaw, 10.0)
+    expected = [to_room_wall(gx, gy, a) for a in angles]
+    np.testing.assert_allclose(ranges, expected, atol=1e-6)
+
+
+def test_max_range_cuts_returns():
+    ranges = cast_rays(room(), 1.0, 1.0, [0.0], 2.9)     # the wall is 2.95 m away
+    assert ranges[0] == math.inf
+    assert cast_rays(room(), 1.0, 1.0, [0.0], 2.96)[0] == pytest.approx(2.95)
+
+
+def test_rays_leaving_the_map_return_nothing():
+    open_map = GridMap.from_occupancy(np.zeros((20, 20), dtype=bool), RES)
+    assert np.all(np.isinf(cast_rays(open_map, 0.5, 0.5, np.linspace(-3, 3, 50), 10.0)))
+    # A single wall cell: rays away from it leave the map, the one toward it hits.
+    occupied = np.zeros((20, 20), dtype=bool)
+    occupied[10, 15] = True
+    grid = GridMap.from_occupancy(occupied, RES)
+    ranges = cast_rays(grid, 0.525, 0.525, [0.0, math.pi], 10.0)
+    assert ranges[0] == pytest.approx(0.75 - 0.525) and ranges[1] == math.inf
+
+
+def test_a_ray_from_outside_the_map_hits_what_it_enters():
+    ranges = cast_rays(room(), -1.0, 1.0, [0.0, math.pi], 10.0)
+    assert ranges[0] == pytest.approx(1.0) and ranges[1] == math.inf
+
+
+def test_origin_inside_an_obstacle_reads_zero():
+    assert np.all(cast_rays(room(), 0.02, 1.0, [0.0, 1.0], 10.0) == 0.0)
+
+
+def test_unknown_cells_are_free_unless_configured():
+    occupied = np.zeros((ROWS, COLS), dtype=bool)
+    occupied[:, -1] = True
+    free = ~occupied
+    free[:, 40:45] = False                       # an unknown band from x = 2.0 to 2.25 m
+    grid = GridMap(occupied, free, RES)
+    assert cast_rays(grid, 1.0, 1.0, [0.0], 10.0)[0] == pytest.approx(2.95)
+    assert cast_rays(grid, 1.0, 1.0, [0.0], 10.0, unknown_is_occupied=True)[0] == \
+        pytest.approx(1.0)
+
+
+def test_non_finite_input_is_refused():
+    with pytest.raises(ValueError):
+        cast_rays(room(), math.nan, 1.0, [0.0], 5.0)
+    with pytest.raises(ValueError):
+        cast_rays(room(), 1.0, 1.0, [math.inf], 5.0)
+    with pytest.raises(ValueError):
+        cast_rays(room(), 1.0, 1.0, [0.0], math.inf)
+
+
+def exact_laser(**overrides):
+    return LaserModel(LaserConfig(**dict({'noise': 0.0}, **overrides)), room())
+
+
+def test_default_laser_is_the_turtlebot2_kinect_fake_laser():
+    config = LaserConfig()
+    assert (config.beams, config.angle_min, config.angle_max) == (640, -0.5, 0.5)
+    assert (config.range_min, config.range_max) == (0.45, 5.0)
+    laser = LaserModel(config, room())
+    assert laser.angles.size == 640
+    assert laser.angles[0] == -0.5 and laser.angles[-1] == 0.5
+    assert laser.angle_increment == pytest.approx(1.0 / 639)
+
+
+def test_mounting_offset_shifts_the_origin():
+    # Base at (1, 1) facing +x; the laser 0.1 m ahead reads the wall at 3.95 m 0.1 m nearer.
+    laser = exact_laser(x=0.1, beams=3, angle_min=-0.1, angle_max=0.1)
+    ranges = laser.scan((1.0, 1.0, 0.0))
+    assert ranges[1] == pytest.approx(2.85)
+    rotated = exact_laser(x=0.0, yaw=math.pi / 2, beams=3, angle_min=-0.1, angle_max=0.1)
+    assert rotated.scan((1.0, 1.0, 0.0))[1] == pytest.approx(1.95)
+
+
+def test_rep117_out_of_range_readings():
+    laser = exact_laser(x=0.0, beams=2, angle_min=0.0, angle_max=math.pi, range_max=2.0)
+    # Facing +x the wall is 2.95 m away (beyond range_max): +inf. Facing -x it is 0.3 m
+    # away (nearer than range_min 0.45): -inf.
+    ranges = laser.scan((0.35, 1.0, 0.0))
+    assert ranges[0] == math.inf and ranges[1] == -math.inf
+
+
+def test_noise_is_gaussian_and_seeded():
+    config = LaserConfig(noise=0.02, x=0.0, beams=400, angle_min=-0.01, angle_max=0.01)
+    first = LaserModel(config, room(), np.random.default_rng(5)).scan((1.0, 1.0, 0.0))
+    again = LaserModel(config, room(), np.random.default_rng(5)).scan((1.0, 1.0, 0.0))
+    np.testing.assert_array_equal(first, again)
+    errors = first - 2.95 / np.cos(np.linspace(-0.01, 0.01, 400))
+    assert abs(errors.mean()) < 0.005 and 0.015 < errors.std() < 0.025
+
+
+def test_config_problems_name_each_key():
+    with pytest.raises(ConfigError) as error:
+        config_from_params(LaserConfig, {'beams': 1, 'range_min': 6.0, 'noise': -1.0,
+                                         'angle_min': 0.5, 'angle_max': 0.2})
+    text = str(error.value)
+    for key in ('beams=1', 'range_max=5.0', 'noise=-1.0', 'angle_max=0.2'):
+        assert key in text
