@@ -1,7 +1,8 @@
 # lost_and_found: two commands on a fresh Debian 12 machine.
 #   make test   install what is missing, build, run unit tests, flake8 and rostests
-#   make demo   (arrives with the simulator)
-.PHONY: deps build test unit clean
+#   make demo   install, build, run the headless simulated kidnap demo (prints the timeline,
+#               writes demo/kidnap_demo.png, demo/kidnap_demo.bag, demo/result.json)
+.PHONY: deps build test unit demo maps clean
 
 deps:
 	bash tools/install_deps.sh
@@ -12,9 +13,16 @@ build: deps
 test: build
 	bash tools/run_tests.sh
 
+demo: build
+	bash tools/demo.sh $(DEMO_ARGS)
+
+# Regenerate maps/ (deterministic: the committed files come out byte-identical).
+maps: build
+	. build/catkin_ws/devel/setup.sh && /usr/bin/python3 tools/make_maps.py
+
 # Unit tests only (no ROS master), for a quick loop while developing.
 unit: build
 	. build/catkin_ws/devel/setup.sh && /usr/bin/python3 -m pytest -q test/unit
 
 clean:
-	rm -rf build test-results
+	rm -rf build test-results demo
