@@ -22,8 +22,9 @@ def localized_service(**overrides):
 
 
 def localize(service, t, count=5):
-    """Feed `count` tight poses with the detector normal."""
+    """amcl doubts (one loose pose), then `count` tight poses with the detector normal."""
     service.on_detector_status('normal', t)
+    service.on_pose(HOME, LOOSE, t)
     for i in range(count):
         service.on_pose(HOME, TIGHT, t + i)
 
@@ -74,10 +75,31 @@ def test_short_lift_while_localizing_returns_to_lost():
     assert service.state == State.LOST
 
 
-def test_kidnap_without_any_known_pose_does_not_reseed():
+def test_kidnap_without_any_pose_calls_global_localization():
     service = LostService(LostServiceConfig())
     actions = lift_and_put_down(service, 3.0)
     assert service.state == State.LOST and actions.reseed is None and actions.reset_detector
+    assert actions.global_localization
+
+
+def test_kidnap_before_a_confident_pose_reseeds_at_the_latest_estimate():
+    service = LostService(LostServiceConfig())
+    service.on_pose(HOME, LOOSE, 0.0)
+    assert service.last_good_pose is None
+    actions = lift_and_put_down(service, 3.0)
+    assert actions.reseed.pose == HOME and not actions.global_localization
+
+
+def test_a_cloud_that_never_doubted_does_not_localize_a_kidnapped_robot():
+    service = localized_service(localized_after=3)
+    lift_and_put_down(service, 3.0)
+    for i in range(10):                 # amcl stays tight where the robot was lifted
+        service.on_pose(HOME, TIGHT, 20.0 + i)
+    assert service.state == State.LOST
+    service.on_pose(HOME, LOOSE, 31.0)  # the re-seed took: amcl doubts, then converges
+    for i in range(3):
+        service.on_pose(HOME, TIGHT, 32.0 + i)
+    assert service.state == State.IDLE
 
 
 def test_tier2_on_the_ground_goes_lost_and_calls_global_localization_once():
@@ -152,6 +174,7 @@ def test_the_tight_streak_must_be_unbroken(breaker):
     service = localized_service(localized_after=3)
     service.on_detector_status('lost', 1.0)
     service.on_detector_status('normal', 1.5)
+    service.on_pose(HOME, LOOSE, 1.6)
     service.on_pose(HOME, TIGHT, 2.0)
     service.on_pose(HOME, TIGHT, 3.0)
     if breaker == 'loose pose':

@@ -20,6 +20,8 @@ Rules:
   tight (major x-y std dev below ``localized_sigma_xy`` and yaw std dev below
   ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
   not enough: right after a reset it reads ``normal`` until ``queue_min`` readings arrived.
+  While LOST, tight poses count only once amcl has shown doubt (a pose that is not tight) since
+  the robot got lost: a cloud that stayed tight through a kidnap proves nothing.
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
@@ -159,6 +161,8 @@ class LostService:
         self.docked = False
         self.last_good_pose = None
         self._tight_streak = 0
+        self._seen_doubt = False
+        self.last_pose = None
         self._global_armed = True
         self._last_global_call = None
         self._last_nomotion = None
@@ -177,6 +181,8 @@ class LostService:
             _log.info('state %s -> %s: %s', before.value, target.value, reason)
             if target in LOCALIZED:
                 self._global_armed = True
+            if target == State.LOST:
+                self._seen_doubt = False
             self._tight_streak = 0
         return accepted
 
@@ -237,10 +243,15 @@ class LostService:
             self._change(State.LOST, 'put down after a kidnap')
             self._global_armed = True
             actions.reset_detector = True
-            if self.last_good_pose is not None:
-                actions.reseed = self._reseed(self.last_good_pose)
+            pose = self.last_good_pose or self.last_pose
+            if pose is not None:
+                if self.last_good_pose is None:
+                    _log.warning('put down before any confident pose: re-seeding amcl at its '
+                                 'latest estimate')
+                actions.reseed = self._reseed(pose)
             else:
-                _log.warning('put down with no known pose to re-seed amcl at')
+                _log.warning('put down with no pose at all to re-seed amcl at')
+                self._maybe_global_localization(t, actions)
         else:
             back = self.machine.previous
             if back == State.LOCALIZING:
@@ -278,10 +289,15 @@ class LostService:
             sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal'
         if self.picked_up:
             return Actions()
-        if self.state in LOCALIZED and tight:
-            self.last_good_pose = pose
+        if self.state in LOCALIZED:
+            self.last_pose = pose
+            if tight:
+                self.last_good_pose = pose
         elif self.state in (State.LOST, State.LOCALIZING):
-            self._tight_streak = self._tight_streak + 1 if tight else 0
+            if not tight:
+                self._seen_doubt = True
+            counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
+            self._tight_streak = self._tight_streak + 1 if counts else 0
             if self._tight_streak >= self.config.localized_after:
                 self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
                              'localized' % self._tight_streak)
