@@ -330,7 +330,7 @@ def test_navigation_drives_through_the_door_and_succeeds():
 
 
 def test_navigation_aborts_a_goal_in_a_wall_after_the_retries():
-    nav = navigation(max_planning_retries=2)
+    nav = navigation(max_planning_retries=2, max_recoveries=0)
     nav.start(3.0, 1.0, None, 0.0)
     steps = [nav.step((1.0, 1.0, 0.0), 0.1 * k) for k in range(3)]
     assert [s.outcome for s in steps] == [None, None, Outcome.ABORTED]
@@ -339,7 +339,7 @@ def test_navigation_aborts_a_goal_in_a_wall_after_the_retries():
 
 
 def test_navigation_replans_once_when_stuck_then_aborts():
-    nav = navigation()
+    nav = navigation(max_recoveries=0)
     nav.start(2.0, 1.0, None, 0.0)
     outcomes, statuses = [], []
     for k in range(300):            # the robot never moves: stuck for 30 s
@@ -366,7 +366,7 @@ def test_navigation_aborts_without_a_pose_and_is_idle_after():
 
 
 def test_navigation_keeps_the_old_path_when_a_periodic_replan_fails():
-    nav = navigation(planner_frequency=1.0, max_planning_retries=1)
+    nav = navigation(planner_frequency=1.0, max_planning_retries=1, max_recoveries=0)
     nav.start(2.0, 1.0, None, 0.0)
     assert nav.step((1.0, 1.0, 0.0), 0.0).new_path
     # The estimate jumps off the map: the re-plan fails, the old path is kept once.
@@ -375,3 +375,30 @@ def test_navigation_keeps_the_old_path_when_a_periodic_replan_fails():
     assert nav.step((-2.0, 1.0, 0.0), 1.5).outcome is None      # no retry before 2.0 s
     step = nav.step((-2.0, 1.0, 0.0), 2.0)
     assert step.outcome is Outcome.ABORTED
+
+
+def test_navigation_rotates_in_place_before_giving_up_when_stuck():
+    nav = navigation(max_recoveries=2, recovery_rotate_speed=1.0)
+    nav.start(2.0, 1.0, None, 0.0)
+    rotating_time, outcome = 0.0, None
+    for k in range(1000):           # the robot never gets anywhere: stuck for 100 s
+        now = k * DT
+        step = nav.step((1.0, 1.0, 0.0), now)
+        if step.status is Status.ROTATING and step.linear == 0.0 and step.angular == 1.0:
+            rotating_time += DT
+        if step.outcome is not None:
+            outcome = (now, step.outcome, step.message)
+            break
+    # two full circles at 1 rad/s, each after a stall, then the abort
+    assert rotating_time == pytest.approx(2 * 2 * math.pi, abs=2 * DT)
+    assert outcome[1] is Outcome.ABORTED and 'after 2 recovery rotations' in outcome[2]
+
+
+def test_navigation_rotates_before_aborting_a_goal_without_a_path():
+    nav = navigation(max_planning_retries=0, max_recoveries=1, recovery_rotate_speed=2.0)
+    nav.start(3.0, 1.0, None, 0.0)          # inside the wall
+    step = nav.step((1.0, 1.0, 0.0), 0.0)
+    assert step.outcome is None and (step.linear, step.angular) == (0.0, 2.0)
+    assert nav.step((1.0, 1.0, 0.0), math.pi - 0.1).angular == 2.0
+    step = nav.step((1.0, 1.0, 0.0), math.pi + 0.1)     # rotation over: plan again, fail
+    assert step.outcome is Outcome.ABORTED and 'no path' in step.message

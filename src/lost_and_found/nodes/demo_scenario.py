@@ -125,6 +125,7 @@ class DemoScenarioNode:
         self._seen = set()                   # topics that delivered at least one message
         self._client = None
         self._goal_sent = False
+        self._clock_start = None            # (sim, wall) times when G was sent
         self._kidnap = None
 
     # -------------------------------------------------------------- set-up
@@ -261,6 +262,7 @@ class DemoScenarioNode:
         with self._lock:
             self._core.goal_sent(t)
         self._goal_sent = True
+        self._clock_start = (t, time.monotonic())
         self._client.send_goal(goal_msg(self._config.goal, self._config.map_frame,
                                         rospy.Time.now()))
         last_sim, last_wall = t, time.monotonic()
@@ -312,6 +314,15 @@ class DemoScenarioNode:
             result = self._core.result()
             lines = self._core.figure_lines()
         result['map_file'] = self._config.map_file
+        if self._clock_start is not None:
+            sim = rospy.get_time() - self._clock_start[0]
+            wall = time.monotonic() - self._clock_start[1]
+            if wall > 0:
+                # The whole graph at work (driving, kidnap, search, resume): how many sim
+                # seconds it got through per wall second.
+                result['real_time_factor'] = sim / wall
+                text = 'real-time factor (sim s / wall s, G sent -> end): %.2f' % (sim / wall)
+                lines = list(lines) + ['%s (%.1f sim s in %.1f wall s)' % (text, sim, wall)]
         out = self._config.output_dir
         try:
             self._plot(os.path.join(out, 'kidnap_demo.png'))

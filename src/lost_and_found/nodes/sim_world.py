@@ -285,7 +285,9 @@ class SimWorldNode:
         snapshot = {}
         if 'scan' in due:
             snapshot['scan'] = world.scan()
-        if 'odom' in due:
+        # Every scan goes out with the odometry of its instant, so that a localizer looking up
+        # odom -> base at the scan's stamp always finds it.
+        if 'odom' in due or 'scan' in due:
             snapshot['odom'] = (world.odometry.pose, world.odometry.v, world.odometry.w,
                                 world.pose)
         if 'core' in due:
@@ -297,9 +299,6 @@ class SimWorldNode:
     def _publish(self, snapshot, stamp):
         """Publish the sensors in ``snapshot``."""
         cfg = self._config
-        if 'scan' in snapshot:
-            self._pubs['scan'].publish(scan_msg(snapshot['scan'], self._laser_config,
-                                                cfg.laser_frame, stamp, 1.0 / cfg.scan_rate))
         if 'odom' in snapshot:
             odom_pose, v, w, truth = snapshot['odom']
             self._pubs['odom'].publish(odometry_msg(odom_pose, v, w, cfg.odom_frame,
@@ -308,6 +307,9 @@ class SimWorldNode:
                                                     odom_pose[0], odom_pose[1], 0.0,
                                                     odom_pose[2]))
             self._pubs['ground_truth'].publish(pose_stamped_msg(truth, cfg.map_frame, stamp))
+        if 'scan' in snapshot:          # after the odometry of its instant (see _snapshot)
+            self._pubs['scan'].publish(scan_msg(snapshot['scan'], self._laser_config,
+                                                cfg.laser_frame, stamp, 1.0 / cfg.scan_rate))
         if 'core' in snapshot:
             self._pubs['core'].publish(sensor_state_msg(*snapshot['core'], stamp))
         if 'camera' in snapshot:

@@ -388,6 +388,10 @@ class NavigatorConfig:
             retry waits for the next planner period.
         pose_timeout: a goal is aborted after this long (s) without a pose estimate.
         scan_timeout: scans older than this (s) are ignored by the obstacle stop.
+        max_recoveries: move_base's recovery behaviours: before a goal is aborted for no
+            progress or no path, the robot turns a full circle in place up to this many times
+            (then re-plans); 0 aborts at once. move_base's default list rotates twice.
+        recovery_rotate_speed: angular speed (rad/s) of those rotations.
         Other fields: see PlannerConfig and FollowerConfig (same names).
     """
 
@@ -399,6 +403,8 @@ class NavigatorConfig:
     max_planning_retries: int = 3
     pose_timeout: float = 2.0
     scan_timeout: float = 1.0
+    max_recoveries: int = 2
+    recovery_rotate_speed: float = 1.0
     inflation_radius: float = _mirror(PlannerConfig, 'inflation_radius')
     planning_resolution: float = _mirror(PlannerConfig, 'planning_resolution')
     unknown_is_free: bool = _mirror(PlannerConfig, 'unknown_is_free')
@@ -443,9 +449,11 @@ class NavigatorConfig:
         # Below 1 Hz the obstacle stop reacts too late; above 100 Hz it only burns CPU.
         check.in_range('controller_frequency', 1.0, 100.0)
         check.in_range('planner_frequency', 0.0, 10.0)
-        value = self.max_planning_retries
-        check.require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                      'max_planning_retries', 'be an integer >= 0')
+        for name in ('max_planning_retries', 'max_recoveries'):
+            value = getattr(self, name)
+            check.require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                          name, 'be an integer >= 0')
+        check.positive('recovery_rotate_speed')
         check.positive('pose_timeout')
         check.positive('scan_timeout')
         for cls in (PlannerConfig, FollowerConfig):
@@ -515,6 +523,8 @@ class Navigation:
         self._last_now = now
         self._have_path = False
         self._stall_replan = None
+        self._recoveries = 0
+        self._rotate_until = None
 
     @property
     def active(self):
@@ -549,6 +559,18 @@ class Navigation:
         self.stop()
         return Step(outcome=outcome, message=message)
 
+    def _recover_or_abort(self, now, why):
+        """Turn a full circle in place (move_base's rotate recovery), or abort when spent."""
+        c = self.config
+        if self._recoveries >= c.max_recoveries:
+            return self._finish(Outcome.ABORTED, '%s after %d recovery rotations'
+                                % (why, self._recoveries))
+        self._recoveries += 1
+        self._rotate_until = now + 2.0 * math.pi / c.recovery_rotate_speed
+        _log.info('navigation: %s: recovery rotation %d of %d', why, self._recoveries,
+                  c.max_recoveries)
+        return Step(0.0, c.recovery_rotate_speed, Status.ROTATING)
+
     def _plan(self, pose, now):
         """Plan from ``pose``; returns a Step when the goal must end, else None."""
         c = self.config
@@ -558,9 +580,10 @@ class Navigation:
         if path is None:
             self._failures += 1
             if self._failures > c.max_planning_retries:
-                return self._finish(Outcome.ABORTED, 'no path from (%.2f, %.2f) to (%.2f, %.2f) '
-                                    'after %d attempts' % (pose[0], pose[1], self.goal[0],
-                                                           self.goal[1], self._failures))
+                why = 'no path from (%.2f, %.2f) to (%.2f, %.2f) after %d attempts' % (
+                    pose[0], pose[1], self.goal[0], self.goal[1], self._failures)
+                self._failures = 0
+                return self._recover_or_abort(now, why)
             # Without any path retry next period; with one, keep following it meanwhile.
             self._force_plan = not self._have_path
             return None
@@ -596,6 +619,14 @@ class Navigation:
                                     % (now - self._pose_time))
             return Step()
         self._pose_time = now
+        if self._rotate_until is not None:
+            if now < self._rotate_until:
+                return Step(0.0, c.recovery_rotate_speed, Status.ROTATING)
+            # The rotation is over: start afresh from wherever the robot now believes it is.
+            self._rotate_until = None
+            self._stall_replan = None
+            self.follower.reset_progress(now)
+            self._force_plan = True
         new_path = False
         if self._force_plan or now >= self._next_plan:
             ended = self._plan(pose, now)
@@ -611,8 +642,8 @@ class Navigation:
             stalled_again = self._stall_replan is not None and \
                 self.follower.progress_time <= self._stall_replan
             if stalled_again:
-                return self._finish(Outcome.ABORTED, 'no progress for %.1f s after a re-plan'
-                                    % c.progress_timeout)
+                return self._recover_or_abort(now, 'no progress for %.1f s after a re-plan'
+                                              % c.progress_timeout)
             _log.info('navigation: no progress for %.1f s: re-planning', c.progress_timeout)
             self._stall_replan = now
             self.follower.reset_progress(now)

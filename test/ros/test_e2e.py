@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""End-to-end rostests: the simulator, the whole package, a scripted user and a kidnapper.
+
+One script, five scenarios (the ``~scenario`` parameter, set by each e2e_*.test):
+
+- ``lift_kidnap``: while driving to G, lifted 3 s and put down >= 5 m away -> LOST within 1 s
+  (sim) of the put-down; recovered (estimate within 0.45 m / 0.35 rad of the truth for 10 s);
+  G reached.
+- ``silent_bringup``: the robot is moved silently >= 3 m before it starts driving, so the
+  localizer starts from a wrong pose -> /lost_detector/status reaches lost, global
+  localization is called, recovered.
+- ``no_false_alarm``: ``~drive_time`` sim seconds of driving between the map's goals -> the
+  lost detector never reaches tier 2 and lost_service never leaves IDLE / NAVIGATING.
+- ``need_help``: a search budget too short to succeed -> NEED_HELP, the base stops, the saved
+  goal is still held.
+- ``reactive``: no move_base running; a lift kidnap still ends recovered.
+
+Scenario poses come from the map's ``scenario`` parameters (maps/<map>_sim.yaml).
+"""
+import math
+import threading
+import unittest
+
+import actionlib
+import rospy
+import rostest
+from geometry_msgs.msg import Pose2D
+from kobuki_msgs.msg import WheelDropEvent
+from move_base_msgs.msg import MoveBaseAction, MoveBaseGoal
+from rosgraph_msgs.msg import Log
+from std_msgs.msg import String
+
+from e2e_util import Monitor, wait_for
+from lost_and_found.srv import Kidnap, Teleport
+
+
+def goal_message(x, y, yaw, frame='map'):
+    """A MoveBaseGoal at (x, y, yaw)."""
+    goal = MoveBaseGoal()
+    goal.target_pose.header.frame_id = frame
+    goal.target_pose.header.stamp = rospy.Time.now()
+    goal.target_pose.pose.position.x = x
+    goal.target_pose.pose.position.y = y
+    goal.target_pose.pose.orientation.z = math.sin(yaw / 2.0)
+    goal.target_pose.pose.orientation.w = math.cos(yaw / 2.0)
+    return goal
+
+
+class TestEndToEnd(unittest.TestCase):
+    """Drives the simulated TurtleBot2 through one scenario."""
+
+    def setUp(self):
+        self.scenario = rospy.get_param('~scenario')
+        # the map's scenario (maps/<map>_sim.yaml), with this test's private overrides
+        self.params = dict(rospy.get_param('/scenario'))
+        self.params.update(rospy.get_param('~overrides', {}))
+        self.monitor = Monitor()
+        self.lock = threading.Lock()
+        self.raised = []            # sim times of RAISED wheel events
+        self.logs = []
+        self.detector_seen = set()
+        rospy.Subscriber('/mobile_base/events/wheel_drop', WheelDropEvent, self._on_wheel,
+                         queue_size=20)
+        rospy.Subscriber('/rosout', Log, self._on_log, queue_size=1000)
+        rospy.Subscriber('/lost_detector/status', String, self._on_detector, queue_size=100)
+        wait_for(lambda: rospy.get_time() > 0, 60, '/clock')
+        wait_for(lambda: self.monitor.truth is not None, 60, 'the ground truth')
+        wait_for(lambda: self.monitor.state() == 'IDLE', 60, 'lost_service IDLE')
+        wait_for(lambda: self.monitor.estimate() is not None, 60, 'tf map -> base_footprint')
+
+    def _on_wheel(self, msg):
+        if msg.state == WheelDropEvent.RAISED:
+            with self.lock:
+                self.raised.append(rospy.get_time())
+
+    def _on_log(self, msg):
+        with self.lock:
+            self.logs.append((msg.name, msg.msg))
+
+    def _on_detector(self, msg):
+        self.detector_seen.add(msg.data)
+
+    def logged(self, node, fragment):
+        with self.lock:
+            return any(name == node and fragment in text for name, text in self.logs)
+
+    # -- building blocks ---------------------------------------------------------------------
+
+    def send_goal(self, pose):
+        client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self.assertTrue(client.wait_for_server(rospy.Duration(30.0)), 'move_base is not up')
+        client.send_goal(goal_message(*pose))
+        return client
+
+    def kidnap(self, pose, hold=3.0):
+        """Lift, hold, carry and put down; returns (lift pose, put-down pose, put-down time)."""
+        rospy.wait_for_service('/sim_world/kidnap', timeout=30.0)
+        lifted_at = self.monitor.truth
+        with self.lock:
+            raised_before = len(self.raised)
+        reply = rospy.ServiceProxy('/sim_world/kidnap', Kidnap)(
+            pose=Pose2D(*pose), random=False, min_distance=0.0, hold=hold)
+        self.assertTrue(reply.success, reply.message)
+
+        def put_down():
+            with self.lock:
+                return len(self.raised) >= raised_before + 2
+        wait_for(put_down, 60, 'both wheels raised again (the put-down)')
+        with self.lock:
+            put_down_at = self.raised[raised_before + 1]
+        return lifted_at, (reply.pose.x, reply.pose.y, reply.pose.theta), put_down_at
+
+    def assert_lost_soon_after(self, put_down_at):
+        wait_for(lambda: self.monitor.first_state_time('LOST', after=put_down_at - 0.5)
+                 is not None, 30, 'LOST after the put-down')
+        delay = self.monitor.first_state_time('LOST', after=put_down_at - 0.5) - put_down_at
+        self.assertLessEqual(delay, 1.0, 'LOST %.2f s (sim) after the put-down' % delay)
+
+    def wait_goal_reached(self, pose, timeout):
+        wait_for(lambda: self.monitor.truth_near(pose[0], pose[1], 0.3), timeout,
+                 'the robot at its goal (%.2f, %.2f)' % (pose[0], pose[1]), period=0.2)
+
+    def wait_travelled(self, start, distance, timeout):
+        def far_enough():
+            truth = self.monitor.truth
+            return math.hypot(truth[0] - start[0], truth[1] - start[1]) >= distance
+        wait_for(far_enough, timeout, 'the robot to drive %.1f m' % distance, period=0.2)
+
+    # -- scenarios -------------------------------------------------------------------------
+
+    def test_scenario(self):
+        getattr(self, 'run_' + self.scenario)()
+
+    def run_lift_kidnap(self):
+        goal = self.params['goal']
+        start = self.monitor.truth
+        self.send_goal(goal)
+        self.wait_travelled(start, 0.5 * math.hypot(goal[0] - start[0], goal[1] - start[1]),
+                            180)
+        lifted, put, put_down_at = self.kidnap(self.params['kidnap_pose'])
+        self.assertGreaterEqual(math.hypot(put[0] - lifted[0], put[1] - lifted[1]), 5.0)
+        self.assert_lost_soon_after(put_down_at)
+        self.monitor.wait_recovered(timeout=300)
+        self.wait_goal_reached(goal, timeout=300)
+
+    def run_silent_bringup(self):
+        start = self.monitor.truth
+        wrong = self.params['silent_pose']
+        self.assertGreaterEqual(math.hypot(wrong[0] - start[0], wrong[1] - start[1]), 3.0)
+        rospy.wait_for_service('/sim_world/teleport', timeout=30.0)
+        self.assertTrue(rospy.ServiceProxy('/sim_world/teleport', Teleport)(
+            pose=Pose2D(*wrong)).success)
+        self.send_goal(self.params['goal'])
+        wait_for(lambda: 'lost' in self.detector_seen, 300, '/lost_detector/status lost')
+        wait_for(lambda: self.logged('/lost_service', 'global_localization'), 30,
+                 'lost_service to call global_localization')
+        self.monitor.wait_recovered(timeout=400)
+
+    def run_no_false_alarm(self):
+        goals = self.params['goals']
+        drive_time = rospy.get_param('~drive_time', 600.0)
+        began = rospy.get_time()
+        visited = 0
+        client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self.assertTrue(client.wait_for_server(rospy.Duration(30.0)))
+        while rospy.get_time() - began < drive_time:
+            goal = goals[visited % len(goals)]
+            client.send_goal(goal_message(*goal))
+            wait_for(lambda: client.wait_for_result(rospy.Duration(0.1)) or
+                     rospy.get_time() - began >= drive_time, 900, 'goal %d' % visited)
+            visited += 1
+            self.assertNotIn('lost', self.detector_seen,
+                             'a false tier-2 alarm while driving normally')
+        self.assertGreaterEqual(visited, 3, 'the robot hardly drove')
+        self.assertNotIn('lost', self.detector_seen)
+        with self.monitor.lock:
+            states = {state for _, state in self.monitor.states}
+        self.assertLessEqual(states, {'IDLE', 'NAVIGATING'}, 'states seen: %s' % states)
+
+    def run_need_help(self):
+        goal = self.params['goal']
+        start = self.monitor.truth
+        self.send_goal(goal)
+        self.wait_travelled(start, 2.0, 180)
+        _, _, put_down_at = self.kidnap(self.params['kidnap_pose'])
+        self.assert_lost_soon_after(put_down_at)
+        wait_for(lambda: self.monitor.state() == 'NEED_HELP', 300, 'NEED_HELP')
+        status = self.monitor.statuses[-1][1]
+        self.assertEqual((status.tier, status.status), (3, 'LOCALIZATION_NEED_HELP'))
+        # the base stops: the truth stays put over 5 s of sim time
+        first = self.monitor.truth
+        stop_began = rospy.get_time()
+        wait_for(lambda: rospy.get_time() - stop_began >= 5.0, 60, '5 s of sim time')
+        moved = math.hypot(self.monitor.truth[0] - first[0], self.monitor.truth[1] - first[1])
+        self.assertLess(moved, 0.05, 'the base moved %.2f m while NEED_HELP' % moved)
+        saved = self.monitor.saved_goal
+        self.assertIsNotNone(saved, 'the saved goal was dropped')
+        self.assertAlmostEqual(saved.pose.position.x, goal[0], places=3)
+        self.assertAlmostEqual(saved.pose.position.y, goal[1], places=3)
+
+    def run_reactive(self):
+        _, _, put_down_at = self.kidnap(self.params['kidnap_pose'])
+        self.assert_lost_soon_after(put_down_at)
+        self.monitor.wait_recovered(timeout=400)
+
+
+if __name__ == '__main__':
+    rospy.init_node('test_e2e')
+    rostest.rosrun('lost_and_found', 'e2e', TestEndToEnd)
