@@ -88,6 +88,11 @@ class Monitor:
         with self.lock:
             return self.states[-1][1] if self.states else None
 
+    def last_status(self):
+        """The latest LocalizationStatus, or None."""
+        with self.lock:
+            return self.statuses[-1][1] if self.statuses else None
+
     def first_state_time(self, name, after=0.0):
         """Sim time the state first became ``name`` at or after ``after``, or None."""
         with self.lock:

@@ -185,8 +185,10 @@ class TestEndToEnd(unittest.TestCase):
         _, _, put_down_at = self.kidnap(self.params['kidnap_pose'])
         self.assert_lost_soon_after(put_down_at)
         wait_for(lambda: self.monitor.state() == 'NEED_HELP', 300, 'NEED_HELP')
-        status = self.monitor.statuses[-1][1]
-        self.assertEqual((status.tier, status.status), (3, 'LOCALIZATION_NEED_HELP'))
+        # ~state and ~status are two topics: wait for the status to catch up, then check it
+        wait_for(lambda: self.monitor.last_status().tier == 3, 10, 'status tier 3')
+        status = self.monitor.last_status()
+        self.assertEqual((status.status, status.state), ('LOCALIZATION_NEED_HELP', 'NEED_HELP'))
         # the base stops: the truth stays put over 5 s of sim time
         first = self.monitor.truth
         stop_began = rospy.get_time()
