@@ -198,7 +198,12 @@ class SimNavigatorTest(unittest.TestCase):
 
     def tearDown(self):
         """Leave no goal running (a failed test must not spoil the next one)."""
-        self.client.cancel_all_goals()      # also goals sent on move_base_simple/goal
+        # Cancel every goal stamped up to now (also those sent on move_base_simple/goal), but
+        # not the next test's: a cancel-all that reached the server after the next goal would
+        # preempt it. The next goal is stamped later once the clock has moved on.
+        now = rospy.Time.now()
+        self.client.cancel_goals_at_and_before_time(now)
+        wait_for(lambda: rospy.Time.now() > now, 10.0, 'the clock to move on')
         wait_for(lambda: self.robot.state()[2] is None or
                  self.robot.state()[2][1:] == (0.0, 0.0), 10.0, 'the robot to stop')
 
