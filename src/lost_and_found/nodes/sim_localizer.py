@@ -271,6 +271,9 @@ class SimLocalizerNode:
             return
         try:
             x, y, yaw, cov = initial_pose_from_msg(msg)
+            # Like amcl: the pose is where the robot was at the message's stamp; carry it
+            # along the odometry since then (a fiducial fix arrives after the robot moved on).
+            x, y, yaw = compose2d((x, y, yaw), self._motion_since(msg.header.stamp))
             with self._lock:
                 self._pf.initialize(x, y, yaw, cov)
         except ValueError as error:
@@ -279,6 +282,25 @@ class SimLocalizerNode:
         rospy.loginfo('%s: initial pose (%.2f, %.2f, %.2f), sigma xy (%.2f, %.2f) m, '
                       'yaw %.2f rad', rospy.get_name(), x, y, yaw, math.sqrt(cov[0, 0]),
                       math.sqrt(cov[1, 1]), math.sqrt(cov[2, 2]))
+
+    def _motion_since(self, stamp):
+        """The base's odometry motion (x, y, yaw in the base frame) from ``stamp`` to now.
+
+        Zero when the stamp is zero or the odometry at either time is unknown (warned).
+        """
+        if stamp.is_zero():
+            return (0.0, 0.0, 0.0)
+        odom, base = self._config.odom_frame_id, self._config.base_frame_id
+        try:
+            then = self._buffer.lookup_transform(odom, base, stamp, rospy.Duration(ODOM_TIMEOUT))
+            now = self._buffer.lookup_transform(odom, base, rospy.Time(0))
+            return compose2d(invert2d(transform_to_pose2d(then.transform)),
+                             transform_to_pose2d(now.transform))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException, ValueError) as error:
+            self._warn('initialpose-odom', 'initial pose taken as now: no odometry at its '
+                       'stamp %.3f (%s)' % (stamp.to_sec(), error))
+            return (0.0, 0.0, 0.0)
 
     def on_global_localization(self, _req):
         """Spread the particles uniformly over the free map (amcl's service)."""
