@@ -5,7 +5,6 @@ stuck graph fails the test instead of hanging it.
 """
 import math
 import threading
-import time
 
 import rospy
 import tf2_ros
@@ -13,21 +12,12 @@ from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import String
 
 from lost_and_found.msg import LocalizationStatus
+from ros_wait import wait_for
 
 #: DESIGN.md §5: recovered = estimate within these of the truth, continuously for HOLD seconds.
 RECOVERED_XY = 0.45
 RECOVERED_YAW = 0.35
 RECOVERED_HOLD = 10.0
-
-
-def wait_for(predicate, timeout, what, period=0.05):
-    """Poll ``predicate`` until it holds; raise AssertionError after ``timeout`` wall seconds."""
-    deadline = time.monotonic() + timeout
-    while not rospy.is_shutdown() and time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(period)
-    raise AssertionError('timed out after %.0f s (wall) waiting for %s' % (timeout, what))
 
 
 def yaw_of(q):

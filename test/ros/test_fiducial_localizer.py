@@ -17,6 +17,7 @@ import tf2_ros
 from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
 from geometry_msgs.msg import PoseWithCovarianceStamped, TransformStamped
 from std_msgs.msg import String
+from ros_wait import wait_for
 
 NAME = 'test_fiducial_localizer'
 CAMERA_FRAME = 'camera_rgb_optical_frame'
@@ -92,13 +93,8 @@ class FiducialLocalizerTest(unittest.TestCase):
         return predicate()
 
     def wait_for(self, predicate, timeout, what):
-        """Poll ``predicate`` at 20 Hz; fail the test if it is not true within ``timeout``."""
-        deadline = time.time() + timeout
-        while time.time() < deadline and not rospy.is_shutdown():
-            if predicate():
-                return
-            time.sleep(0.05)
-        self.fail('timed out after %.1f s waiting for %s' % (timeout, what))
+        """Poll ``predicate``; fail the test if it is not true within ``timeout`` s."""
+        wait_for(predicate, timeout, what)
 
     def test_0_connected(self):
         """The node subscribes to the detections, the state and publishes initialpose."""

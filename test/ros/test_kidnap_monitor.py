@@ -12,6 +12,7 @@ import rospy
 import rostest
 from kobuki_msgs.msg import SensorState, WheelDropEvent
 from std_msgs.msg import Bool
+from ros_wait import wait_for
 
 NAME = 'test_kidnap_monitor'
 FLAGS = ('picked_up', 'kidnapped', 'on_dock')
@@ -44,13 +45,8 @@ class KidnapMonitorTest(unittest.TestCase):
             return self.history[name][-1][1] if self.history[name] else None
 
     def wait_for(self, predicate, timeout, what):
-        """Poll ``predicate`` at 20 Hz; fail the test if it is not true within ``timeout``."""
-        deadline = time.time() + timeout
-        while time.time() < deadline and not rospy.is_shutdown():
-            if predicate():
-                return
-            time.sleep(0.05)
-        self.fail('timed out after %.1f s waiting for %s' % (timeout, what))
+        """Poll ``predicate``; fail the test if it is not true within ``timeout`` s."""
+        wait_for(predicate, timeout, what)
 
     def hold_until(self, deadline, check=None):
         """Let the scenario run until wall time ``deadline``, checking ``check`` at 20 Hz."""

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """rostest: lost_and_found.launch alone starts cleanly and waits for the robot."""
 import threading
-import time
 import unittest
 
 import rosgraph
@@ -9,19 +8,10 @@ import rospy
 import rostest
 from rosgraph_msgs.msg import Log
 from std_msgs.msg import Bool, String
+from ros_wait import wait_for
 
 NODES = ['/kidnap_monitor', '/lost_detector', '/lost_service', '/lost_and_found',
          '/fiducial_localizer']
-
-
-def wait_for(predicate, timeout, what):
-    """Poll `predicate` at 20 Hz until it holds; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not rospy.is_shutdown() and time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError('timed out after %.1f s waiting for %s' % (timeout, what))
 
 
 class TestLaunchSmoke(unittest.TestCase):

@@ -12,18 +12,9 @@ from kobuki_msgs.msg import WheelDropEvent
 from std_msgs.msg import Bool, Empty, String
 
 from lost_and_found.msg import LocalizationStatus
+from ros_wait import wait_for
 
 HOME = (2.0, -1.0, 0.5)
-
-
-def wait_for(predicate, timeout, what):
-    """Poll `predicate` at 20 Hz until it holds; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not rospy.is_shutdown() and time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError('timed out after %.1f s waiting for %s' % (timeout, what))
 
 
 def amcl_pose(x, y, yaw, sigma_xy, sigma_yaw):

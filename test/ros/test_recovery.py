@@ -20,23 +20,11 @@ from std_msgs.msg import String
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.srv import ChangeState, ChangeStateResponse
 from lost_and_found.state import State, parse_state, transition_error
+from ros_wait import wait_for
 
 NODE = '/lost_and_found'
 HOME = (1.5, -0.5, 0.4)               # the last good pose published on amcl_pose
 GOAL = (4.0, 3.0, 1.0)                # the user's goal (x, y, yaw) in map
-
-
-def wait_for(predicate, timeout, what):
-    """Poll ``predicate`` at 20 Hz until true; fail the test after ``timeout`` seconds."""
-    deadline = rospy.get_time() + timeout
-    rate = rospy.Rate(20)
-    while not rospy.is_shutdown():
-        if predicate():
-            return
-        if rospy.get_time() > deadline:
-            raise AssertionError('timed out after %.1f s waiting for %s' % (timeout, what))
-        rate.sleep()
-    raise AssertionError('shut down while waiting for %s' % what)
 
 
 def stays(predicate, duration):

@@ -24,23 +24,13 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.sim.gridmap import load_map
+from ros_wait import wait_for
 
 #: Wall seconds between two simulation ticks.
 TICK = 0.01
 
 TERMINAL = (GoalStatus.PREEMPTED, GoalStatus.SUCCEEDED, GoalStatus.ABORTED,
             GoalStatus.REJECTED, GoalStatus.RECALLED, GoalStatus.LOST)
-
-
-def wait_for(predicate, timeout, what):
-    """Poll ``predicate`` at 20 Hz until true; fail after ``timeout`` wall seconds."""
-    deadline = time.monotonic() + timeout
-    event = threading.Event()
-    while not rospy.is_shutdown() and time.monotonic() < deadline:
-        if predicate():
-            return
-        event.wait(0.05)
-    raise AssertionError('timed out after %.1f s (wall) waiting for %s' % (timeout, what))
 
 
 def stays(predicate, duration):

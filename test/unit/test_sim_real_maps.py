@@ -26,7 +26,7 @@ def open_cells(grid, count):
 
 
 @pytest.mark.skipif(not PATHS, reason='../shared/data/maps is absent: real maps not checked')
-@pytest.mark.parametrize('path', PATHS, ids=lambda p: os.path.basename(p))
+@pytest.mark.parametrize('path', PATHS, ids=[os.path.basename(p) for p in PATHS])
 def test_world_localizer_and_planner_run_on_the_real_map(path):
     grid = load_map(path)
     (x0, y0), (x1, y1) = open_cells(grid, 2)
