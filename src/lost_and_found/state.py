@@ -133,7 +133,7 @@ class StateClient:
         except (self._rospy.ROSException, self._rospy.ServiceException) as error:
             self._proxy = None
             return False, '%s unavailable: %s' % (name, error)
-        parsed = parse_state(reply.state)
-        if parsed is not None:
-            self.state = parsed
+        # self.state follows the latched topic only: taking the reply's state here could make
+        # the topic's message of that same change look like no change, and on_change would
+        # never hear of it.
         return bool(reply.accepted), reply.message

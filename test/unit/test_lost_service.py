@@ -331,3 +331,80 @@ def test_repeated_fixes_while_localizing_do_not_restart_the_count():
     assert not actions.reset_detector and service.state == State.LOCALIZING
     service.on_pose(HOME, TIGHT, 3.5)
     assert service.state == State.IDLE
+
+
+def test_a_short_lift_after_a_kidnap_is_not_a_kidnap():
+    service = localized_service()
+    lift_and_put_down(service, 3.0, t0=10.0)            # kidnap: LOST, re-seeded
+    service.on_initialpose(15.0)
+    assert service.state == State.LOCALIZING
+    # the monitor still reports kidnapped (it clears only once localized); a bump-lift now
+    assert service.kidnapped
+    service.on_picked_up(True, 16.0)
+    assert service.status().tier == CONFUSED
+    actions = service.on_picked_up(False, 16.5)
+    assert actions.reseed is None and not actions.reset_detector
+    assert service.state == State.LOST      # the fix went stale in the air, nothing more
+
+
+def test_a_short_lift_returns_to_need_help():
+    service = localized_service()
+    lift_and_put_down(service, 3.0, t0=10.0)
+    service.request(State.NEED_HELP, 'budget', 20.0)
+    service.on_picked_up(True, 21.0)
+    assert service.on_picked_up(False, 21.5).reseed is None
+    assert service.state == State.NEED_HELP
+
+
+def test_a_short_lift_keeps_amcls_doubt():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('normal', 1.5)
+    service.on_pose(HOME, LOOSE, 2.0)                   # amcl doubted
+    service.on_pose(HOME, TIGHT, 3.0)
+    service.on_picked_up(True, 4.0)                     # a bump lifts both wheels
+    service.on_picked_up(False, 4.5)
+    assert service.state == State.LOST
+    for i in range(3):
+        service.on_pose(HOME, TIGHT, 5.0 + i)
+    assert service.state == State.IDLE
+
+
+@pytest.mark.parametrize('delay,kidnap', [(0.2, True), (2.0, False)])
+def test_kidnapped_reported_just_after_the_put_down(delay, kidnap):
+    service = localized_service(kidnap_grace=0.5)
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    service.on_picked_up(False, 12.05)                  # overtook kidnapped on its way
+    assert service.state == State.NAVIGATING
+    actions = service.on_kidnapped(True, 12.05 + delay)
+    assert (service.state == State.LOST) is kidnap
+    assert (actions.reseed is not None) is kidnap
+
+
+def test_the_reseed_gets_its_hold_off_before_global_localization():
+    service = localized_service(reseed_holdoff=10.0)
+    lift_and_put_down(service, 3.0, t0=10.0)            # put down (and re-seeded) at 13
+    assert not service.on_detector_status('lost', 14.0).global_localization
+    assert not service.tick(20.0).global_localization
+    assert service.tick(23.0).global_localization
+    assert not service.tick(24.0).global_localization, 'once'
+
+
+def test_no_global_localization_when_the_reseed_worked():
+    service = localized_service(reseed_holdoff=10.0)
+    lift_and_put_down(service, 3.0, t0=10.0)
+    service.on_detector_status('lost', 14.0)
+    service.on_detector_status('normal', 15.0)          # amcl converged on the re-seed
+    assert not service.tick(30.0).global_localization
+
+
+def test_an_unconfirmed_fix_times_out_back_to_lost():
+    service = localized_service(localizing_timeout=20.0)
+    service.on_detector_status('lost', 1.0)
+    service.on_initialpose(2.0)
+    assert service.state == State.LOCALIZING
+    service.tick(21.9)
+    assert service.state == State.LOCALIZING
+    service.tick(22.0)
+    assert service.state == State.LOST

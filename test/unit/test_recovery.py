@@ -553,3 +553,24 @@ def test_adapter_saves_user_goals_but_not_its_own(monkeypatch):
     node._on_result(result)
     assert core.saved_goal is None
     assert node._saved_pub.sent[-1].header.frame_id == ''
+
+
+@pytest.mark.parametrize('state', [State.FLYING, State.LOCALIZING, State.NEED_HELP])
+def test_a_user_goal_while_not_localized_is_saved_and_cancelled(state):
+    core = make_core()
+    core.on_state(state, 1.0)
+    core.on_user_goal(GOAL, 2.0)
+    command = core.step(2.1)
+    assert core.saved_goal == GOAL
+    assert command.cancel_user == GOAL.goal_id and command.request_state is None
+
+
+def test_lost_in_the_same_period_as_the_resume_does_not_resend():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_state(State.IDLE, runner.t)                 # localized: a re-send is pending ...
+    core.on_state(State.LOST, runner.t)                 # ... and lost again before the step
+    command = runner.step()
+    assert not command.resend_saved_goal and command.request_state is None
+    assert core.saved_goal == GOAL and core.phase == Phase.SPIN

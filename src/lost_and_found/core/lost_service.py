@@ -7,13 +7,17 @@ merged :class:`Status` that the adapter publishes whenever it changes.
 
 Rules:
 - Picked up (both wheels dropped) -> FLYING from any state on the ground.
-- Put down after a kidnap (held longer than the monitor's ``kidnap_after``) -> LOST, re-seed amcl
-  at the last good pose with inflated covariance, reset the detector. Put down after a short lift
-  -> back to the state before the lift (LOST when that was LOCALIZING: the fix is stale).
+- Put down after a kidnap (``kidnapped`` rose during *this* lift: held longer than the monitor's
+  ``kidnap_after``) -> LOST, re-seed amcl at the last good pose with inflated covariance, reset
+  the detector. Put down after a short lift -> back to the state before the lift (LOST when that
+  was LOCALIZING: the fix is stale). ``kidnapped`` arriving within ``kidnap_grace`` after such a
+  put-down (the two topics raced) still counts as a kidnap.
 - Detector tier 2 (``lost``) while on the ground -> LOST; on that transition call
   ``global_localization`` once per lost episode, and never twice within
   ``global_localization_holdoff`` (amcl's covariance right after it is huge by design, so the
-  detector is reset and the service waits for it to settle).
+  detector is reset and the service waits for it to settle). After a put-down re-seed, amcl
+  gets ``reseed_holdoff`` to make the re-seed work (its inflated covariance reads as lost
+  at first); global localization follows only if the detector still reads lost after it.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset.
 - LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive amcl poses whose covariance is
@@ -25,6 +29,8 @@ Rules:
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
+- LOCALIZING -> LOST when the fix is not confirmed within ``localizing_timeout`` (the search
+  resumes instead of the robot standing still for ever).
 - Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
 - Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
 """
@@ -69,6 +75,12 @@ class LostServiceConfig:
         kidnap_namespace: where kidnap_monitor publishes picked_up, kidnapped and on_dock.
         nomotion_update_period: while LOCALIZING, seconds between two requests for an amcl
             update without motion; 0 disables them.
+        reseed_holdoff: after a put-down re-seed, seconds before a tier-2 reading may call
+            global localization.
+        localizing_timeout: seconds in LOCALIZING without confirmation before going back to
+            LOST; 0 waits for ever.
+        kidnap_grace: a ``kidnapped`` that arrives this many seconds after a short-lift
+            put-down still makes it a kidnap.
     """
 
     reseed_sigma_xy: float = 0.5
@@ -82,6 +94,9 @@ class LostServiceConfig:
     dock_pose: tuple = ()
     kidnap_namespace: str = 'kidnap_monitor'
     nomotion_update_period: float = 0.5
+    reseed_holdoff: float = 10.0
+    localizing_timeout: float = 20.0
+    kidnap_grace: float = 0.5
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -95,6 +110,9 @@ class LostServiceConfig:
         check.non_empty('map_frame')
         check.non_empty('kidnap_namespace')
         check.non_negative('nomotion_update_period')
+        check.non_negative('reseed_holdoff')
+        check.non_negative('localizing_timeout')
+        check.non_negative('kidnap_grace')
         check.require(len(self.dock_pose) in (0, 3) and all(
             isinstance(v, (int, float)) and math.isfinite(v) for v in self.dock_pose),
             'dock_pose', 'be empty or [x, y, yaw] of finite numbers')
@@ -166,6 +184,11 @@ class LostService:
         self._global_armed = True
         self._last_global_call = None
         self._last_nomotion = None
+        self._lift_kidnapped = False    # kidnapped rose during the current / last lift
+        self._short_put_down = None     # time of the last put-down after a short lift
+        self._reseed_at = None          # time of the last put-down re-seed
+        self._localizing_since = None
+        self._now = None
 
     @property
     def state(self):
@@ -181,8 +204,10 @@ class LostService:
             _log.info('state %s -> %s: %s', before.value, target.value, reason)
             if target in LOCALIZED:
                 self._global_armed = True
-            if target == State.LOST:
+            if target == State.LOST and before in LOCALIZED:
                 self._seen_doubt = False
+            if target == State.LOCALIZING:
+                self._localizing_since = self._now
             self._tight_streak = 0
         return accepted
 
@@ -197,6 +222,7 @@ class LostService:
         if status not in DETECTOR_TIERS:
             raise ValueError('unknown lost detector status %r (expected one of %s)' % (
                 status, ', '.join(DETECTOR_TIERS)))
+        self._now = t
         previous, self.detector_status = self.detector_status, status
         if status != 'normal':
             self._tight_streak = 0
@@ -206,7 +232,12 @@ class LostService:
         if status == 'lost' and previous != 'lost' and state != State.NEED_HELP:
             if state != State.LOST:
                 self._change(State.LOST, 'the lost detector reached tier 2')
-            self._maybe_global_localization(t, actions)
+            if self._reseed_at is not None and 0 <= t - self._reseed_at < \
+                    self.config.reseed_holdoff:
+                _log.info('tier 2 %.1f s after the put-down re-seed: giving it %.0f s before '
+                          'global localization', t - self._reseed_at, self.config.reseed_holdoff)
+            else:
+                self._maybe_global_localization(t, actions)
         return actions
 
     def _maybe_global_localization(self, t, actions):
@@ -234,35 +265,58 @@ class LostService:
         if picked_up == self.picked_up:
             return actions
         self.picked_up = picked_up
+        self._now = t
         if picked_up:
+            self._lift_kidnapped = False
+            self._short_put_down = None
             self._change(State.FLYING, 'picked up')
             return actions
         if self.state != State.FLYING:
             return actions
-        if self.kidnapped:
-            self._change(State.LOST, 'put down after a kidnap')
-            self._global_armed = True
-            actions.reset_detector = True
-            pose = self.last_good_pose or self.last_pose
-            if pose is not None:
-                if self.last_good_pose is None:
-                    _log.warning('put down before any confident pose: re-seeding amcl at its '
-                                 'latest estimate')
-                actions.reseed = self._reseed(pose)
-            else:
-                _log.warning('put down with no pose at all to re-seed amcl at')
-                self._maybe_global_localization(t, actions)
+        if self._lift_kidnapped:
+            self._kidnap_put_down(t, actions, 'put down after a kidnap')
         else:
             back = self.machine.previous
             if back == State.LOCALIZING:
                 back = State.LOST
             self._change(back, 'put down after a short lift')
+            self._short_put_down = t
         return actions
+
+    def _kidnap_put_down(self, t, actions, reason):
+        """LOST, re-seed amcl where the robot was lifted (or global localization)."""
+        self._change(State.LOST, reason)
+        self._seen_doubt = False
+        self._global_armed = True
+        actions.reset_detector = True
+        pose = self.last_good_pose or self.last_pose
+        if pose is not None:
+            if self.last_good_pose is None:
+                _log.warning('put down before any confident pose: re-seeding amcl at its '
+                             'latest estimate')
+            actions.reseed = self._reseed(pose)
+            self._reseed_at = t
+        else:
+            _log.warning('put down with no pose at all to re-seed amcl at')
+            self._maybe_global_localization(t, actions)
 
     def on_kidnapped(self, kidnapped, t):
         """The kidnap monitor's ``kidnapped`` changed."""
+        actions = Actions()
         self.kidnapped = kidnapped
-        return Actions()
+        self._now = t
+        if not kidnapped:
+            return actions
+        if self.picked_up:
+            self._lift_kidnapped = True
+        elif self._short_put_down is not None and \
+                0 <= t - self._short_put_down <= self.config.kidnap_grace and \
+                self.state in LOCALIZED:
+            # The put-down overtook the kidnap on its way here: it was a kidnap after all.
+            self._lift_kidnapped = True
+            self._kidnap_put_down(t, actions, 'put down after a kidnap (reported late)')
+        self._short_put_down = None
+        return actions
 
     def on_dock(self, on_dock, t):
         """The kidnap monitor's ``on_dock`` changed: docking means found."""
@@ -310,6 +364,7 @@ class LostService:
         count of tight poses goes on rather than restarting, or a tag in view that is re-sent
         every second would keep the robot LOCALIZING forever.
         """
+        self._now = t
         if self.state == State.LOCALIZING:
             return Actions()
         actions = Actions(reset_detector=True)
@@ -346,8 +401,22 @@ class LostService:
         return actions
 
     def tick(self, t):
-        """Periodic call: while LOCALIZING, ask amcl for updates without motion."""
+        """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates."""
+        self._now = t
         actions = Actions()
+        if self.state == State.LOST and self.detector_status == 'lost' and \
+                self._reseed_at is not None and \
+                (t < self._reseed_at or t - self._reseed_at >= self.config.reseed_holdoff):
+            self._reseed_at = None          # once: the re-seed had its chance
+            self._maybe_global_localization(t, actions)
+        timeout = self.config.localizing_timeout
+        if self.state == State.LOCALIZING and timeout > 0:
+            if self._localizing_since is None or t < self._localizing_since:
+                self._localizing_since = t
+            elif t - self._localizing_since >= timeout:
+                self._change(State.LOST, 'the pose fix was not confirmed within %.0f s'
+                             % timeout)
+                return actions
         period = self.config.nomotion_update_period
         if self.state != State.LOCALIZING or period <= 0:
             self._last_nomotion = None
@@ -368,7 +437,7 @@ class LostService:
         elif state == State.LOST:
             tier = LOST
         elif state == State.FLYING:
-            tier = LOST if self.kidnapped else CONFUSED
+            tier = LOST if self._lift_kidnapped else CONFUSED
         elif state == State.LOCALIZING:
             tier = CONFUSED
         else:

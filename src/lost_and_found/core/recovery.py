@@ -343,8 +343,9 @@ class RecoveryCore:
                       goal.x, goal.y, goal.frame_id)
         if self.state == State.IDLE:
             self._request(State.NAVIGATING, 'lost_and_found: user goal')
-        elif self.state == State.LOST:
-            # Keep it for later, but move_base must not drive it while we search.
+        elif self.state is not None and self.state not in LOCALIZED:
+            # Keep it for later, but move_base must not drive it while the robot does not know
+            # where it is (or is in the air, or waits for help).
             self._cancel_user(goal.goal_id)
 
     def on_goal_done(self, status, ours, t, goal_id=''):
@@ -480,6 +481,12 @@ class RecoveryCore:
 
     def _start_episode(self, t):
         """The state became LOST: cancel, remember where we were, spin."""
+        # A re-send of the saved goal still waiting for this step must not go out now.
+        if self._out.pop('resend_saved_goal', None):
+            self._resent = False
+            self._out.pop('goal_tag', None)
+            self._out.pop('request_state', None)
+            self._out.pop('reason', None)
         if self.phase == Phase.LEG or self._resent:
             self._out['cancel'] = True
         if self.saved_goal is not None and not self._resent:

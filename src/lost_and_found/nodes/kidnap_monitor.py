@@ -115,7 +115,9 @@ class KidnapTrackerNode:
 
     def _publish_changes(self, force=False):
         """Publish every flag whose value changed since it was last published."""
-        values = {'picked_up': self._tracker.picked_up, 'kidnapped': self._tracker.kidnapped,
+        # kidnapped before picked_up: when a lift ends just after kidnap_after, both change in
+        # one call, and a listener must learn of the kidnap before it learns of the put-down.
+        values = {'kidnapped': self._tracker.kidnapped, 'picked_up': self._tracker.picked_up,
                   'on_dock': self._tracker.on_dock}
         for name, value in values.items():
             if force or self._published.get(name) != value:
