@@ -20,10 +20,11 @@ import rospy
 from actionlib_msgs.msg import GoalStatus
 from geometry_msgs.msg import Pose2D, PoseStamped, PoseWithCovarianceStamped
 from kobuki_msgs.msg import WheelDropEvent
-from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseGoal
+from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal
 from std_msgs.msg import String
 
 from lost_and_found.msg import LocalizationStatus
+from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.scenario import DemoConfig, DemoScenario, Step, plot_demo
 from lost_and_found.srv import Kidnap, KidnapRequest
@@ -60,15 +61,7 @@ def sigma_xy(covariance):
 
 def goal_msg(pose, frame_id, stamp):
     """A move_base_msgs/MoveBaseGoal for ``pose`` (x, y, yaw) in ``frame_id``."""
-    x, y, yaw = pose
-    goal = MoveBaseGoal()
-    goal.target_pose.header.frame_id = frame_id
-    goal.target_pose.header.stamp = stamp
-    goal.target_pose.pose.position.x = x
-    goal.target_pose.pose.position.y = y
-    goal.target_pose.pose.orientation.z = math.sin(yaw / 2.0)
-    goal.target_pose.pose.orientation.w = math.cos(yaw / 2.0)
-    return goal
+    return move_base_goal_from_leg(pose, frame_id, stamp)
 
 
 def kidnap_request(pose, hold):
