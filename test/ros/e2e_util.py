@@ -11,23 +11,15 @@ import tf2_ros
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import String
 
+from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.msg import LocalizationStatus
+from lost_and_found.nodes.conversions import yaw_from_quaternion as yaw_of
 from ros_wait import wait_for
 
 #: DESIGN.md §5: recovered = estimate within these of the truth, continuously for HOLD seconds.
 RECOVERED_XY = 0.45
 RECOVERED_YAW = 0.35
 RECOVERED_HOLD = 10.0
-
-
-def yaw_of(q):
-    """Yaw of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-
-
-def angle_diff(a, b):
-    """a - b wrapped to [-pi, pi)."""
-    return (a - b + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class Monitor:
@@ -110,7 +102,7 @@ class Monitor:
         if truth is None or estimate is None:
             return None
         return (math.hypot(estimate[0] - truth[0], estimate[1] - truth[1]),
-                abs(angle_diff(estimate[2], truth[2])))
+                abs(wrap_angle(estimate[2] - truth[2])))
 
     def is_close(self):
         """The estimate is within the recovered tolerances of the truth now."""

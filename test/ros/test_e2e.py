@@ -26,24 +26,18 @@ import rospy
 import rostest
 from geometry_msgs.msg import Pose2D
 from kobuki_msgs.msg import WheelDropEvent
-from move_base_msgs.msg import MoveBaseAction, MoveBaseGoal
+from move_base_msgs.msg import MoveBaseAction
 from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
 
 from e2e_util import Monitor, wait_for
+from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.srv import Kidnap, Teleport
 
 
-def goal_message(x, y, yaw, frame='map'):
-    """A MoveBaseGoal at (x, y, yaw)."""
-    goal = MoveBaseGoal()
-    goal.target_pose.header.frame_id = frame
-    goal.target_pose.header.stamp = rospy.Time.now()
-    goal.target_pose.pose.position.x = x
-    goal.target_pose.pose.position.y = y
-    goal.target_pose.pose.orientation.z = math.sin(yaw / 2.0)
-    goal.target_pose.pose.orientation.w = math.cos(yaw / 2.0)
-    return goal
+def goal_message(pose):
+    """A MoveBaseGoal at ``pose`` (x, y, yaw) in the map frame, stamped now."""
+    return move_base_goal_from_leg(pose, 'map', rospy.Time.now())
 
 
 class TestEndToEnd(unittest.TestCase):
@@ -89,7 +83,7 @@ class TestEndToEnd(unittest.TestCase):
     def send_goal(self, pose):
         client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
         self.assertTrue(client.wait_for_server(rospy.Duration(30.0)), 'move_base is not up')
-        client.send_goal(goal_message(*pose))
+        client.send_goal(goal_message(pose))
         return client
 
     def kidnap(self, pose, hold=3.0):
@@ -165,7 +159,7 @@ class TestEndToEnd(unittest.TestCase):
         self.assertTrue(client.wait_for_server(rospy.Duration(30.0)))
         while rospy.get_time() - began < drive_time:
             goal = goals[visited % len(goals)]
-            client.send_goal(goal_message(*goal))
+            client.send_goal(goal_message(goal))
             wait_for(lambda: client.wait_for_result(rospy.Duration(0.1)) or
                      rospy.get_time() - began >= drive_time, 900, 'goal %d' % visited)
             visited += 1

@@ -26,6 +26,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty
 
+from lost_and_found.nodes.conversions import yaw_from_quaternion as yaw_of
 from lost_and_found.sim.gridmap import GridMap, save_map
 
 PKG = 'lost_and_found'
@@ -64,11 +65,6 @@ def compose(a, b):
     """a (+) b for 2D poses."""
     c, s = math.cos(a[2]), math.sin(a[2])
     return (a[0] + c * b[0] - s * b[1], a[1] + s * b[0] + c * b[1], a[2] + b[2])
-
-
-def yaw_of(q):
-    """Yaw of a quaternion message."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
 
 
 def transform(parent, child, pose, stamp):

@@ -23,6 +23,7 @@ from move_base_msgs.msg import MoveBaseAction, MoveBaseActionResult, MoveBaseGoa
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 
+from lost_and_found.core.geometry import wrap_angle as wrap
 from lost_and_found.sim.gridmap import load_map
 from ros_wait import wait_for
 
@@ -42,11 +43,6 @@ def stays(predicate, duration):
             return False
         event.wait(0.05)
     return predicate()
-
-
-def wrap(angle):
-    """``angle`` wrapped into [-pi, pi)."""
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class KinematicRobot:

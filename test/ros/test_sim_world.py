@@ -66,6 +66,7 @@ import rostest  # noqa: E402
 from fiducial_msgs.msg import FiducialTransformArray  # noqa: E402
 from geometry_msgs.msg import Pose2D, PoseStamped, Twist, Vector3  # noqa: E402
 from kobuki_msgs.msg import SensorState, WheelDropEvent  # noqa: E402
+from lost_and_found.nodes.conversions import yaw_from_quaternion as yaw_of  # noqa: E402
 from lost_and_found.srv import Kidnap, Teleport  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -74,11 +75,6 @@ from std_msgs.msg import UInt32  # noqa: E402
 from std_srvs.srv import Empty  # noqa: E402
 
 NAME = 'test_sim_world'
-
-
-def yaw_of(q):
-    """Yaw of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
 
 
 class SimWorldTest(unittest.TestCase):

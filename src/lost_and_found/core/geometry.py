@@ -13,6 +13,11 @@ import numpy as np
 _MIN_QUATERNION_NORM = 1e-9
 
 
+def wrap_angle(angle):
+    """Wrap angles (rad; a number or a numpy array) into ``[-pi, pi)``; NaN stays NaN."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
 def normalize_angle(angle):
     """Wrap ``angle`` (rad) into ``[-pi, pi)``.
 

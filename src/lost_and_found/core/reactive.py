@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker
+from lost_and_found.core.geometry import wrap_angle as normalize_angle
 
 _log = logging.getLogger('rosout')
 
@@ -175,11 +176,6 @@ class Span:
     best_angle: float
     best_range: float
     width: float
-
-
-def normalize_angle(angle):
-    """Wrap ``angle`` (rad) into [-pi, pi)."""
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class _Prepared:

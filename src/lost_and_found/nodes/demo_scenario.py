@@ -24,6 +24,7 @@ from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal
 from std_msgs.msg import String
 
 from lost_and_found.msg import LocalizationStatus
+from lost_and_found.nodes.conversions import yaw_from_quaternion
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.scenario import DemoConfig, DemoScenario, Step, plot_demo
@@ -41,11 +42,6 @@ REQUIRED_NODES = ('sim_world', 'sim_localizer', 'sim_navigator', 'lost_service',
 
 
 # ------------------------------------------------------------------ conversions (no master)
-
-def yaw_from_quaternion(q):
-    """Yaw (rad) of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-
 
 def pose_of(pose):
     """(x, y, yaw) of a geometry_msgs/Pose."""

@@ -17,6 +17,7 @@ from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection,
     initialpose_covariance, load_fiducial_map)
+from lost_and_found.nodes.conversions import pose_with_covariance
 from lost_and_found.nodes.params import load_config
 from lost_and_found.state import StateClient
 
@@ -44,16 +45,8 @@ def observations_from_msg(msg):
 
 def pose_msg(estimate, frame_id, stamp, covariance):
     """A PoseWithCovarianceStamped of a core PoseEstimate (z = 0, rotation about z only)."""
-    msg = PoseWithCovarianceStamped()
-    msg.header.frame_id = frame_id
-    msg.header.stamp = stamp
-    pose = msg.pose.pose
-    pose.position.x, pose.position.y = estimate.x, estimate.y
-    qx, qy, qz, qw = geometry.matrix_to_quaternion(geometry.rpy_to_matrix(0.0, 0.0, estimate.yaw))
-    pose.orientation.x, pose.orientation.y = qx, qy
-    pose.orientation.z, pose.orientation.w = qz, qw
-    msg.pose.covariance = list(covariance)
-    return msg
+    return pose_with_covariance(estimate.x, estimate.y, estimate.yaw, covariance, frame_id,
+                                stamp)
 
 
 class FiducialLocalizerNode:

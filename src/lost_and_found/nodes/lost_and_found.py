@@ -1,20 +1,20 @@
 """The rospy adapter of the recovery node ``lost_and_found`` (decisions: core/recovery.py)."""
 import collections
 import functools
-import math
 import queue
 import threading
 
 import actionlib
 import rospy
 from actionlib_msgs.msg import GoalID
-from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Quaternion, Twist
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActionResult, \
     MoveBaseGoal
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
+from lost_and_found.nodes.conversions import quaternion_from_yaw, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.state import StateClient
 
@@ -29,16 +29,6 @@ _CHECK_INTERVAL_UP = 1.0
 
 
 # ------------------------------------------------------------------ conversions (no master)
-
-def yaw_from_quaternion(q):
-    """Yaw (rad) of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-
-
-def quaternion_from_yaw(yaw):
-    """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
-    return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
-
 
 def user_goal_from_pose(header, pose, goal_id=''):
     """A core UserGoal from a std_msgs/Header and a geometry_msgs/Pose."""

@@ -10,27 +10,16 @@ from std_srvs.srv import Empty as EmptySrv, EmptyResponse
 from lost_and_found.core.lost_detector import CovarianceError, covariance_features
 from lost_and_found.core.lost_service import LostService, LostServiceConfig, Pose2D
 from lost_and_found.msg import LocalizationStatus
+from lost_and_found.nodes.conversions import pose_with_covariance, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import ChangeState, ChangeStateResponse
 from lost_and_found.state import parse_state
 
 
-def yaw_from_quaternion(q):
-    """Yaw (rad) of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-
-
 def pose_message(reseed, frame_id, stamp):
     """A PoseWithCovarianceStamped for a core Reseed."""
-    msg = PoseWithCovarianceStamped()
-    msg.header.frame_id = frame_id
-    msg.header.stamp = stamp
-    msg.pose.pose.position.x = reseed.pose.x
-    msg.pose.pose.position.y = reseed.pose.y
-    msg.pose.pose.orientation.z = math.sin(reseed.pose.yaw / 2.0)
-    msg.pose.pose.orientation.w = math.cos(reseed.pose.yaw / 2.0)
-    msg.pose.covariance = reseed.covariance()
-    return msg
+    pose = reseed.pose
+    return pose_with_covariance(pose.x, pose.y, pose.yaw, reseed.covariance(), frame_id, stamp)
 
 
 def status_message(status, stamp):

@@ -11,9 +11,11 @@ from geometry_msgs.msg import (Pose, PoseArray, PoseWithCovarianceStamped, Trans
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty, EmptyResponse
 
+from lost_and_found.nodes.conversions import pose_with_covariance, quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.gridmap import MapError, load_map
 from lost_and_found.sim.particle_filter import ParticleFilter, Scan, SimLocalizerConfig
+from lost_and_found.sim.robot import compose_pose
 
 #: Seconds between repeats of the same warning about bad input.
 WARN_PERIOD = 5.0
@@ -39,18 +41,6 @@ def yaw_of_quaternion(q):
         raise ValueError('bad quaternion %r' % (values,))
     x, y, z, w = (v / norm for v in values)
     return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def set_yaw(q, yaw):
-    """Set a geometry_msgs/Quaternion to a rotation of ``yaw`` about z."""
-    q.x, q.y, q.z, q.w = 0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)
-
-
-def compose2d(a, b):
-    """a (+) b for 2D poses (x, y, yaw)."""
-    c, s = math.cos(a[2]), math.sin(a[2])
-    return (a[0] + c * b[0] - s * b[1], a[1] + s * b[0] + c * b[1],
-            math.atan2(math.sin(a[2] + b[2]), math.cos(a[2] + b[2])))
 
 
 def invert2d(a):
@@ -88,14 +78,8 @@ def initial_pose_from_msg(msg):
 
 def estimate_msg(estimate, stamp, frame_id):
     """A geometry_msgs/PoseWithCovarianceStamped of a particle filter estimate."""
-    msg = PoseWithCovarianceStamped()
-    msg.header.stamp = stamp
-    msg.header.frame_id = frame_id
-    msg.pose.pose.position.x = estimate.x
-    msg.pose.pose.position.y = estimate.y
-    set_yaw(msg.pose.pose.orientation, estimate.yaw)
-    msg.pose.covariance = [float(v) for v in np.asarray(estimate.covariance).ravel()]
-    return msg
+    return pose_with_covariance(estimate.x, estimate.y, estimate.yaw,
+                                np.asarray(estimate.covariance).ravel(), frame_id, stamp)
 
 
 def cloud_msg(pf, stamp, frame_id):
@@ -246,8 +230,8 @@ class SimLocalizerNode:
             if not result.publish:
                 return
             estimate = self._pf.estimate()
-            self._map_odom = compose2d((estimate.x, estimate.y, estimate.yaw),
-                                       invert2d(odom))
+            self._map_odom = compose_pose((estimate.x, estimate.y, estimate.yaw),
+                                          invert2d(odom))
             cloud = None
             if self._last_cloud is None or (stamp - self._last_cloud).to_sec() >= CLOUD_PERIOD \
                     or stamp < self._last_cloud:
@@ -273,7 +257,7 @@ class SimLocalizerNode:
             x, y, yaw, cov = initial_pose_from_msg(msg)
             # Like amcl: the pose is where the robot was at the message's stamp; carry it
             # along the odometry since then (a fiducial fix arrives after the robot moved on).
-            x, y, yaw = compose2d((x, y, yaw), self._motion_since(msg.header.stamp))
+            x, y, yaw = compose_pose((x, y, yaw), self._motion_since(msg.header.stamp))
             with self._lock:
                 self._pf.initialize(x, y, yaw, cov)
         except ValueError as error:
@@ -294,8 +278,8 @@ class SimLocalizerNode:
         try:
             then = self._buffer.lookup_transform(odom, base, stamp, rospy.Duration(ODOM_TIMEOUT))
             now = self._buffer.lookup_transform(odom, base, rospy.Time(0))
-            return compose2d(invert2d(transform_to_pose2d(then.transform)),
-                             transform_to_pose2d(now.transform))
+            return compose_pose(invert2d(transform_to_pose2d(then.transform)),
+                                transform_to_pose2d(now.transform))
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException, ValueError) as error:
             self._warn('initialpose-odom', 'initial pose taken as now: no odometry at its '
@@ -342,7 +326,7 @@ class SimLocalizerNode:
         t.header.frame_id = self._config.global_frame_id
         t.child_frame_id = self._config.odom_frame_id
         t.transform.translation.x, t.transform.translation.y = map_odom[0], map_odom[1]
-        set_yaw(t.transform.rotation, map_odom[2])
+        t.transform.rotation = quaternion_from_yaw(map_odom[2])
         self._broadcaster.sendTransform(t)
 
 

@@ -14,13 +14,14 @@ import actionlib
 import rospy
 import tf2_ros
 from actionlib.goal_id_generator import GoalIDGenerator
-from geometry_msgs.msg import PoseStamped, Quaternion, Twist
+from geometry_msgs.msg import PoseStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseFeedback, \
     MoveBaseResult
 from nav_msgs.msg import Path
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core import geometry
+from lost_and_found.nodes.conversions import quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
     Step, scan_points
@@ -43,11 +44,6 @@ def yaw_from_quaternion(q):
         ValueError: for a non-finite or zero quaternion (move_base rejects those too).
     """
     return geometry.yaw_of(geometry.quaternion_to_matrix((q.x, q.y, q.z, q.w)))
-
-
-def quaternion_from_yaw(yaw):
-    """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
-    return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
 
 
 def matrix_from_transform(transform):

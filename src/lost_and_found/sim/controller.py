@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.sim.planner import PlannerConfig
 
 _log = logging.getLogger('rosout')
@@ -46,11 +47,6 @@ ALIGN_PROGRESS = 0.1
 #: Searching this far (m) along the path past the last closest point for the new closest point:
 #: far enough to skip a corner cut, near enough never to jump to a later leg of a U-shaped path.
 _CLOSEST_WINDOW = 1.0
-
-
-def wrap_angle(angle):
-    """``angle`` wrapped into [-pi, pi)."""
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def scan_points(ranges, angles, laser_pose=(0.0, 0.0, 0.0), range_min=0.0,

@@ -54,6 +54,7 @@ from scipy import ndimage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from lost_and_found.core import geometry
 from lost_and_found.core.config import Checker
 
 _log = logging.getLogger('rosout')
@@ -233,7 +234,7 @@ class Scan:
 
 def wrap_angle(angle):
     """Wrap angles (rad, scalar or array) into [-pi, pi)."""
-    return (np.asarray(angle, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi
+    return geometry.wrap_angle(np.asarray(angle, dtype=float))
 
 
 def circular_stats(yaw, weights=None):
