@@ -80,9 +80,17 @@ class TestEndToEnd(unittest.TestCase):
 
     # -- building blocks ---------------------------------------------------------------------
 
-    def send_goal(self, pose):
+    def action_client(self):
+        """A move_base client whose goals both move_base and lost_and_found will hear."""
         client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
         self.assertTrue(client.wait_for_server(rospy.Duration(30.0)), 'move_base is not up')
+        # The user's goal must reach the recovery node too, or it has nothing to resume.
+        wait_for(lambda: client.action_client.pub_goal.get_num_connections() >= 2, 30,
+                 'move_base/goal subscribers (move_base and lost_and_found)')
+        return client
+
+    def send_goal(self, pose):
+        client = self.action_client()
         client.send_goal(goal_message(pose))
         return client
 
@@ -155,8 +163,7 @@ class TestEndToEnd(unittest.TestCase):
         drive_time = rospy.get_param('~drive_time', 600.0)
         began = rospy.get_time()
         visited = 0
-        client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
-        self.assertTrue(client.wait_for_server(rospy.Duration(30.0)))
+        client = self.action_client()
         while rospy.get_time() - began < drive_time:
             goal = goals[visited % len(goals)]
             client.send_goal(goal_message(goal))
