@@ -4,6 +4,6 @@ from catkin_pkg.python_setup import generate_distutils_setup
 
 setup(**generate_distutils_setup(
     packages=['lost_and_found', 'lost_and_found.core', 'lost_and_found.nodes',
-              'lost_and_found.sim'],
+              'lost_and_found.sim', 'lost_and_found.bench'],
     package_dir={'': 'src'},
 ))

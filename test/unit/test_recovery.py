@@ -574,3 +574,27 @@ def test_lost_in_the_same_period_as_the_resume_does_not_resend():
     command = runner.step()
     assert not command.resend_saved_goal and command.request_state is None
     assert core.saved_goal == GOAL and core.phase == Phase.SPIN
+
+
+def test_strategy_none_stands_still_keeps_the_goal_and_asks_for_help_on_budget():
+    core = make_core(strategy='none')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    assert core.phase == Phase.WAIT and core.saved_goal is not None
+    commands = runner.run(core.config.max_search_time - 1.0)
+    # No spin, no leg, no wander: at most the one stop when the episode starts.
+    assert all(c.twist in (None, (0.0, 0.0)) for c in commands)
+    assert all(c.send_goal is None for c in commands)
+    commands = runner.run(2.0)
+    assert any(c.request_state == State.NEED_HELP for c in commands)
+    assert core.phase == Phase.GAVE_UP and core.saved_goal is not None
+
+
+def test_strategy_none_resumes_the_saved_goal_once_localized():
+    core = make_core(strategy='none')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(3.0)
+    core.on_state(State.IDLE, runner.t)
+    command = runner.step()
+    assert command.resend_saved_goal and command.request_state == State.NAVIGATING

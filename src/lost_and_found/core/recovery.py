@@ -12,6 +12,7 @@ An episode starts when the state becomes LOST::
         spiral:   leg 1 -> spin -> leg 2 -> spin -> ...   (each leg ends when move_base finishes
                                                            it or after ``goal_timeout``)
         reactive: laser-only wander, one twist per step
+        none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
@@ -52,6 +53,9 @@ NEED_HELP_RETRY = 5.0
 #: Seconds between two warnings about the same repeating problem.
 WARN_PERIOD = 10.0
 
+#: The search strategies (RecoveryConfig.strategy).
+STRATEGIES = ('spiral', 'reactive', 'none')
+
 #: The ReactiveConfig fields exposed as ``reactive/<name>`` parameters.
 REACTIVE_FIELDS = tuple(f.name for f in dataclasses.fields(ReactiveConfig))
 
@@ -68,7 +72,9 @@ class RecoveryConfig:
 
     Attributes:
         strategy: search after the first spin: ``'spiral'`` (move_base legs) or ``'reactive'``
-            (laser-only wander).
+            (laser-only wander); ``'none'`` neither spins nor searches: the robot stands still
+            until the localizer alone finds it (the goal is still kept, resumed, and help
+            asked for after ``max_search_time``), the baseline the benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
         spiral_step: growth (m) of the spiral every two legs.
         goal_timeout: a spiral leg is cancelled after this long (s).
@@ -132,7 +138,7 @@ class RecoveryConfig:
     def validate(self):
         """Raise ConfigError naming every bad value (the reactive ones as ``reactive/<name>``)."""
         check = Checker(self)
-        check.one_of('strategy', ('spiral', 'reactive'))
+        check.one_of('strategy', STRATEGIES)
         for name in ('spin_speed', 'spiral_step', 'goal_timeout', 'max_search_time',
                      'move_base_retry', 'scan_timeout'):
             check.positive(name)
@@ -232,6 +238,7 @@ class Phase(enum.Enum):
     SPIN = 'SPIN'          # open-loop 360 deg spin in place
     LEG = 'LEG'            # a spiral leg is in flight at move_base
     WANDER = 'WANDER'      # reactive laser-only wander
+    WAIT = 'WAIT'          # strategy none: standing still, waiting for the localizer
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
 
 
@@ -414,7 +421,8 @@ class RecoveryCore:
         t = self._time(t)
         if t is None:
             return Command()
-        if self.state == State.LOST and self.phase in (Phase.SPIN, Phase.LEG, Phase.WANDER):
+        if self.state == State.LOST and self.phase in (Phase.SPIN, Phase.LEG, Phase.WANDER,
+                                                       Phase.WAIT):
             if t - self._episode_start >= self.config.max_search_time:
                 self._give_up(t)
             elif self.phase == Phase.SPIN:
@@ -504,6 +512,12 @@ class RecoveryCore:
         self._spiral = None
         self._center = self._good_pose or self._pose
         self.wander.reset()
+        if self.strategy == 'none':
+            _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
+                      '(strategy none)', 'kept' if self.saved_goal is not None else 'none')
+            self.phase = Phase.WAIT
+            self._out['twist'] = (0.0, 0.0)
+            return
         _log.info('recovery: LOST, saved goal %s; spinning then searching (%s)',
                   'kept' if self.saved_goal is not None else 'none', self.strategy)
         self._spin(t)

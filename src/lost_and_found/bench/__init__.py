@@ -1,0 +1,1 @@
+"""Benchmarks of lost_and_found on the real ROS graph (``rosrun lost_and_found bench``)."""

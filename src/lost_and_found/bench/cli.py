@@ -1,0 +1,178 @@
+"""``rosrun lost_and_found bench <suite> --map MAP.yaml --fiducials FID.yaml --trials N --seed S
+--out DIR``: run one benchmark suite on the real ROS graph and write its results.
+
+Suites (each in its own module, each a ``run(ctx)`` returning a result dict):
+
+- ``detection``: silent delocalizations and normal driving; lost_detector vs amcl's and Nav2's
+  covariance rules, on the same recorded amcl pose streams.
+- ``real-logs``: the Carmen Intel and ACES logs replayed through sim_localizer + lost_detector.
+- ``recovery``: lift kidnaps while navigating, per search strategy, against an oracle bound.
+- ``compute``: per-message callback cost and the simulator's real-time factor.
+
+Every suite writes ``DIR/<suite>.json`` (the command, the seed, every trial and the summary),
+``DIR/<suite>.md`` (the tables) and its PNG plots into ``DIR``.
+"""
+import argparse
+import importlib
+import os
+import shlex
+import sys
+import time
+
+import numpy as np
+
+from lost_and_found.bench import report
+
+#: suite name -> module of lost_and_found.bench with ``run(ctx)``.
+SUITES = {
+    'detection': 'detection',
+    'real-logs': 'real_logs',
+    'recovery': 'recovery',
+    'compute': 'compute',
+}
+
+
+class BenchContext:
+    """What a suite gets: its arguments, a seeded RNG, an output folder and a progress line.
+
+    Attributes:
+        args: the parsed command line (``map``, ``fiducials``, ``trials``, ``seed``, ``out``,
+            ``speed``, ``quick`` and the suite options).
+        suite: the suite's name.
+        rng: ``numpy.random.Generator`` seeded with ``args.seed``: draw every random choice
+            of the trials from it (or from generators derived from it), so a seed fixes them.
+        out: the output folder (exists).
+        log_dir: where the graph's logs go (``out/logs/<suite>``).
+    """
+
+    def __init__(self, args, suite, stream=None):
+        """Create the output folders."""
+        self.args = args
+        self.suite = suite
+        self.rng = np.random.default_rng(args.seed)
+        self.out = os.path.abspath(args.out)
+        self.log_dir = os.path.join(self.out, 'logs', suite)
+        os.makedirs(self.log_dir, exist_ok=True)
+        self._stream = stream or sys.stdout
+        self._start = time.monotonic()
+
+    def progress(self, text):
+        """One progress line, prefixed with the suite and the wall time so far."""
+        self._stream.write('[bench %s %6.0f s] %s\n' % (self.suite, time.monotonic() -
+                                                        self._start, text))
+        self._stream.flush()
+
+    def path(self, name):
+        """A file in the output folder."""
+        return os.path.join(self.out, name)
+
+    @property
+    def wall_time(self):
+        """Wall seconds since the suite started."""
+        return time.monotonic() - self._start
+
+
+def parser():
+    """The command line."""
+    p = argparse.ArgumentParser(
+        prog='bench', description='Benchmarks of lost_and_found on the real ROS graph '
+        '(simulator + package, sim time). Writes DIR/<suite>.json, DIR/<suite>.md and plots.')
+    p.add_argument('suite', choices=sorted(SUITES), help='which suite to run')
+    p.add_argument('--map', help='map_server YAML of the map (default: the package\'s office '
+                   'map)')
+    p.add_argument('--fiducials', help='fiducial map YAML of the tags on that map (default: '
+                   'the map\'s <name>_fiducials.yaml next to it, if any)')
+    p.add_argument('--trials', type=int, help='number of trials (default: per suite)')
+    p.add_argument('--seed', type=int, default=0, help='seed of every random choice '
+                   '(default 0)')
+    p.add_argument('--out', default='bench-results', help='output folder (default '
+                   './bench-results)')
+    p.add_argument('--speed', type=float, default=0.0, help='sim time per wall time of the '
+                   'simulator (default 0: as fast as it can)')
+    p.add_argument('--particles', type=int, default=2000, help='the localizer\'s '
+                   'max_particles (default 2000)')
+    p.add_argument('--quick', action='store_true', help='a few short trials: checks that '
+                   'the harness works, not a measurement')
+    p.add_argument('--strategies', default='spiral,reactive,none', help='recovery: '
+                   'comma-separated strategies (default spiral,reactive,none)')
+    p.add_argument('--detector-config', help='detection/real-logs: lost_detector YAML to '
+                   'evaluate (default: the shipped config/lost_detector.yaml)')
+    p.add_argument('--logs', help='real-logs: folder of the Carmen logs (default: '
+                   '../shared/data/logs next to the package, if present)')
+    p.add_argument('--label', help='a name for this map in the tables (default: the map '
+                   'file\'s name)')
+    return p
+
+
+def package_dir():
+    """The package's root folder (where maps/ and config/ are)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, '..', '..', '..'))
+
+
+def resolve_inputs(args):
+    """Fill in the default map and fiducials; refuse files that do not exist."""
+    root = package_dir()
+    if not args.map:
+        args.map = os.path.join(root, 'maps', 'office.yaml')
+    args.map = os.path.abspath(args.map)
+    if not os.path.isfile(args.map):
+        raise SystemExit('bench: --map %s: no such file' % args.map)
+    if not args.fiducials:
+        guess = os.path.splitext(args.map)[0] + '_fiducials.yaml'
+        args.fiducials = guess if os.path.isfile(guess) else ''
+    elif not os.path.isfile(args.fiducials):
+        raise SystemExit('bench: --fiducials %s: no such file' % args.fiducials)
+    if args.fiducials:
+        args.fiducials = os.path.abspath(args.fiducials)
+    if args.detector_config:
+        args.detector_config = os.path.abspath(args.detector_config)
+    else:
+        args.detector_config = os.path.join(root, 'config', 'lost_detector.yaml')
+    if not args.label:
+        args.label = os.path.splitext(os.path.basename(args.map))[0]
+    if args.trials is not None and args.trials < 1:
+        raise SystemExit('bench: --trials %d: must be >= 1' % args.trials)
+    return args
+
+
+def write_results(ctx, result, command):
+    """Write ``<suite>.json`` and ``<suite>.md``; return the paths."""
+    name = ctx.suite.replace('-', '_')
+    result = dict(result)
+    result.setdefault('suite', ctx.suite)
+    result['command'] = command
+    result['seed'] = ctx.args.seed
+    result['map'] = ctx.args.map
+    result['fiducials'] = ctx.args.fiducials
+    result['wall_time_s'] = round(ctx.wall_time, 1)
+    json_path = ctx.path('%s.json' % name)
+    report.write_json(json_path, result)
+    md_path = ctx.path('%s.md' % name)
+    with open(md_path, 'w') as stream:
+        stream.write('# %s (%s)\n\n' % (ctx.suite, ctx.args.label))
+        stream.write('Command: `%s`  \nWall time: %.0f s\n\n' % (command, ctx.wall_time))
+        stream.write(result.get('markdown', '').rstrip() + '\n')
+        for plot in result.get('plots', []):
+            stream.write('\n![%s](%s)\n' % (os.path.splitext(plot)[0], plot))
+    return json_path, md_path
+
+
+def main(argv=None):
+    """Run one suite; exit 0 when it completed (whatever its figures), 1 when it could not."""
+    argv = sys.argv[1:] if argv is None else argv
+    argv = [a for a in argv if not a.startswith('__')]     # roslaunch's __name:= / __log:=
+    args = resolve_inputs(parser().parse_args(argv))
+    command = 'rosrun lost_and_found bench ' + ' '.join(shlex.quote(a) for a in argv)
+    ctx = BenchContext(args, args.suite)
+    module = importlib.import_module('lost_and_found.bench.' + SUITES[args.suite])
+    ctx.progress('map %s, fiducials %s, seed %d -> %s' % (
+        args.map, args.fiducials or '(none)', args.seed, ctx.out))
+    result = module.run(ctx)
+    if result is None:
+        return 1
+    json_path, md_path = write_results(ctx, result, command)
+    ctx.progress('wrote %s and %s' % (json_path, md_path))
+    if result.get('markdown'):
+        print(result['markdown'])
+    return 0 if not result.get('error') else 1

@@ -1,0 +1,378 @@
+"""Suite ``detection``: how fast each lost detector notices a silent delocalization, and how
+often it cries wolf while the robot drives normally.
+
+One simulated graph (sim.launch: world, amcl stand-in, move_base stand-in) on the given map.
+The robot keeps driving to random goals; each trial is
+
+    re-seed at a random pose (a person's rviz initial pose, correct) -> ``settle`` s
+    -> ``normal`` s of normal driving (false alarms are counted here)
+    -> the event: a silent teleport of 1-10 m with a random heading (the localizer is not
+       told), or every 4th trial a wrong initial pose at bring-up (the robot stays, amcl is
+       told a pose 1-10 m off, with rviz's covariance)
+    -> ``observe`` s of driving on (detections are looked for here).
+
+Every amcl_pose published is recorded once; afterwards the three detectors of
+:mod:`lost_and_found.bench.detectors` run over that same stream, so they are compared on
+identical inputs. A trial counts as delocalized when the first reading after the event is
+off by more than :data:`LOST_XY` m or :data:`LOST_YAW` rad; a detection is tier 2 within the
+observation window before amcl found the truth again by itself (``self_corrected``).
+"""
+import math
+import os
+
+import numpy as np
+
+from lost_and_found.bench import detectors, report
+from lost_and_found.bench.places import FreeSpace
+from lost_and_found.bench.simrun import Driver, SimSession
+from lost_and_found.sim.gridmap import load_map
+
+#: Trials per run, and with --quick.
+DEFAULT_TRIALS = 40
+QUICK_TRIALS = 2
+#: Sim seconds of each phase (full run, --quick).
+PHASES = {'settle': 10.0, 'normal': 120.0, 'observe': 30.0}
+QUICK_PHASES = {'settle': 5.0, 'normal': 15.0, 'observe': 15.0}
+#: The target: tier 2 within this many seconds of driving after the event.
+WITHIN = 15.0
+#: Headline delocalizations are at least this far (m).
+HEADLINE_DISTANCE = 2.0
+#: Delocalization distances (m) are drawn uniformly from this range.
+DISTANCES = (1.0, 10.0)
+#: The estimate is wrong (delocalized) beyond these...
+LOST_XY, LOST_YAW = 0.5, 0.35
+#: ...and right again (DESIGN.md §5) within these.
+FOUND_XY, FOUND_YAW = 0.45, 0.35
+#: Seconds after the event within which the estimate must be seen wrong for the trial to
+#: count as a delocalization.
+ONSET = 5.0
+#: Every BRINGUP_EVERY-th trial is a wrong initial pose instead of a teleport.
+BRINGUP_EVERY = 4
+
+
+def plan_trials(rng, count):
+    """The kind and distance of every trial, drawn before anything runs."""
+    plan = []
+    for index in range(count):
+        kind = 'bringup' if index % BRINGUP_EVERY == BRINGUP_EVERY - 1 else 'teleport'
+        plan.append({'index': index, 'kind': kind,
+                     'distance': float(rng.uniform(*DISTANCES))})
+    return plan
+
+
+class Stream:
+    """Recorded readings and ground truth, with the errors of every reading.
+
+    Args:
+        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw) of every amcl_pose, in order.
+        truth: (t, x, y, yaw) of the ground truth, in order.
+    """
+
+    def __init__(self, readings, truth):
+        """Interpolate nothing: each reading is compared with the truth nearest in time."""
+        self.readings = [tuple(r) for r in readings]
+        self.times = np.array([r[0] for r in self.readings], dtype=float)
+        truth = np.asarray(truth, dtype=float).reshape(-1, 4)
+        self.truth = truth
+        self.errors = [self._error(r) for r in self.readings]
+        steps = np.hypot(np.diff(truth[:, 1]), np.diff(truth[:, 2])) if len(truth) > 1 \
+            else np.zeros(0)
+        # A teleport is not driving: steps faster than any robot are left out.
+        dt = np.diff(truth[:, 0]) if len(truth) > 1 else np.zeros(0)
+        steps[steps > 2.0 * np.maximum(dt, 1e-3) + 0.05] = 0.0
+        self._odometer = np.concatenate([[0.0], np.cumsum(steps)])
+
+    def detector_readings(self):
+        """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw)."""
+        return [(r[0],) + tuple(r[4:8]) for r in self.readings]
+
+    def truth_at(self, t):
+        """The ground-truth entry nearest to time ``t``."""
+        i = int(np.searchsorted(self.truth[:, 0], t))
+        if i > 0 and (i == len(self.truth) or t - self.truth[i - 1, 0] <= self.truth[i, 0] - t):
+            i -= 1
+        return self.truth[i]
+
+    def _error(self, reading):
+        if not len(self.truth):
+            return (math.inf, math.inf)
+        truth = self.truth_at(reading[0])
+        return (math.hypot(reading[1] - truth[1], reading[2] - truth[2]),
+                abs(math.remainder(reading[3] - truth[3], 2.0 * math.pi)))
+
+    def driven(self, t0, t1):
+        """Metres the robot drove (ground truth) between two times."""
+        if not len(self.truth):
+            return 0.0
+        i0 = int(np.searchsorted(self.truth[:, 0], t0))
+        i1 = int(np.searchsorted(self.truth[:, 0], t1))
+        i0, i1 = min(i0, len(self._odometer) - 1), min(i1, len(self._odometer) - 1)
+        return float(self._odometer[i1] - self._odometer[i0])
+
+    def window(self, start, end):
+        """Indices of the readings with ``start <= t < end``."""
+        lo = int(np.searchsorted(self.times, start, side='left'))
+        hi = int(np.searchsorted(self.times, end, side='left'))
+        return range(lo, hi)
+
+
+def _lost(error):
+    return error[0] > LOST_XY or error[1] > LOST_YAW
+
+
+def _found(error):
+    return error[0] <= FOUND_XY and error[1] <= FOUND_YAW
+
+
+def score_trial(record, stream, tiers, phases):
+    """Score one trial for every detector.
+
+    Args:
+        record: the trial's plan plus ``t_reset``, ``t_normal``, ``t_event``, ``t_end``.
+        stream: the :class:`Stream`.
+        tiers: detector name -> tier per reading of the stream.
+        phases: the phase durations used.
+
+    Returns:
+        A dict: the record, the delocalization facts, and per detector its scores.
+    """
+    out = dict(record)
+    after = list(stream.window(record['t_event'], record['t_end']))
+    normal = list(stream.window(record['t_normal'], record['t_event']))
+    out['readings_normal'] = len(normal)
+    out['readings_after'] = len(after)
+    # The localizer may still publish a reading or two from before it took the event in (an
+    # initial pose is handled asynchronously): the delocalization starts at the first wrong
+    # reading within the first few seconds.
+    lost = next((i for i in after if stream.times[i] <= record['t_event'] + ONSET
+                 and _lost(stream.errors[i])), None)
+    out['initial_error'] = list(stream.errors[lost]) if lost is not None else None
+    out['delocalized'] = lost is not None
+    fix = next((i for i in after if lost is not None and i > lost
+                and _found(stream.errors[i])), None)
+    out['self_corrected_at'] = (stream.times[fix] - record['t_event']) if fix is not None \
+        else None
+    out['normal_driven_m'] = stream.driven(record['t_normal'], record['t_event'])
+    per = {}
+    for name, tier in tiers.items():
+        scores = {}
+        # Control: right after a correct re-seed (rviz covariance) plus the settle time.
+        first_normal = normal[0] if normal else None
+        scores['alarm_after_reseed'] = (first_normal is not None and tier[first_normal] >= 2)
+        # False alarms: entries into tier 2 during normal driving while the estimate is right.
+        false_alarms = true_alarms = 0
+        previous = False
+        for i in normal:
+            high = tier[i] >= 2
+            if high and not previous:
+                if _lost(stream.errors[i]):
+                    true_alarms += 1
+                else:
+                    false_alarms += 1
+            previous = high
+        scores['false_alarms'] = false_alarms
+        scores['true_alarms_normal'] = true_alarms
+        scores['tier1_readings_normal'] = sum(1 for i in normal if tier[i] == 1)
+        # Detection after the event, before amcl corrected itself.
+        limit = stream.times[fix] if fix is not None else record['t_end']
+        hit = next((i for i in after if tier[i] >= 2 and stream.times[i] <= limit), None)
+        hit1 = next((i for i in after if tier[i] >= 1 and stream.times[i] <= limit), None)
+        if hit is not None:
+            scores['delay_s'] = float(stream.times[hit] - record['t_event'])
+            scores['delay_m'] = stream.driven(record['t_event'], stream.times[hit])
+        else:
+            scores['delay_s'] = scores['delay_m'] = None
+        scores['tier1_delay_s'] = (float(stream.times[hit1] - record['t_event'])
+                                   if hit1 is not None else None)
+        settled = next((i for i in after
+                        if stream.times[i] >= record['t_event'] + phases['settle']), None)
+        scores['alarm_after_settle'] = settled is not None and tier[settled] >= 2
+        per[name] = scores
+    out['detectors'] = per
+    return out
+
+
+def summarize(trials, phases):
+    """Per detector: rates, delays, false alarms per hour; over the scored trials."""
+    normal_hours = sum(t['t_event'] - t['t_normal'] for t in trials) / 3600.0
+    summary = {'trials': len(trials), 'normal_driving_hours': normal_hours,
+               'normal_driving_km': sum(t['normal_driven_m'] for t in trials) / 1000.0,
+               'detectors': {}}
+    for name in detectors.NAMES:
+        groups = {}
+        for label, keep in (
+                ('silent_ge2m', lambda t: t['kind'] == 'teleport'
+                 and t['distance'] >= HEADLINE_DISTANCE),
+                ('silent_all', lambda t: t['kind'] == 'teleport'),
+                ('bringup', lambda t: t['kind'] == 'bringup')):
+            chosen = [t for t in trials if keep(t)]
+            lost = [t for t in chosen if t['delocalized']]
+            scores = [t['detectors'][name] for t in lost]
+            delays = [s['delay_s'] for s in scores]
+            groups[label] = {
+                'trials': len(chosen),
+                'delocalized': len(lost),
+                'self_corrected': sum(1 for t in lost if t['self_corrected_at'] is not None),
+                'detected': sum(1 for d in delays if d is not None),
+                'detection_rate': report.rate(sum(1 for d in delays if d is not None),
+                                              len(lost)),
+                'detection_rate_within': report.rate(
+                    sum(1 for d in delays if d is not None and d <= WITHIN), len(lost)),
+                'delay_s': report.stats(delays),
+                'delay_m': report.stats([s['delay_m'] for s in scores]),
+                'tier1_rate': report.rate(
+                    sum(1 for s in scores if s['tier1_delay_s'] is not None), len(lost)),
+                'alarm_after_settle_rate': report.rate(
+                    sum(1 for s in scores if s['alarm_after_settle']), len(lost)),
+            }
+        all_scores = [t['detectors'][name] for t in trials]
+        false_alarms = sum(s['false_alarms'] for s in all_scores)
+        normal_readings = sum(t['readings_normal'] for t in trials)
+        groups['normal'] = {
+            'false_alarms': false_alarms,
+            'false_alarms_per_hour': (false_alarms / normal_hours) if normal_hours else None,
+            'true_alarms': sum(s['true_alarms_normal'] for s in all_scores),
+            'tier1_fraction': report.rate(sum(s['tier1_readings_normal'] for s in all_scores),
+                                          normal_readings),
+            'alarm_after_reseed_rate': report.rate(
+                sum(1 for s in all_scores if s['alarm_after_reseed']), len(all_scores)),
+        }
+        summary['detectors'][name] = groups
+    return summary
+
+
+def markdown(summary, label):
+    """The suite's tables."""
+    rows = []
+    for name in detectors.NAMES:
+        g = summary['detectors'][name]
+        s, n = g['silent_ge2m'], g['normal']
+        rows.append([
+            '`%s`' % name, '%d/%d' % (s['detected'], s['delocalized']),
+            report.fmt(s['detection_rate_within'], 1, '%'),
+            report.fmt(s['delay_s']['median'], 1), report.fmt(s['delay_s']['p95'], 1),
+            report.fmt(s['delay_m']['median'], 2), report.fmt(s['delay_m']['p95'], 2),
+            '%d (%s/h)' % (n['false_alarms'], report.fmt(n['false_alarms_per_hour'], 2)),
+            report.fmt(s['tier1_rate'], 1, '%') if name == 'lost_detector' else 'n/a'])
+    lines = ['Map `%s`: %d trials, %.2f h (%.2f km) of normal driving.' % (
+        label, summary['trials'], summary['normal_driving_hours'],
+        summary['normal_driving_km']), '',
+        '**Silent delocalizations >= %.0f m** (teleport without lift; delays over the '
+        'detected ones):' % HEADLINE_DISTANCE, '',
+        report.markdown_table(
+            ['detector', 'detected', 'within %.0f s' % WITHIN, 'delay median (s)',
+             'delay p95 (s)', 'median (m driven)', 'p95 (m driven)',
+             'false tier-2 alarms', 'tier-1 rate'], rows), '']
+    rows = []
+    for name in detectors.NAMES:
+        g = summary['detectors'][name]
+        a, b, n = g['silent_all'], g['bringup'], g['normal']
+        rows.append([
+            '`%s`' % name, '%d/%d' % (a['detected'], a['delocalized']),
+            report.fmt(a['detection_rate_within'], 1, '%'),
+            '%d/%d' % (b['detected'], b['delocalized']),
+            report.fmt(b['alarm_after_settle_rate'], 1, '%'),
+            report.fmt(n['alarm_after_reseed_rate'], 1, '%'),
+            report.fmt(n['tier1_fraction'], 1, '%') if name == 'lost_detector' else 'n/a'])
+    lines += ['**All silent delocalizations (1-10 m), wrong bring-ups, and re-seeds:**', '',
+              report.markdown_table(
+                  ['detector', 'silent 1-10 m detected', 'within %.0f s' % WITHIN,
+                   'wrong bring-up detected', 'wrong bring-up: still tier 2 after settle',
+                   'correct re-seed: tier 2 after settle (false)',
+                   'tier-1 share of normal readings'], rows)]
+    lost = summary['detectors']['lost_detector']['silent_all']
+    lines += ['', 'Delocalizations amcl corrected by itself before any detection: %d of %d '
+              '(excluded from neither count: they are misses unless detected first).'
+              % (lost['self_corrected'], lost['delocalized'])]
+    return '\n'.join(lines) + '\n'
+
+
+def run(ctx):
+    """Run the suite (see the module docstring)."""
+    args = ctx.args
+    phases = QUICK_PHASES if args.quick else PHASES
+    count = args.trials or (QUICK_TRIALS if args.quick else DEFAULT_TRIALS)
+    config = detectors.load_detector_config(args.detector_config)
+    grid = load_map(args.map)
+    free = FreeSpace(grid)
+    plan = plan_trials(ctx.rng, count)
+    start = free.sample(ctx.rng)
+    records = []
+    with SimSession(ctx, start, 'detection') as session:
+        session.start(navigator=True)
+        driver = Driver(session, free, ctx.rng)
+        for spec in plan:
+            record = dict(spec)
+            pose = free.sample(ctx.rng)
+            driver.cancel()
+            session.teleport(pose)
+            session.initial_pose(pose)
+            record['reset_pose'] = list(pose)
+            record['t_reset'] = session.now()
+            session.wait_sim(phases['settle'], 'settling after the re-seed', tick=driver.tick)
+            record['t_normal'] = session.now()
+            session.wait_sim(phases['normal'], 'normal driving', tick=driver.tick)
+            here = session.truth_pose()
+            target = free.sample_at_distance(ctx.rng, here[:2], spec['distance'])
+            if spec['kind'] == 'teleport':
+                session.teleport(target)
+            else:
+                session.initial_pose(target)
+            # After the call: the teleport has happened (the service answers once it has).
+            record['t_event'] = session.now()
+            record['event_from'] = list(here)
+            record['event_to'] = list(target)
+            record['distance'] = math.hypot(target[0] - here[0], target[1] - here[1])
+            session.wait_sim(phases['observe'], 'driving after the event', tick=driver.tick)
+            record['t_end'] = session.now()
+            records.append(record)
+            ctx.progress('trial %d/%d: %s %.1f m, %d amcl poses so far' % (
+                spec['index'] + 1, count, spec['kind'], record['distance'],
+                len(session.readings)))
+        with session.lock:
+            readings, truth = list(session.readings), list(session.truth_log)
+        goals, aborted = driver.goals_sent, driver.aborted
+    stream = Stream(readings, truth)
+    tiers = detectors.run_all(stream.detector_readings(), config)
+    trials = [score_trial(r, stream, tiers, phases) for r in records]
+    summary = summarize(trials, phases)
+    summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
+                    'readings': len(readings), 'detector_config': args.detector_config})
+    write_stream(ctx.path('detection_stream.json'), stream, trials, args.label)
+    plots = [plot_delays(ctx, trials)]
+    return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, args.label),
+            'plots': plots}
+
+
+def write_stream(path, stream, trials, label):
+    """Every reading with its error and phase: the input of tools/calibrate_detector.py."""
+    phase = ['other'] * len(stream.readings)
+    for t in trials:
+        for i in stream.window(t['t_reset'], t['t_normal']):
+            phase[i] = 'settle'
+        for i in stream.window(t['t_normal'], t['t_event']):
+            phase[i] = 'normal'
+        for i in stream.window(t['t_event'], t['t_end']):
+            phase[i] = t['kind']
+    report.write_json(path, {
+        'map': label,
+        'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
+                   'error_yaw', 'phase'],
+        'readings': [list(r) + list(e) + [p]
+                     for r, e, p in zip(stream.readings, stream.errors, phase)],
+    })
+
+
+def plot_delays(ctx, trials):
+    """CDF of the delay to tier 2 per detector, over the delocalized silent trials >= 2 m."""
+    chosen = [t for t in trials if t['kind'] == 'teleport' and t['delocalized']
+              and t['distance'] >= HEADLINE_DISTANCE]
+    series = {name: [t['detectors'][name]['delay_s'] for t in chosen]
+              for name in detectors.NAMES}
+    name = 'detection_delay_cdf_%s.png' % ctx.args.label
+    report.cdf_plot(os.path.join(ctx.out, name), series, 'delay to tier 2 (sim s)',
+                    'Silent delocalizations >= %.0f m, map %s' % (HEADLINE_DISTANCE,
+                                                                  ctx.args.label),
+                    censor=QUICK_PHASES['observe'] if ctx.args.quick else PHASES['observe'],
+                    marks={'%.0f s target' % WITHIN: WITHIN})
+    return name

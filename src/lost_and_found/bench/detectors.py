@@ -1,0 +1,126 @@
+"""The lost detectors compared by the benchmarks, run over one recorded amcl pose stream.
+
+Each detector maps every amcl_pose reading to a tier (0 normal, 1 confused, 2 lost):
+
+- ``lost_detector``: this package's detector (:class:`lost_and_found.core.lost_detector.
+  LostDetector`) with a given YAML, exactly as the node runs it.
+- ``amcl_diag``: amcl's diagnostics rule: tier 2 when the standard deviation of x or y exceeds
+  0.2 m or that of yaw exceeds 0.1 rad (amcl's ``std_warn_level_x/y/yaw`` defaults).
+- ``nav2_islocalized``: the historic Nav2 ``IsLocalized`` condition: localized when
+  var_x < 0.25, var_y < 0.25 and var_yaw < pi/4; tier 2 otherwise.
+
+The two rules know no tier 1. A reading is ``(t, var_x, var_y, cov_xy, var_yaw)`` in s, m^2,
+m^2, m^2, rad^2, taken from the covariance of geometry_msgs/PoseWithCovarianceStamped.
+"""
+import math
+
+import yaml
+
+from lost_and_found.core.config import config_from_params
+from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
+    covariance_features
+
+#: The detectors, in table order.
+NAMES = ('lost_detector', 'amcl_diag', 'nav2_islocalized')
+
+#: amcl's diagnostic warning levels (standard deviations).
+AMCL_STD_XY = 0.2
+AMCL_STD_YAW = 0.1
+#: Nav2's historic IsLocalized tolerances (variances, as that condition compares them).
+NAV2_VAR_XY = 0.25
+NAV2_VAR_YAW = math.pi / 4
+
+
+def reading_from_covariance(t, cov36):
+    """A reading from a row-major 6x6 covariance."""
+    return (float(t), float(cov36[0]), float(cov36[7]), float(cov36[1]), float(cov36[35]))
+
+
+def covariance_of(reading):
+    """The 36-number covariance of a reading (the pose entries only, zeros elsewhere)."""
+    _, vx, vy, cxy, vyaw = reading
+    cov = [0.0] * 36
+    cov[0], cov[7], cov[1], cov[6], cov[35] = vx, vy, cxy, cxy, vyaw
+    return cov
+
+
+def load_detector_config(path):
+    """A validated LostDetectorConfig from a lost_detector YAML (the node's private params).
+
+    Raises:
+        ValueError: naming the file when it cannot be read or holds bad values.
+    """
+    try:
+        with open(path) as stream:
+            params = yaml.safe_load(stream) or {}
+        config = config_from_params(LostDetectorConfig, params)
+    except (OSError, yaml.YAMLError) as error:
+        raise ValueError('%s: %s' % (path, error)) from None
+    except ValueError as error:
+        raise ValueError('%s: %s' % (path, error)) from None
+    return config
+
+
+def amcl_diag_tier(reading):
+    """2 when amcl's diagnostics would warn about this covariance, else 0."""
+    _, vx, vy, _, vyaw = reading
+    return 2 if (math.sqrt(max(vx, 0.0)) > AMCL_STD_XY or math.sqrt(max(vy, 0.0)) > AMCL_STD_XY
+                 or math.sqrt(max(vyaw, 0.0)) > AMCL_STD_YAW) else 0
+
+
+def nav2_tier(reading):
+    """0 when Nav2's historic IsLocalized holds for this covariance, else 2."""
+    _, vx, vy, _, vyaw = reading
+    return 0 if (vx < NAV2_VAR_XY and vy < NAV2_VAR_XY and vyaw < NAV2_VAR_YAW) else 2
+
+
+def lost_detector_tiers(readings, config):
+    """The tier of every reading for a LostDetector built from ``config`` (one run, in order).
+
+    A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
+    """
+    detector = LostDetector(config)
+    tiers = []
+    for reading in readings:
+        try:
+            tiers.append(int(detector.update(covariance_features(covariance_of(reading)))))
+        except ValueError:
+            tiers.append(int(detector.tier))
+    return tiers
+
+
+def run_all(readings, config):
+    """name -> list of tiers (one per reading) for every detector of :data:`NAMES`."""
+    return {
+        'lost_detector': lost_detector_tiers(readings, config),
+        'amcl_diag': [amcl_diag_tier(r) for r in readings],
+        'nav2_islocalized': [nav2_tier(r) for r in readings],
+    }
+
+
+def first_at_least(times, tiers, tier, start, end):
+    """The first time in ``[start, end]`` whose tier is >= ``tier``, or None."""
+    for t, value in zip(times, tiers):
+        if start <= t <= end and value >= tier:
+            return t
+    return None
+
+
+def alarms(times, tiers, start, end, tier=2):
+    """Number of entries into tier >= ``tier`` within ``[start, end]``.
+
+    Being at that tier already at ``start`` counts as one entry: the alarm is raised inside the
+    window as far as anyone watching the window can tell.
+    """
+    count = 0
+    previous = False
+    for t, value in zip(times, tiers):
+        if t < start:
+            continue
+        if t > end:
+            break
+        high = value >= tier
+        if high and not previous:
+            count += 1
+        previous = high
+    return count

@@ -1,0 +1,342 @@
+"""The simulated graph of a benchmark: sim.launch (and the package) on any map, plus a bench node
+that watches the truth and the localizer, drives, teleports and kidnaps.
+
+All times are sim seconds (``/clock``); every wait also has a wall-clock deadline, so a stuck
+graph ends the suite with an error instead of hanging it.
+"""
+import math
+import os
+import threading
+
+import yaml
+
+from lost_and_found.bench.graph import GraphError, RosGraph
+from lost_and_found.core.geometry import wrap_angle
+
+#: Covariance of a person's rviz "2D Pose Estimate" (amcl's initial_cov defaults): 0.5 m, 15 deg.
+RVIZ_COVARIANCE = (0.25, 0.25, 0.06853891945200942)
+#: Wall seconds granted per sim second waited, plus a constant: generous, since the sim may run
+#: slower than real time on a loaded machine; only a stuck graph should ever hit it.
+WALL_PER_SIM = 4.0
+WALL_SLACK = 60.0
+#: Sim seconds between an aborted goal and the next one.
+ABORT_PAUSE = 1.0
+
+
+def write_sim_params(path, start_pose):
+    """Write a sim.launch ``sim_params`` file that starts the robot (and amcl) at ``start_pose``.
+
+    Any map works: nothing but the start pose is needed from a scenario.
+    """
+    x, y, yaw = (float(v) for v in start_pose)
+    params = {
+        'sim_world': {'start_pose': [x, y, yaw]},
+        'sim_localizer': {'initial_pose_x': x, 'initial_pose_y': y, 'initial_pose_a': yaw},
+    }
+    with open(path, 'w') as stream:
+        stream.write('# Written by the lost_and_found bench: the start pose of this run.\n')
+        yaml.safe_dump(params, stream, default_flow_style=None)
+    return path
+
+
+def covariance36(var_x, var_y, var_yaw):
+    """A 36-value row-major covariance with these variances on the diagonal."""
+    cov = [0.0] * 36
+    cov[0], cov[7], cov[35] = var_x, var_y, var_yaw
+    return cov
+
+
+def pose_error(estimate, truth):
+    """(xy error m, |yaw error| rad) between two (x, y, yaw) poses."""
+    return (math.hypot(estimate[0] - truth[0], estimate[1] - truth[1]),
+            abs(wrap_angle(estimate[2] - truth[2])))
+
+
+class SimSession:
+    """A running simulated graph and the bench node watching it.
+
+    Args:
+        ctx: the suite's BenchContext (map, fiducials, speed, particles, seed, log folder).
+        start_pose: where the robot starts.
+        name: a name for the log files.
+    """
+
+    def __init__(self, ctx, start_pose, name='sim'):
+        """Nothing runs until :meth:`start`."""
+        self.ctx = ctx
+        self.start_pose = start_pose
+        self.name = name
+        self.graph = RosGraph(os.path.join(ctx.log_dir, name))
+        self.lock = threading.Lock()
+        self.truth = None                 # (t, x, y, yaw)
+        self.truth_log = []               # (t, x, y, yaw), every message
+        self.readings = []                # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw)
+        self.states = []                  # (t, state name)
+        self.collisions = 0
+        self.wheel_raised = []            # sim times of RAISED wheel edges
+        self.rospy = None
+        self._package = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self, navigator=True):
+        """Start the master, sim.launch on the map, and the bench node; wait for the clock."""
+        ctx, args = self.ctx, self.ctx.args
+        self.graph.start()
+        params = write_sim_params(os.path.join(self.graph.log_dir, 'sim_params.yaml'),
+                                  self.start_pose)
+        self.graph.launch('sim', 'lost_and_found', 'sim.launch', {
+            'map_file': args.map, 'fiducial_map': args.fiducials or '""',
+            'sim_params': params, 'speed': args.speed, 'particles': args.particles,
+            'min_particles': min(500, args.particles), 'seed': args.seed,
+            'navigator': 'true' if navigator else 'false'})
+        self.graph.wait_for(self._use_sim_time_set, 60, '/use_sim_time from sim.launch')
+        rospy = self.rospy = self.graph.init_node('bench')
+        import tf2_ros
+        self._tf_buffer = tf2_ros.Buffer(rospy.Duration(30.0))
+        self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+        self._subscribe()
+        self.graph.wait_for(lambda: rospy.get_time() > 0, 120, '/clock from sim_world')
+        self.graph.wait_for(lambda: self.truth is not None, 60, 'the ground truth')
+        ctx.progress('graph up (%s)' % self.graph.uri)
+        return self
+
+    def _use_sim_time_set(self):
+        import rosgraph
+        try:
+            return bool(rosgraph.Master('/bench_probe', master_uri=self.graph.uri).getParam(
+                '/use_sim_time'))
+        except Exception:  # noqa: B902 - not set yet (the master answers with a fault)
+            return False
+
+    def start_package(self, strategy='spiral', extra=None):
+        """Start lost_and_found.launch, wired as demo.launch wires it; wait until IDLE."""
+        args = {'cmd_vel_topic': 'cmd_vel', 'fiducial_map': self.ctx.args.fiducials or '""',
+                'use_fiducials': 'true' if self.ctx.args.fiducials else 'false',
+                'strategy': strategy}
+        args.update(extra or {})
+        self._package = self.graph.launch('package_%s' % strategy, 'lost_and_found',
+                                          'lost_and_found.launch', args)
+        return self._package
+
+    def stop_package(self):
+        """Stop the package launched by :meth:`start_package`."""
+        if self._package is not None:
+            self.graph.stop(self._package)
+            self._package = None
+
+    def shutdown(self):
+        """Stop everything."""
+        if self.rospy is not None:
+            self.rospy.signal_shutdown('bench done')
+        self.graph.shutdown()
+
+    def __enter__(self):
+        """Start (see :meth:`start`)."""
+        return self
+
+    def __exit__(self, *exc):
+        """Stop everything, also on errors."""
+        self.shutdown()
+        return False
+
+    # ------------------------------------------------------------------ watching
+
+    def _subscribe(self):
+        rospy = self.rospy
+        from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+        from kobuki_msgs.msg import WheelDropEvent
+        from std_msgs.msg import String, UInt32
+        rospy.Subscriber('/sim_world/ground_truth', PoseStamped, self._on_truth,
+                         queue_size=50)
+        rospy.Subscriber('/amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=50)
+        rospy.Subscriber('/lost_service/state', String, self._on_state, queue_size=50)
+        rospy.Subscriber('/sim_world/collisions', UInt32, self._on_collisions, queue_size=5)
+        rospy.Subscriber('/mobile_base/events/wheel_drop', WheelDropEvent, self._on_wheel,
+                         queue_size=20)
+
+    def _on_truth(self, msg):
+        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        p = msg.pose
+        entry = (msg.header.stamp.to_sec(), p.position.x, p.position.y,
+                 yaw_from_quaternion(p.orientation))
+        with self.lock:
+            self.truth = entry
+            self.truth_log.append(entry)
+
+    def _on_pose(self, msg):
+        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        p, c = msg.pose.pose, msg.pose.covariance
+        entry = (msg.header.stamp.to_sec(), p.position.x, p.position.y,
+                 yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
+        with self.lock:
+            self.readings.append(entry)
+
+    def _on_state(self, msg):
+        with self.lock:
+            self.states.append((self.rospy.get_time(), msg.data))
+
+    def _on_collisions(self, msg):
+        with self.lock:
+            self.collisions = msg.data
+
+    def _on_wheel(self, msg):
+        if msg.state == msg.RAISED:
+            with self.lock:
+                self.wheel_raised.append(self.rospy.get_time())
+
+    def now(self):
+        """Sim time (s)."""
+        return self.rospy.get_time()
+
+    def state(self):
+        """The latest lost_service state name, or None."""
+        with self.lock:
+            return self.states[-1][1] if self.states else None
+
+    def truth_pose(self):
+        """The latest ground truth (x, y, yaw)."""
+        with self.lock:
+            return self.truth[1:]
+
+    def estimate(self, base_frame='base_footprint'):
+        """The localizer's belief now: (x, y, yaw) of the base in the map frame from tf, or None.
+        """
+        import tf2_ros
+        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        try:
+            t = self._tf_buffer.lookup_transform('map', base_frame, self.rospy.Time(0))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException):
+            return None
+        tr = t.transform
+        return tr.translation.x, tr.translation.y, yaw_from_quaternion(tr.rotation)
+
+    def subscribed(self, node, topic):
+        """True when ``node`` subscribes to ``topic`` (asked of the master)."""
+        import rosgraph
+        try:
+            _, subscribers, _ = rosgraph.Master('/bench').getSystemState()
+        except Exception:  # noqa: B902 - the master is busy or gone: not yet
+            return False
+        return any(name == topic and node in nodes for name, nodes in subscribers)
+
+    def latest_estimate(self):
+        """The latest amcl_pose (x, y, yaw), or None."""
+        with self.lock:
+            return self.readings[-1][1:4] if self.readings else None
+
+    # ------------------------------------------------------------------ acting
+
+    def wait_sim(self, seconds, what, until=None, tick=None):
+        """Wait ``seconds`` of sim time, or until ``until()`` holds; call ``tick()`` meanwhile.
+
+        Returns:
+            True when ``until`` held, False when the time ran out.
+        """
+        end = self.now() + seconds
+        held = [False]
+
+        def done():
+            if tick is not None:
+                tick()
+            if until is not None and until():
+                held[0] = True
+                return True
+            return self.now() >= end
+        self.graph.wait_for(done, WALL_PER_SIM * seconds + WALL_SLACK, what)
+        return held[0]
+
+    def teleport(self, pose):
+        """Move the robot silently (sim_world ~teleport)."""
+        from lost_and_found.srv import Teleport
+        from geometry_msgs.msg import Pose2D
+        service = self.rospy.ServiceProxy('/sim_world/teleport', Teleport)
+        service.wait_for_service(30.0)
+        response = service(Pose2D(x=pose[0], y=pose[1], theta=pose[2]))
+        if not response.success:
+            raise GraphError('teleport to %r refused: %s' % (pose, response.message))
+
+    def kidnap(self, pose, hold=0.0):
+        """Lift the robot now and put it down at ``pose`` (sim_world ~kidnap)."""
+        from lost_and_found.srv import Kidnap
+        from geometry_msgs.msg import Pose2D
+        service = self.rospy.ServiceProxy('/sim_world/kidnap', Kidnap)
+        service.wait_for_service(30.0)
+        response = service(pose=Pose2D(x=pose[0], y=pose[1], theta=pose[2]), random=False,
+                           min_distance=0.0, hold=hold)
+        if not response.success:
+            raise GraphError('kidnap to %r refused: %s' % (pose, response.message))
+
+    def initial_pose(self, pose, covariance=RVIZ_COVARIANCE):
+        """Publish ``/initialpose`` at ``pose`` (as a person with rviz would), stamped now."""
+        from geometry_msgs.msg import PoseWithCovarianceStamped
+        from lost_and_found.nodes.conversions import pose_with_covariance
+        if not hasattr(self, '_initial_pub'):
+            self._initial_pub = self.rospy.Publisher('/initialpose', PoseWithCovarianceStamped,
+                                                     queue_size=1)
+            self.graph.wait_for(lambda: self._initial_pub.get_num_connections() > 0, 30,
+                                'a subscriber on /initialpose')
+        self._initial_pub.publish(pose_with_covariance(
+            pose[0], pose[1], pose[2], covariance36(*covariance), 'map', self.rospy.Time.now()))
+
+
+class Driver:
+    """Keeps the robot driving to random goals through move_base (the navigator).
+
+    Call :meth:`tick` often (e.g. from :meth:`SimSession.wait_sim`); it sends a new goal
+    whenever none is active. Goals are free poses of ``free_space`` drawn from ``rng``.
+    """
+
+    def __init__(self, session, free_space, rng, min_distance=3.0, max_distance=12.0):
+        """Connect the move_base action client (waits up to 60 s wall for it)."""
+        import actionlib
+        from move_base_msgs.msg import MoveBaseAction
+        self.session = session
+        self.free_space = free_space
+        self.rng = rng
+        self.min_distance, self.max_distance = min_distance, max_distance
+        self.client = actionlib.SimpleActionClient('/move_base', MoveBaseAction)
+        if not self.client.wait_for_server(session.rospy.Duration(60.0)):
+            raise GraphError('no move_base action server after 60 s')
+        self.goal = None
+        self.goals_sent = 0
+        self.aborted = 0
+        self._next_send = 0.0
+
+    def send(self, pose):
+        """Send a goal at ``pose`` (x, y, yaw) in the map frame."""
+        from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
+        self.goal = pose
+        self.goals_sent += 1
+        self.client.send_goal(move_base_goal_from_leg(pose, 'map', self.session.rospy.Time.now()))
+
+    def active(self):
+        """True while the last goal is pending or active."""
+        from actionlib_msgs.msg import GoalStatus
+        return self.goal is not None and \
+            self.client.get_state() in (GoalStatus.PENDING, GoalStatus.ACTIVE)
+
+    def tick(self):
+        """Send a new random goal when the last one ended."""
+        from actionlib_msgs.msg import GoalStatus
+        if self.active():
+            return
+        now = self.session.now()
+        if now < self._next_send:
+            return
+        if self.goal is not None and self.client.get_state() == GoalStatus.ABORTED:
+            self.aborted += 1
+            # A navigator that cannot plan from a wrong estimate aborts at once: do not
+            # flood it, give it a moment before the next goal.
+            self._next_send = now + ABORT_PAUSE
+            self.goal = None
+            return
+        here = self.session.truth_pose()
+        self.send(self.free_space.sample(self.rng, here[:2], self.min_distance,
+                                         self.max_distance))
+
+    def cancel(self):
+        """Cancel every goal (ours and anyone's)."""
+        self.client.cancel_all_goals()
+        self.goal = None

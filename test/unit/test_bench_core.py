@@ -1,0 +1,235 @@
+"""Unit tests of the benchmark harness's pure parts: detectors, free space, statistics,
+detection scoring and the recovery trial's bookkeeping (no ROS master)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from lost_and_found.bench import detection, detectors, report
+from lost_and_found.bench.places import FreeSpace, PlacesError
+from lost_and_found.bench.recovery import FOUND_HOLD, RECOVERY_BUDGET, Trial
+from lost_and_found.core.lost_detector import LostDetectorConfig
+from lost_and_found.sim.gridmap import GridMap
+
+
+def box_map(width=40, height=20, resolution=0.25, wall_at=None):
+    """A walled box (cells), optionally split by a full-height wall at column ``wall_at``."""
+    occupied = np.zeros((height, width), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    if wall_at is not None:
+        occupied[:, wall_at] = True
+    return GridMap.from_occupancy(occupied, resolution)
+
+
+# ---------------------------------------------------------------- detectors
+
+def reading(sx, sy, syaw, t=0.0):
+    return (t, sx ** 2, sy ** 2, 0.0, syaw ** 2)
+
+
+@pytest.mark.parametrize('sigmas, tier', [
+    ((0.1, 0.1, 0.05), 0), ((0.21, 0.1, 0.05), 2), ((0.1, 0.21, 0.05), 2),
+    ((0.1, 0.1, 0.11), 2)])
+def test_amcl_diag_rule_uses_standard_deviations(sigmas, tier):
+    assert detectors.amcl_diag_tier(reading(*sigmas)) == tier
+
+
+@pytest.mark.parametrize('variances, tier', [
+    ((0.24, 0.24, 0.78), 0), ((0.26, 0.1, 0.1), 2), ((0.1, 0.26, 0.1), 2),
+    ((0.1, 0.1, math.pi / 4 + 0.01), 2)])
+def test_nav2_rule_uses_variances(variances, tier):
+    vx, vy, vyaw = variances
+    assert detectors.nav2_tier((0.0, vx, vy, 0.0, vyaw)) == tier
+
+
+def test_lost_detector_replay_matches_the_core_detector_rules():
+    config = LostDetectorConfig()
+    tight = [reading(0.1, 0.1, 0.05, t) for t in range(5)]
+    wide = [reading(2.0, 2.0, 1.5, 5 + t) for t in range(10)]
+    tiers = detectors.lost_detector_tiers(tight + wide, config)
+    assert tiers[:5] == [0] * 5
+    assert tiers[-1] == 2 and 2 not in tiers[:6]
+
+
+def test_a_bad_covariance_keeps_the_previous_tier():
+    config = LostDetectorConfig()
+    bad = (1.0, float('nan'), 0.01, 0.0, 0.01)
+    tiers = detectors.lost_detector_tiers([reading(0.1, 0.1, 0.05), bad], config)
+    assert tiers == [0, 0]
+
+
+def test_alarm_entries_count_a_run_once_and_a_high_start_as_one():
+    times = [0, 1, 2, 3, 4, 5]
+    tiers = [2, 2, 0, 2, 2, 0]
+    assert detectors.alarms(times, tiers, 0, 5) == 2
+    assert detectors.alarms(times, tiers, 1, 2) == 1
+    assert detectors.first_at_least(times, tiers, 2, 2, 5) == 3
+
+
+def test_detector_config_errors_name_the_file(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('modified_prob_classifier: {prob_thresh: 2.0}\n')
+    with pytest.raises(ValueError, match='bad.yaml'):
+        detectors.load_detector_config(str(path))
+
+
+# ---------------------------------------------------------------- free space
+
+def test_free_space_keeps_the_largest_region_and_respects_clearance():
+    grid = box_map(wall_at=10)           # a small room (cols 1-9) and a big one (11-38)
+    free = FreeSpace(grid, clearance=0.5)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x, y, yaw = free.sample(rng)
+        assert x > 11 * 0.25 and grid.distance_at(x, y)[()] >= 0.5
+        assert -math.pi <= yaw <= math.pi and free.contains(x, y)
+    assert not free.contains(1.0, 2.5)
+
+
+def test_sampling_in_a_distance_band_and_widening_when_empty():
+    free = FreeSpace(box_map(), clearance=0.5)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        x, y, _ = free.sample(rng, (3.0, 2.5), 2.0, 3.0)
+        assert 2.0 <= math.hypot(x - 3.0, y - 2.5) <= 3.0
+    with pytest.raises(PlacesError):
+        free.sample(rng, (3.0, 2.5), 100.0, 200.0)
+    x, y, _ = free.sample_at_distance(rng, (3.0, 2.5), 100.0)
+    assert free.contains(x, y)
+
+
+def test_a_map_without_room_for_the_robot_is_refused():
+    occupied = np.ones((5, 5), dtype=bool)
+    with pytest.raises(PlacesError, match='no free cell'):
+        FreeSpace(GridMap.from_occupancy(occupied, 0.05))
+
+
+# ---------------------------------------------------------------- statistics
+
+def test_stats_skip_missing_values_and_say_how_many():
+    out = report.stats([1.0, None, 3.0, float('nan'), 2.0])
+    assert out['n'] == 3 and out['median'] == 2.0 and out['max'] == 3.0
+    assert report.stats([])['median'] is None
+    assert report.rate(1, 0) is None and report.rate(1, 4) == 0.25
+
+
+def test_json_is_strict_and_tables_are_markdown(tmp_path):
+    path = tmp_path / 'x.json'
+    report.write_json(str(path), {'a': float('inf'), 'b': np.float64(1.5), 'c': (1, 2)})
+    assert json.loads(path.read_text()) == {'a': None, 'b': 1.5, 'c': [1, 2]}
+    table = report.markdown_table(['a', 'b'], [[1, 2]])
+    assert table.splitlines() == ['| a | b |', '|---|---|', '| 1 | 2 |']
+    assert report.fmt(None) == '-' and report.fmt(0.953, 2, '%') == '95.3 %'
+
+
+def test_cdf_plot_writes_a_png(tmp_path):
+    path = tmp_path / 'cdf.png'
+    report.cdf_plot(str(path), {'a': [1.0, 2.0, None], 'b': []}, 'x', 't', censor=5.0,
+                    marks={'target': 2.0})
+    assert path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+# ---------------------------------------------------------------- detection scoring
+
+def synthetic_trial(lost_from=None, fixed_at=None, alarm_at=(), normal_alarm=None):
+    """Readings every 0.5 s from t=0 to 40; truth at (0, 0); event at t=20.
+
+    Before the event the estimate is right; from ``lost_from`` it is 3 m off until
+    ``fixed_at``. Tier 2 is simulated for the lost_detector by huge covariances at
+    ``alarm_at`` times (and one during normal driving at ``normal_alarm``).
+    """
+    readings, truth = [], []
+    for k in range(81):
+        t = 0.5 * k
+        off = lost_from is not None and t >= lost_from and (fixed_at is None or t < fixed_at)
+        wide = any(abs(t - a) < 1e-9 for a in alarm_at) or (
+            normal_alarm is not None and abs(t - normal_alarm) < 1e-9)
+        var = 4.0 if wide else 0.01
+        readings.append((t, 3.0 if off else 0.0, 0.0, 0.0, var, var, 0.0, var))
+        truth.append((t, 0.0, 0.0, 0.0))
+    record = {'index': 0, 'kind': 'teleport', 'distance': 3.0, 't_reset': 0.0,
+              't_normal': 0.0, 't_event': 20.0, 't_end': 40.0}
+    return record, detection.Stream(readings, truth)
+
+
+def rule_tiers(stream):
+    return {'amcl_diag': [detectors.amcl_diag_tier(r) for r in stream.detector_readings()]}
+
+
+def test_a_detection_counts_its_delay_from_the_event():
+    record, stream = synthetic_trial(lost_from=20.0, alarm_at=(23.0, 23.5))
+    out = detection.score_trial(record, stream, rule_tiers(stream), detection.PHASES)
+    assert out['delocalized'] and out['self_corrected_at'] is None
+    assert out['detectors']['amcl_diag']['delay_s'] == pytest.approx(3.0)
+    assert out['detectors']['amcl_diag']['false_alarms'] == 0
+
+
+def test_an_alarm_after_amcl_corrected_itself_is_no_detection():
+    record, stream = synthetic_trial(lost_from=20.0, fixed_at=22.0, alarm_at=(30.0,))
+    out = detection.score_trial(record, stream, rule_tiers(stream), detection.PHASES)
+    assert out['self_corrected_at'] == pytest.approx(2.0)
+    assert out['detectors']['amcl_diag']['delay_s'] is None
+
+
+def test_a_stale_reading_right_after_the_event_does_not_hide_the_delocalization():
+    record, stream = synthetic_trial(lost_from=21.0, alarm_at=(25.0,))
+    out = detection.score_trial(record, stream, rule_tiers(stream), detection.PHASES)
+    assert out['delocalized'] and out['self_corrected_at'] is None
+    assert out['detectors']['amcl_diag']['delay_s'] == pytest.approx(5.0)
+
+
+def test_false_alarms_are_alarms_while_the_estimate_is_right():
+    record, stream = synthetic_trial(lost_from=None, normal_alarm=10.0)
+    out = detection.score_trial(record, stream, rule_tiers(stream), detection.PHASES)
+    assert not out['delocalized']
+    assert out['detectors']['amcl_diag']['false_alarms'] == 1
+    summary = detection.summarize([dict(out, detectors={
+        name: out['detectors']['amcl_diag'] for name in detectors.NAMES})], detection.PHASES)
+    normal = summary['detectors']['amcl_diag']['normal']
+    assert normal['false_alarms'] == 1
+    assert normal['false_alarms_per_hour'] == pytest.approx(3600.0 / 20.0)
+
+
+def test_trial_plan_is_fixed_by_the_seed():
+    a = detection.plan_trials(np.random.default_rng(5), 8)
+    b = detection.plan_trials(np.random.default_rng(5), 8)
+    assert a == b and [p['kind'] for p in a].count('bringup') == 2
+    assert all(1.0 <= p['distance'] <= 10.0 for p in a)
+
+
+def test_driven_distance_ignores_teleports():
+    truth = [(0.0, 0.0, 0.0, 0.0), (1.0, 0.2, 0.0, 0.0), (1.05, 5.2, 0.0, 0.0),
+             (2.0, 5.4, 0.0, 0.0)]
+    stream = detection.Stream([], truth)
+    assert stream.driven(0.0, 2.0) == pytest.approx(0.4)
+
+
+# ---------------------------------------------------------------- recovery trial
+
+def test_recovered_means_close_for_the_whole_hold_and_is_dated_at_its_start():
+    trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=100.0)
+    truth = (0.0, 0.0, 0.0)
+    trial.on_sample(101.0, truth, (3.0, 0.0, 0.0))
+    trial.on_sample(105.0, truth, (0.1, 0.0, 0.0))
+    trial.on_sample(110.0, truth, (0.8, 0.0, 0.0))       # breaks the stretch
+    trial.on_sample(112.0, truth, (0.1, 0.0, 0.1))
+    trial.on_sample(112.0 + FOUND_HOLD, truth, (0.1, 0.0, 0.1))
+    assert trial.t_recovered == 112.0
+    trial.on_sample(140.0, (9.8, 0.1, 0.0), (9.8, 0.1, 0.0))
+    result = trial.result()
+    assert result['recovered'] and result['resumed']
+    assert result['time_to_recover'] == pytest.approx(12.0)
+    assert result['time_to_goal'] == pytest.approx(40.0)
+    assert trial.done(140.0)
+
+
+def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
+    trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
+    trial.on_state(5.0, 'LOST')
+    trial.on_state(125.0, 'NEED_HELP')
+    trial.on_sample(RECOVERY_BUDGET - 1.0, (0.0, 0.0, 0.0), (4.0, 0.0, 0.0))
+    assert not trial.done(RECOVERY_BUDGET - 1.0)
+    assert trial.done(RECOVERY_BUDGET + 1.0)
+    result = trial.result()
+    assert not result['recovered'] and result['need_help'] and result['time_to_lost'] == 5.0
