@@ -2,7 +2,9 @@
 #   make test   install what is missing, build, run unit tests, flake8 and rostests
 #   make demo   install, build, run the headless simulated kidnap demo (prints the timeline,
 #               writes demo/kidnap_demo.png, demo/kidnap_demo.bag, demo/result.json)
-.PHONY: deps build test unit demo maps clean
+#   make bench  install, build, run the standard benchmark set (an hour or more; tables in
+#               build/bench/SUMMARY.md, see bench/RESULTS.md)
+.PHONY: deps build test unit demo bench maps clean
 
 deps:
 	bash tools/install_deps.sh
@@ -15,6 +17,9 @@ test: build
 
 demo: build
 	bash tools/demo.sh $(DEMO_ARGS)
+
+bench: build
+	bash tools/bench.sh
 
 # Regenerate maps/ (deterministic: the committed files come out byte-identical).
 maps: build

@@ -105,9 +105,12 @@ def parser():
 
 
 def package_dir():
-    """The package's root folder (where maps/ and config/ are)."""
+    """The package's root folder (where maps/ and config/ are): the repository itself, also
+    when run through the workspace's folder of links (so that ../shared is found beside it).
+    """
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, '..', '..', '..'))
+    root = os.path.normpath(os.path.join(here, '..', '..', '..'))
+    return os.path.dirname(os.path.realpath(os.path.join(root, 'package.xml')))
 
 
 def resolve_inputs(args):

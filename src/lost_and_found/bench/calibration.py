@@ -1,0 +1,928 @@
+"""Calibrate the lost detector's YAML from the detection suite's recorded pose streams.
+
+The detection suite (:mod:`lost_and_found.bench.detection`) writes ``DIR/detection_stream.json``
+(every amcl_pose reading with its error against the ground truth and the phase of its trial)
+next to ``DIR/detection.json`` (the trials, the seed and the command). From *training* runs
+(the ``lab`` map, seeds >= 100) this module:
+
+1. labels every reading (:func:`label_readings`): *normal* when the estimate is right in a
+   phase of normal operation, *lost* when it is wrong in any phase, otherwise dropped;
+2. computes the node's two features of every reading (:func:`reading_features`);
+3. fits ``sklearn.naive_bayes.GaussianNB`` on the labelled readings (:func:`fit_classifier`):
+   class means and standard deviations become ``slice_mu`` / ``slice_sigma`` and the class
+   frequency becomes ``tier0_normal_prior``;
+4. chooses ``prob_thresh`` and the window parameters by a grid search (:func:`grid_search`)
+   that replays :class:`~lost_and_found.core.lost_detector.LostDetector` over every training
+   stream in order and scores it exactly as the suite does (:func:`score_recordings`): first
+   no false tier-2 alarm during normal driving, then most delocalizations detected within
+   :data:`~lost_and_found.bench.detection.WITHIN` s, then the shortest mean delay;
+5. writes the node's YAML with a comment above every key (:func:`render_yaml`).
+
+The same scoring evaluates any YAML on held-out streams (:func:`evaluate`): the office map, the
+real maps and seeds 0-99 are never fitted on (:func:`check_training` refuses them).
+
+Everything here is pure (files in, numbers and text out) and deterministic: the same inputs give
+a byte-identical YAML.
+"""
+import dataclasses
+import itertools
+import json
+import math
+import os
+import re
+
+import numpy as np
+from sklearn.naive_bayes import GaussianNB
+
+from lost_and_found.bench import detection, detectors, report
+from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
+    covariance_features
+
+#: The stream's columns, in the order detection.write_stream writes them.
+FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
+          'phase')
+#: Phases a reading may carry; ``teleport`` and ``bringup`` follow a delocalizing event.
+PHASES = ('settle', 'normal', 'teleport', 'bringup', 'other')
+#: Phases in which a right estimate is a sample of the normal class.
+NORMAL_PHASES = ('normal', 'settle', 'other')
+#: Labels of :func:`label_readings`.
+NORMAL, LOST, AMBIGUOUS = 0, 1, -1
+#: The only maps and seeds that may be fitted on; everything else is held out for evaluation.
+TRAINING_MAPS = ('lab',)
+MIN_TRAINING_SEED = 100
+#: Significant digits of the fitted numbers in the YAML (the grid search uses the rounded
+#: values, so the file reproduces the training scores exactly).
+DIGITS = 4
+#: The file the calibration regenerates (named in its header).
+TARGET = 'config/lost_detector.yaml'
+#: Keep the windows at least this many readings long: shorter ones would fit single readings.
+MIN_WINDOW = 4
+
+
+class CalibrationError(ValueError):
+    """Bad calibration input (a file, a value, held-out data); the message names it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """The values the grid search tries (every combination with queue_min <= window).
+
+    Attributes:
+        prob_thresh: candidate ``modified_prob_classifier/prob_thresh`` values.
+        window_meta_tier2_lost: candidate tier-2 windows (readings).
+        ratio_thresh_detections_tier2_lost: candidate lost ratios.
+        queue_min: candidate minimum queue lengths (readings).
+        window_meta_tier0_normal: candidate runs of normal readings ending tier 2.
+    """
+
+    prob_thresh: tuple = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999)
+    window_meta_tier2_lost: tuple = (4, 6, 8, 10, 12, 15, 20)
+    ratio_thresh_detections_tier2_lost: tuple = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+    queue_min: tuple = (3, 5)
+    window_meta_tier0_normal: tuple = (4, 6, 10, 15)
+
+    def combinations(self):
+        """Every valid parameter dict, in a fixed order."""
+        keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
+                'queue_min', 'window_meta_tier0_normal')
+        for values in itertools.product(*(getattr(self, k) for k in keys)):
+            params = dict(zip(keys, values))
+            if params['queue_min'] <= params['window_meta_tier2_lost']:
+                yield params
+
+
+@dataclasses.dataclass
+class Recording:
+    """One detection-suite run: its readings, their errors and phases, its trials.
+
+    Attributes:
+        path: the run's folder (or file) as given.
+        label: the map's label.
+        readings: ``(t, var_x, var_y, cov_xy, var_yaw)`` per reading (the
+            :mod:`~lost_and_found.bench.detectors` format).
+        errors: ``(error_xy [m], error_yaw [rad])`` per reading; inf when unknown.
+        phases: the phase of every reading.
+        trials: per trial ``t_normal``, ``t_event``, ``t_end``, ``kind``, ``distance``
+            (from ``detection.json``, or inferred from the phases).
+        seed: the run's seed (None when ``detection.json`` is absent).
+        command: the command that recorded it (None when unknown).
+        phase_seconds: the suite's phase durations (``settle`` is used by the scoring).
+        trials_inferred: True when the trials were inferred from the phases.
+    """
+
+    path: str
+    label: str
+    readings: list
+    errors: list
+    phases: list
+    trials: list
+    seed: object = None
+    command: object = None
+    phase_seconds: dict = dataclasses.field(default_factory=lambda: dict(detection.PHASES))
+    trials_inferred: bool = False
+
+    @property
+    def times(self):
+        """Reading times (s) as an array."""
+        return np.array([r[0] for r in self.readings], dtype=float)
+
+
+# ----------------------------------------------------------------------------- loading
+
+def _number(value, what):
+    """``value`` as a float; None (JSON null: unknown) becomes inf; NaN and others refused."""
+    if value is None:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise CalibrationError('%s=%r: must be a number' % (what, value))
+    return float(value)
+
+
+def parse_stream(data, source='stream'):
+    """The readings, errors and phases of a ``detection_stream.json`` document.
+
+    Args:
+        data: the parsed JSON (``map``, ``fields``, ``readings``).
+        source: a name for error messages.
+
+    Returns:
+        ``(label, readings, errors, phases)`` as in :class:`Recording`.
+
+    Raises:
+        CalibrationError: naming the source and the bad field, row or value.
+    """
+    if not isinstance(data, dict) or 'readings' not in data:
+        raise CalibrationError('%s: not a detection stream (no "readings")' % source)
+    fields = tuple(data.get('fields') or ())
+    if fields != FIELDS:
+        raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
+                                                               list(FIELDS)))
+    readings, errors, phases = [], [], []
+    last = -math.inf
+    for row_index, row in enumerate(data['readings']):
+        where = '%s: reading %d' % (source, row_index)
+        if not isinstance(row, (list, tuple)) or len(row) != len(FIELDS):
+            raise CalibrationError('%s: %r is not %d values' % (where, row, len(FIELDS)))
+        values = {}
+        for name, value in zip(FIELDS[:8], row[:8]):
+            values[name] = _number(value, '%s: %s' % (where, name))
+            if not math.isfinite(values[name]):
+                raise CalibrationError('%s: %s=%r: must be finite' % (where, name, value))
+        if values['t'] < last:
+            raise CalibrationError('%s: t=%r goes back in time (previous %r)'
+                                   % (where, values['t'], last))
+        last = values['t']
+        error = (_number(row[8], where + ': error_xy'), _number(row[9], where + ': error_yaw'))
+        if row[10] not in PHASES:
+            raise CalibrationError('%s: phase=%r: must be one of %s'
+                                   % (where, row[10], ', '.join(PHASES)))
+        readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
+                         values['var_yaw']))
+        errors.append(error)
+        phases.append(row[10])
+    return str(data.get('map', '')), readings, errors, phases
+
+
+def infer_trials(times, phases):
+    """Trials recovered from the phases alone (when ``detection.json`` is missing).
+
+    Each run of ``teleport`` or ``bringup`` readings is one event; its time is that of the
+    first such reading (so a delay is measured from the first reading after the event, a
+    little later than the suite's own clock). The normal stretch before it starts at the first
+    ``normal`` reading after the previous event.
+    """
+    trials = []
+    index = 0
+    n = len(phases)
+    normal_start = None
+    while index < n:
+        phase = phases[index]
+        if phase == 'normal' and normal_start is None:
+            normal_start = times[index]
+        if phase in ('teleport', 'bringup'):
+            end = index
+            while end + 1 < n and phases[end + 1] == phase:
+                end += 1
+            t_event = float(times[index])
+            trials.append({'index': len(trials), 'kind': phase, 'distance': None,
+                           't_normal': float(normal_start if normal_start is not None
+                                             else t_event),
+                           't_event': t_event,
+                           # The window is half-open: include the last reading.
+                           't_end': float(np.nextafter(times[end], math.inf))})
+            normal_start = None
+            index = end + 1
+            continue
+        index += 1
+    return trials
+
+
+def _read_json(path):
+    try:
+        with open(path) as stream:
+            return json.load(stream)
+    except OSError as error:
+        raise CalibrationError('%s: cannot read: %s' % (path, error.strerror)) from None
+    except ValueError as error:
+        raise CalibrationError('%s: not valid JSON: %s' % (path, error)) from None
+
+
+def load_recording(path):
+    """A :class:`Recording` from a detection-suite output folder (or its stream file).
+
+    ``detection_stream.json`` is required; ``detection.json`` next to it supplies the trials,
+    the seed and the command (without it the trials are inferred from the phases).
+
+    Raises:
+        CalibrationError: naming the missing or bad file.
+    """
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or '.'
+    stream_path = os.path.join(path, 'detection_stream.json') if os.path.isdir(path) else path
+    if not os.path.isfile(stream_path):
+        raise CalibrationError('%s: no detection_stream.json (run `rosrun lost_and_found '
+                               'bench detection ... --out %s` first)' % (path, path))
+    label, readings, errors, phases = parse_stream(_read_json(stream_path), stream_path)
+    recording = Recording(path=path, label=label, readings=readings, errors=errors,
+                          phases=phases, trials=[])
+    result_path = os.path.join(folder, 'detection.json')
+    if os.path.isfile(result_path):
+        result = _read_json(result_path)
+        trials = result.get('trials')
+        if not isinstance(trials, list):
+            raise CalibrationError('%s: no "trials" list' % result_path)
+        keys = ('index', 'kind', 'distance', 't_normal', 't_event', 't_end')
+        for trial in trials:
+            missing = [k for k in keys if k not in trial]
+            if missing:
+                raise CalibrationError('%s: a trial lacks %s' % (result_path,
+                                                                 ', '.join(missing)))
+        recording.trials = [{k: trial[k] for k in keys} for trial in trials]
+        recording.seed = result.get('seed')
+        recording.command = result.get('command')
+        phase_seconds = (result.get('summary') or {}).get('phases')
+        if isinstance(phase_seconds, dict) and 'settle' in phase_seconds:
+            recording.phase_seconds = dict(phase_seconds)
+    else:
+        recording.trials = infer_trials(recording.times, phases)
+        recording.trials_inferred = True
+    return recording
+
+
+def check_training(recording):
+    """Refuse a recording that is not training data (held-out map or seed, unknown seed).
+
+    Raises:
+        CalibrationError: naming the recording, its map and its seed.
+    """
+    if recording.label not in TRAINING_MAPS:
+        raise CalibrationError(
+            '%s: map %r is held out for evaluation; fit only on %s' % (
+                recording.path, recording.label, ', '.join(TRAINING_MAPS)))
+    seed = recording.seed
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < MIN_TRAINING_SEED:
+        raise CalibrationError(
+            '%s: seed %r is held out for evaluation (or unknown: detection.json missing); '
+            'fit only on seeds >= %d' % (recording.path, seed, MIN_TRAINING_SEED))
+
+
+# ----------------------------------------------------------------------------- labels, fit
+
+def label_readings(errors, phases):
+    """The class of every reading: :data:`NORMAL`, :data:`LOST` or :data:`AMBIGUOUS`.
+
+    Normal: the estimate is right (within detection.FOUND_XY m and FOUND_YAW rad) in a phase of
+    :data:`NORMAL_PHASES`. Lost: the estimate is wrong (beyond detection.LOST_XY m or LOST_YAW
+    rad) in any phase. Everything else (the gap between the two thresholds, a right estimate
+    right after an event, an unknown error) is ambiguous and left out of the fit.
+    """
+    labels = []
+    for (error_xy, error_yaw), phase in zip(errors, phases):
+        if not (math.isfinite(error_xy) and math.isfinite(error_yaw)):
+            labels.append(AMBIGUOUS)
+        elif error_xy > detection.LOST_XY or error_yaw > detection.LOST_YAW:
+            labels.append(LOST)
+        elif error_xy <= detection.FOUND_XY and error_yaw <= detection.FOUND_YAW and \
+                phase in NORMAL_PHASES:
+            labels.append(NORMAL)
+        else:
+            labels.append(AMBIGUOUS)
+    return np.array(labels, dtype=int)
+
+
+def reading_features(readings):
+    """The node's two features of every reading, as an (N, 2) array.
+
+    Computed exactly as the node does (:func:`covariance_features` of the 36-covariance built by
+    :func:`detectors.covariance_of`); a covariance the node would refuse gives a NaN row.
+    """
+    out = np.full((len(readings), 2), np.nan)
+    for i, reading in enumerate(readings):
+        try:
+            out[i] = covariance_features(detectors.covariance_of(reading))
+        except ValueError:
+            pass
+    return out
+
+
+def round_sig(value, digits=DIGITS):
+    """``value`` rounded to ``digits`` significant digits."""
+    return float('%.*g' % (digits, value))
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassifierFit:
+    """The fitted classifier, rounded as it is written to the YAML.
+
+    Attributes:
+        slice_mu: class means (xy-normal [m], yaw-normal [rad], xy-lost [m], yaw-lost [rad]).
+        slice_sigma: class standard deviations, same order.
+        tier0_normal_prior: the normal class's share of the labelled readings.
+        n_normal: normal readings fitted on.
+        n_lost: lost readings fitted on.
+        n_dropped: readings left out (ambiguous, or a covariance the node refuses).
+    """
+
+    slice_mu: tuple
+    slice_sigma: tuple
+    tier0_normal_prior: float
+    n_normal: int
+    n_lost: int
+    n_dropped: int
+
+
+def fit_classifier(features, labels):
+    """Fit GaussianNB on the labelled readings (ambiguous and NaN rows dropped).
+
+    Args:
+        features: (N, 2) array of (sigma_xy, sigma_theta).
+        labels: N labels from :func:`label_readings`.
+
+    Returns:
+        A :class:`ClassifierFit` (numbers rounded to :data:`DIGITS` significant digits).
+
+    Raises:
+        CalibrationError: when a class has fewer than two readings.
+    """
+    features = np.asarray(features, dtype=float).reshape(-1, 2)
+    labels = np.asarray(labels, dtype=int)
+    keep = (labels != AMBIGUOUS) & np.all(np.isfinite(features), axis=1)
+    x, y = features[keep], labels[keep]
+    counts = {c: int(np.sum(y == c)) for c in (NORMAL, LOST)}
+    if min(counts.values()) < 2:
+        raise CalibrationError('need at least 2 readings of each class, got %d normal and %d '
+                               'lost' % (counts[NORMAL], counts[LOST]))
+    gnb = GaussianNB().fit(x, y)
+    order = [list(gnb.classes_).index(c) for c in (NORMAL, LOST)]
+    mu = [round_sig(v) for c in order for v in gnb.theta_[c]]
+    sigma = [round_sig(math.sqrt(v)) for c in order for v in gnb.var_[c]]
+    prior = round_sig(float(gnb.class_prior_[order[0]]), 3)
+    # A class prior of exactly 0 or 1 after rounding is outside (0, 1): keep it inside.
+    prior = min(max(prior, 0.001), 0.999)
+    return ClassifierFit(tuple(mu), tuple(sigma), prior, counts[NORMAL], counts[LOST],
+                         int(len(labels) - np.sum(keep)))
+
+
+def make_config(fit, params):
+    """A validated LostDetectorConfig from a fit and the grid's parameters."""
+    config = LostDetectorConfig(
+        tier0_normal_prior=fit.tier0_normal_prior, prob_thresh=float(params['prob_thresh']),
+        slice_mu=tuple(fit.slice_mu), slice_sigma=tuple(fit.slice_sigma),
+        queue_min=int(params['queue_min']),
+        window_meta_tier2_lost=int(params['window_meta_tier2_lost']),
+        ratio_thresh_detections_tier2_lost=float(params['ratio_thresh_detections_tier2_lost']),
+        window_meta_tier0_normal=int(params['window_meta_tier0_normal']))
+    config.validate()
+    return config
+
+
+# ----------------------------------------------------------------------------- replay, score
+
+def reading_probabilities(features, config):
+    """P(lost) of every reading under ``config``'s classifier (None for a refused reading).
+
+    Computed one reading at a time with :meth:`LostDetector.probability_lost`, the node's own
+    code path. It depends only on the classifier, so the grid search computes it once.
+    """
+    detector = LostDetector(config)
+    out = []
+    for row in np.asarray(features, dtype=float).reshape(-1, 2):
+        out.append(detector.probability_lost(row) if np.all(np.isfinite(row)) else None)
+    return out
+
+
+class _ProbabilityReplay(LostDetector):
+    """A LostDetector fed precomputed probabilities: the tier rules run unchanged.
+
+    ``update(p)`` calls ``probability_lost(p)``, which here returns ``p`` itself.
+    """
+
+    def probability_lost(self, features):
+        return features
+
+
+def replay_tiers(probabilities, config):
+    """The detector's tier for every reading, replayed in order from P(lost) values.
+
+    Equal to :func:`detectors.lost_detector_tiers` on the same readings (a refused reading,
+    None here, keeps the previous tier as the node does).
+    """
+    detector = _ProbabilityReplay(config)
+    tiers = []
+    for probability in probabilities:
+        if probability is None:
+            tiers.append(int(detector.tier))
+        else:
+            tiers.append(int(detector.update(probability)))
+    return tiers
+
+
+class _RecordedStream:
+    """What detection.score_trial reads of a stream, rebuilt from a recording.
+
+    There is no ground-truth path in the recording, so metres driven are unknown (NaN).
+    """
+
+    def __init__(self, recording):
+        self.times = recording.times
+        self.errors = recording.errors
+
+    def window(self, start, end):
+        lo = int(np.searchsorted(self.times, start, side='left'))
+        hi = int(np.searchsorted(self.times, end, side='left'))
+        return range(lo, hi)
+
+    def driven(self, t0, t1):
+        return math.nan
+
+
+def score_recording(recording, tiers):
+    """Every trial of a recording scored by the suite's own :func:`detection.score_trial`.
+
+    Returns:
+        The scored trials (``delocalized``, ``self_corrected_at``, and under
+        ``detectors['lost_detector']`` the false alarms, delay, ...).
+    """
+    stream = _RecordedStream(recording)
+    return [detection.score_trial(trial, stream, {'lost_detector': tiers},
+                                  recording.phase_seconds) for trial in recording.trials]
+
+
+def summarize_scores(scored, normal_seconds):
+    """Pooled figures of scored trials (see :func:`score_recordings`)."""
+    out = {'trials': len(scored), 'normal_hours': normal_seconds / 3600.0}
+    per = [t['detectors']['lost_detector'] for t in scored]
+    out['false_alarms'] = sum(s['false_alarms'] for s in per)
+    out['alarm_after_reseed'] = sum(1 for s in per if s['alarm_after_reseed'])
+    out['tier1_normal'] = sum(s['tier1_readings_normal'] for s in per)
+    out['readings_normal'] = sum(t['readings_normal'] for t in scored)
+    groups = {
+        'delocalized': lambda t: True,
+        'silent_ge2m': lambda t: t['kind'] == 'teleport' and t['distance'] is not None
+        and t['distance'] >= detection.HEADLINE_DISTANCE,
+        'silent_all': lambda t: t['kind'] == 'teleport',
+        'bringup': lambda t: t['kind'] == 'bringup',
+    }
+    for name, keep in groups.items():
+        chosen = [t for t in scored if t['delocalized'] and keep(t)]
+        delays = [t['detectors']['lost_detector']['delay_s'] for t in chosen]
+        within = [d for d in delays if d is not None and d <= detection.WITHIN]
+        out[name] = {'events': len(chosen),
+                     'detected': sum(1 for d in delays if d is not None),
+                     'within': len(within),
+                     'within_rate': report.rate(len(within), len(chosen)),
+                     'mean_delay_within': float(np.mean(within)) if within else None,
+                     'delay_s': report.stats(delays)}
+    return out
+
+
+def score_recordings(recordings, tiers_per_recording):
+    """Pooled scores of one detector configuration over several recordings.
+
+    Args:
+        recordings: the :class:`Recording` objects.
+        tiers_per_recording: the tier of every reading, one list per recording.
+
+    Returns:
+        A dict: ``false_alarms`` (entries into tier 2 during normal driving while the estimate
+        was right), ``alarm_after_reseed``, ``tier1_normal``, ``readings_normal``,
+        ``normal_hours``, and per group (``delocalized`` = every delocalized event,
+        ``silent_ge2m``, ``silent_all``, ``bringup``) ``events``, ``detected`` (tier 2 before
+        the localizer corrected itself), ``within`` (and ``within_rate``: within
+        detection.WITHIN s), ``mean_delay_within`` and ``delay_s`` statistics.
+    """
+    scored = []
+    seconds = 0.0
+    for recording, tiers in zip(recordings, tiers_per_recording):
+        scored += score_recording(recording, tiers)
+        seconds += sum(t['t_event'] - t['t_normal'] for t in recording.trials)
+    return summarize_scores(scored, seconds)
+
+
+def objective(score):
+    """The grid search's sort key (smaller is better).
+
+    No false tier-2 alarm first, then the most delocalizations detected within
+    detection.WITHIN s, then the shortest mean delay of those, then the fewest tier-1 readings
+    during normal driving.
+    """
+    delay = score['delocalized']['mean_delay_within']
+    return (score['false_alarms'], -score['delocalized']['within'],
+            round(delay, 6) if delay is not None else math.inf, score['tier1_normal'])
+
+
+def _caution(params):
+    """Among equal scores prefer the most cautious parameters (longer windows, higher bars)."""
+    return (-params['window_meta_tier2_lost'], -params['queue_min'],
+            -params['window_meta_tier0_normal'], -params['prob_thresh'],
+            -params['ratio_thresh_detections_tier2_lost'])
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """The grid search's outcome.
+
+    Attributes:
+        params: the chosen parameters.
+        score: their training score (:func:`score_recordings`).
+        config: the full validated config.
+        tried: how many combinations were replayed.
+        ties: how many combinations scored exactly as well.
+        zero_false_alarms: how many combinations had no false tier-2 alarm.
+        grid: the :class:`Grid` searched.
+        frontier: the trade-off the grid offers: ``(false_alarms, within, silent_ge2m_within,
+            params)`` for every false-alarm count that buys more detections within
+            detection.WITHIN s than any smaller count (best params of each count).
+        margin: how close the choice is to a false alarm: for ``prob_thresh`` and
+            ``ratio_thresh_detections_tier2_lost``, ``(next lower grid value, false alarms
+            with it and the other parameters unchanged)`` (absent at the grid's low end).
+    """
+
+    params: dict
+    score: dict
+    config: LostDetectorConfig
+    tried: int
+    ties: int
+    zero_false_alarms: int
+    grid: Grid
+    frontier: list
+    margin: dict
+
+
+def grid_search(recordings, fit, grid=None, features=None):
+    """Choose prob_thresh and the windows by replaying the detector over the training streams.
+
+    Args:
+        recordings: training :class:`Recording` objects (each replayed by its own detector,
+            in order: the tiers depend on it).
+        fit: the :class:`ClassifierFit` (its prior is kept: it and prob_thresh move the same
+            decision boundary, so only the threshold is searched).
+        grid: a :class:`Grid` (default: the standard one).
+        features: precomputed :func:`reading_features` per recording (optional).
+
+    Returns:
+        A :class:`SearchResult`.
+    """
+    grid = grid or Grid()
+    short = [w for w in grid.window_meta_tier2_lost + grid.window_meta_tier0_normal
+             if w < MIN_WINDOW]
+    if short:
+        raise CalibrationError('grid windows %s: must be >= %d readings (shorter ones fit '
+                               'single readings)' % (short, MIN_WINDOW))
+    if features is None:
+        features = [reading_features(r.readings) for r in recordings]
+    probabilities = {}
+    best = None
+    tried = zero = 0
+    ranked = []
+    per_count = {}
+    alarms = {}
+    for params in grid.combinations():
+        config = make_config(fit, params)
+        key = config.prob_thresh
+        if key not in probabilities:
+            probabilities[key] = [reading_probabilities(f, config) for f in features]
+        tiers = [replay_tiers(p, config) for p in probabilities[key]]
+        score = score_recordings(recordings, tiers)
+        tried += 1
+        zero += score['false_alarms'] == 0
+        rank = (objective(score), _caution(params))
+        ranked.append(objective(score))
+        if best is None or rank < best[0]:
+            best = (rank, params, score, config)
+        count = score['false_alarms']
+        alarms[_key(params)] = count
+        if count not in per_count or rank < per_count[count][0]:
+            per_count[count] = (rank, params, score)
+    if best is None:
+        raise CalibrationError('the grid has no valid combination')
+    ties = sum(1 for key in ranked if key == best[0][0])
+    frontier = []
+    for count in sorted(per_count):
+        _, params, score = per_count[count]
+        within = score['delocalized']['within']
+        if not frontier or within > frontier[-1][1]:
+            frontier.append((count, within, score['silent_ge2m']['within'], params))
+    margin = {}
+    for name in ('prob_thresh', 'ratio_thresh_detections_tier2_lost'):
+        values = sorted(getattr(grid, name))
+        index = values.index(best[1][name])
+        if index > 0:
+            lower = dict(best[1], **{name: values[index - 1]})
+            margin[name] = (values[index - 1], alarms.get(_key(lower)))
+    return SearchResult(params=best[1], score=best[2], config=best[3], tried=tried, ties=ties,
+                        zero_false_alarms=zero, grid=grid, frontier=frontier, margin=margin)
+
+
+def _key(params):
+    return tuple(sorted(params.items()))
+
+
+def classifier_quality(features, labels, config):
+    """Per-reading quality of the classifier alone: share of each class labelled lost."""
+    probabilities = reading_probabilities(features, config)
+    out = {}
+    for name, cls in (('normal', NORMAL), ('lost', LOST)):
+        chosen = [p for p, c in zip(probabilities, labels) if c == cls and p is not None]
+        flagged = sum(1 for p in chosen if p > config.prob_thresh)
+        out[name] = {'readings': len(chosen), 'labelled_lost': flagged,
+                     'rate': report.rate(flagged, len(chosen))}
+    return out
+
+
+# ----------------------------------------------------------------------------- calibrate
+
+@dataclasses.dataclass
+class Calibration:
+    """Everything the YAML says: inputs, fit, search and scores.
+
+    Attributes:
+        recordings: the training recordings.
+        fit: the :class:`ClassifierFit`.
+        search: the :class:`SearchResult`.
+        quality: :func:`classifier_quality` on the training readings.
+        labels: label counts (normal, lost, ambiguous) over all training readings.
+    """
+
+    recordings: list
+    fit: ClassifierFit
+    search: SearchResult
+    quality: dict
+    labels: dict
+
+
+def calibrate(recordings, grid=None):
+    """Fit the classifier and search the windows on training recordings.
+
+    Raises:
+        CalibrationError: for held-out recordings or too little data.
+    """
+    if not recordings:
+        raise CalibrationError('no training recordings')
+    for recording in recordings:
+        check_training(recording)
+    features = [reading_features(r.readings) for r in recordings]
+    labels = [label_readings(r.errors, r.phases) for r in recordings]
+    all_features = np.vstack(features)
+    all_labels = np.concatenate(labels)
+    fit = fit_classifier(all_features, all_labels)
+    search = grid_search(recordings, fit, grid, features)
+    quality = classifier_quality(all_features, all_labels, search.config)
+    counts = {'normal': int(np.sum(all_labels == NORMAL)), 'lost': int(np.sum(all_labels == LOST)),
+              'ambiguous': int(np.sum(all_labels == AMBIGUOUS))}
+    return Calibration(recordings, fit, search, quality, counts)
+
+
+def evaluate(recordings, config):
+    """Scores of a config on recordings (held-out ones, normally), replayed as the node runs.
+
+    Uses :func:`detectors.lost_detector_tiers` (the full node path, not the grid's shortcut).
+    """
+    tiers = [detectors.lost_detector_tiers(r.readings, config) for r in recordings]
+    return score_recordings(recordings, tiers)
+
+
+# ----------------------------------------------------------------------------- text
+
+def _yaml_float(value):
+    """A float as YAML 1.1 reads it back as a float (always with a '.', never '1e-05')."""
+    return np.format_float_positional(float(value), unique=True, trim='0')
+
+
+def _yaml_list(values):
+    return '[%s]' % ', '.join(_yaml_float(v) for v in values)
+
+
+def score_sentence(score):
+    """One sentence of a training or evaluation score."""
+    d = score['delocalized']
+    delays = d['delay_s']
+    return ('%d false tier-2 alarm(s) in %.2f h of normal driving; %d/%d delocalizations '
+            'detected within %.0f s (%d detected at all), median delay %s s' % (
+                score['false_alarms'], score['normal_hours'], d['within'], d['events'],
+                detection.WITHIN, d['detected'], report.fmt(delays['median'], 1)))
+
+
+def frontier_sentence(search):
+    """What false alarms would buy on the training runs (the grid's trade-off), as a sentence."""
+    steps = ['%d false alarm(s): %d within %.0f s (%d silent >= %.0f m)' % (
+        count, within, detection.WITHIN, silent, detection.HEADLINE_DISTANCE)
+        for count, within, silent, _ in search.frontier]
+    return 'Best the grid offers per number of false tier-2 alarms on the training runs: %s.' \
+        % '; '.join(steps)
+
+
+def _wrap(text, width=98, prefix='# '):
+    """Comment lines of at most ``width`` characters (a number stays with its unit)."""
+    # A NUL holds together what must not be split across lines: "15 s", "[0, 1)".
+    def keep(match):
+        return match.group(1) + '\x00' + match.group(2)
+    text = re.sub(r'(\d) (s|m|h|rad)\b', keep, text)
+    text = re.sub(r'([\[(]\d+,) (\d+[\])])', keep, text)
+    words = [w.replace('\x00', ' ') for w in text.split()]
+    lines, line = [], ''
+    for word in words:
+        if line and len(prefix) + len(line) + 1 + len(word) > width:
+            lines.append(prefix + line)
+            line = word
+        else:
+            line = '%s %s' % (line, word) if line else word
+    if line:
+        lines.append(prefix + line)
+    return lines
+
+
+def _margin(search, name):
+    if name not in search.margin:
+        return ''
+    value, count = search.margin[name]
+    return ' Margin: %s instead gives %s false tier-2 alarm(s) on the training runs.' % (
+        _yaml_float(value), count)
+
+
+def _values(values):
+    return ', '.join(_yaml_float(v) if isinstance(v, float) else str(v) for v in values)
+
+
+def _indented(text):
+    return _wrap(text, prefix='  # ')
+
+
+def render_yaml(calibration, train_args, date):
+    """The node's YAML with a header and a comment above every key.
+
+    Args:
+        calibration: a :class:`Calibration`.
+        train_args: the training folders as given on the command line.
+        date: ISO date written in the header (part of the input: the same date gives the
+            same bytes).
+
+    Returns:
+        The file's text.
+    """
+    fit, search, quality = calibration.fit, calibration.search, calibration.quality
+    score, config, grid = search.score, search.config, search.grid
+    short_score = ('Training score of the chosen combination: %d false tier-2 alarm(s), %d/%d '
+                   'delocalizations detected within %.0f s.' % (
+                       score['false_alarms'], score['delocalized']['within'],
+                       score['delocalized']['events'], detection.WITHIN))
+    per_reading = ('On the training readings, at the chosen prob_thresh, the classifier labels '
+                   'lost %s of the lost-class and %s of the normal-class readings.' % (
+                       report.fmt(quality['lost']['rate'], 1, '%'),
+                       report.fmt(quality['normal']['rate'], 1, '%')))
+    lines = [
+        '# lost_detector parameters, GENERATED by tools/calibrate_detector.py on %s: do not '
+        'edit' % date,
+        '# by hand, regenerate. Load inside the <node> tag so that they land in the node\'s '
+        'private',
+        '# namespace:  <rosparam command="load" file="$(find lost_and_found)/config/'
+        'lost_detector.yaml"/>',
+        '#',
+        '# Regenerate (same inputs and date -> byte-identical file, whatever --out says):',
+        '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
+            ' '.join(train_args), date, TARGET),
+        '#',
+        '# Training runs (the detection suite on the simulator; only the %s map and seeds >= %d '
+        'are' % ('/'.join(TRAINING_MAPS), MIN_TRAINING_SEED),
+        '# fitted on: the office map, the real maps and seeds 0-99 are held out for '
+        'evaluation):',
+    ]
+    for recording, arg in zip(calibration.recordings, train_args):
+        lines.append('#   %s: map %s, seed %s, %d trials, %d readings' % (
+            arg, recording.label, recording.seed, len(recording.trials),
+            len(recording.readings)))
+        if recording.command:
+            lines.append('#     %s' % recording.command)
+    counts = calibration.labels
+    lines.append('#')
+    lines += _wrap(
+        'Labels: normal = the estimate within %g m and %g rad of the truth in phases %s '
+        '(%d readings); lost = off by more than %g m or %g rad in any phase (%d readings); '
+        '%d ambiguous readings dropped.' % (
+            detection.FOUND_XY, detection.FOUND_YAW, '/'.join(NORMAL_PHASES), counts['normal'],
+            detection.LOST_XY, detection.LOST_YAW, counts['lost'], counts['ambiguous']))
+    lines += _wrap(
+        'Training score of this file (LostDetector replayed in order over every training '
+        'stream, scored as the detection suite does): %s; silent teleports >= %.0f m: %d/%d '
+        'within %.0f s.' % (
+            score_sentence(score), detection.HEADLINE_DISTANCE,
+            score['silent_ge2m']['within'], score['silent_ge2m']['events'],
+            detection.WITHIN))
+    lines += _wrap(
+        'Limits: the two covariance features cannot see a tight particle cloud at a wrong '
+        'pose. Per reading, this classifier labels lost %d of %d lost-class readings (%s) and '
+        '%d of %d normal-class readings (%s). %s Held-out scores are not in this file: '
+        'run tools/calibrate_detector.py --evaluate on held-out runs.' % (
+            quality['lost']['labelled_lost'], quality['lost']['readings'],
+            report.fmt(quality['lost']['rate'], 1, '%'),
+            quality['normal']['labelled_lost'], quality['normal']['readings'],
+            report.fmt(quality['normal']['rate'], 1, '%'), frontier_sentence(search)))
+    grid_text = ('Chosen by the grid search (%d combinations replayed on the training streams, '
+                 '%d of them without a false tier-2 alarm, %d tied with the choice, which is the '
+                 'most cautious of those): training score %s.' % (
+                     search.tried, search.zero_false_alarms, search.ties,
+                     score_sentence(score)))
+    lines += [
+        '',
+        '# The Gaussian Naive Bayes classifier of one reading (a trained model is data: these '
+        'numbers',
+        '# are set, not trained at start-up). Features: (sigma_xy, sigma_theta), where sigma_xy '
+        'is the',
+        '# standard deviation along the major axis of amcl\'s x-y error ellipse [m] and '
+        'sigma_theta the',
+        '# standard deviation of yaw [rad].',
+        'modified_prob_classifier:',
+    ]
+    lines += _indented(
+        'Prior probability that a reading comes from a localized robot, in (0, 1); the lost '
+        'class gets 1 - this. Fitted: GaussianNB class_prior_, the share of normal readings '
+        'among the %d labelled training readings (prob_thresh is searched instead of the '
+        'prior: both move the same decision boundary). %s' % (fit.n_normal + fit.n_lost,
+                                                              per_reading))
+    lines.append('  tier0_normal_prior: %s' % _yaml_float(config.tier0_normal_prior))
+    lines += _indented(
+        'A reading is lost when P(lost | features) is above this, in (0, 1). Grid search over '
+        '%s. %s%s' % (_values(grid.prob_thresh), grid_text,
+                      _margin(search, 'prob_thresh')))
+    lines.append('  prob_thresh: %s' % _yaml_float(config.prob_thresh))
+    lines += _indented(
+        'Class means [xy-normal (m), theta-normal (rad), xy-lost (m), theta-lost (rad)], each '
+        '>= 0. Fitted: GaussianNB theta_ on %d normal and %d lost training readings. %s' % (
+            fit.n_normal, fit.n_lost, per_reading))
+    lines.append('  slice_mu: %s' % _yaml_list(config.slice_mu))
+    lines += _indented(
+        'Class standard deviations, same order and units as slice_mu, each > 0. Fitted: the '
+        'square roots of GaussianNB var_ on the same readings. %s' % per_reading)
+    lines.append('  slice_sigma: %s' % _yaml_list(config.slice_sigma))
+    lines += [
+        '',
+        '# Turning per-reading labels into tiers (normal 0, confused 1, lost 2). amcl publishes '
+        'only after',
+        '# a filter update, so these count readings, not seconds. All four are chosen by the '
+        'same grid',
+        '# search as prob_thresh (training score above).',
+        'lost_detector:',
+    ]
+    lines += _indented(
+        'Readings needed in the queue before anything but normal is reported (integer >= 1, '
+        'at most window_meta_tier2_lost). Grid search over %s. %s' % (
+            _values(grid.queue_min), short_score))
+    lines.append('  queue_min: %d' % config.queue_min)
+    lines += _indented(
+        'Number of most recent readings over which the lost ratio is taken for tier 2 (integer '
+        '>= 1; also the queue length). Grid search over %s (never below %d readings, so that '
+        'a few odd readings do not decide). %s' % (
+            _values(grid.window_meta_tier2_lost), MIN_WINDOW, short_score))
+    lines.append('  window_meta_tier2_lost: %d' % config.window_meta_tier2_lost)
+    lines += _indented(
+        'Tier 2 (lost) when the fraction of lost readings in that window is strictly above '
+        'this, in [0, 1). Grid search over %s. %s%s' % (
+            _values(grid.ratio_thresh_detections_tier2_lost), short_score,
+            _margin(search, 'ratio_thresh_detections_tier2_lost')))
+    lines.append('  ratio_thresh_detections_tier2_lost: %s' % _yaml_float(
+        config.ratio_thresh_detections_tier2_lost))
+    lines += _indented(
+        'Normal readings in a row that end a (sticky) tier 2 and reset the detector (integer '
+        '>= 1). Grid search over %s. %s' % (
+            _values(grid.window_meta_tier0_normal), short_score))
+    lines.append('  window_meta_tier0_normal: %d' % config.window_meta_tier0_normal)
+    return '\n'.join(lines) + '\n'
+
+
+def evaluation_rows(name, score):
+    """One Markdown row of an evaluation table."""
+    s, a, b = score['silent_ge2m'], score['silent_all'], score['bringup']
+    return [name, '%d (%s/h)' % (score['false_alarms'], report.fmt(
+        score['false_alarms'] / score['normal_hours'] if score['normal_hours'] else None, 2)),
+        '%d/%d' % (s['detected'], s['events']), report.fmt(s['within_rate'], 1, '%'),
+        report.fmt(s['delay_s']['median'], 1), report.fmt(s['delay_s']['p95'], 1),
+        '%d/%d' % (a['within'], a['events']), '%d/%d' % (b['detected'], b['events']),
+        str(score['alarm_after_reseed']),
+        report.fmt(report.rate(score['tier1_normal'], score['readings_normal']), 1, '%')]
+
+
+#: Columns of :func:`evaluation_rows`.
+EVALUATION_HEADERS = [
+    'config', 'false tier-2 alarms', 'silent >= %.0f m detected' % detection.HEADLINE_DISTANCE,
+    'within %.0f s' % detection.WITHIN, 'delay median (s)', 'delay p95 (s)',
+    'silent 1-10 m within %.0f s' % detection.WITHIN, 'wrong bring-up detected',
+    'tier 2 after correct re-seed', 'tier-1 share of normal readings']

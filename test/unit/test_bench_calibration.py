@@ -1,0 +1,298 @@
+"""Unit tests of lost_and_found.bench.calibration on tiny synthetic streams (no ROS master)."""
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from lost_and_found.bench import calibration as cal
+from lost_and_found.bench import detection, detectors
+from lost_and_found.core.lost_detector import covariance_features
+
+#: Reading period of the synthetic streams (s).
+DT = 0.5
+#: Feature pairs (sigma_xy, sigma_theta) of the synthetic readings.
+TRACKING = (0.06, 0.04)
+BORDERLINE = (0.18, 0.09)   # P(lost) ~0.73 under FIT: lost at 0.5, not at 0.99
+WIDE = (1.0, 0.8)
+RIGHT = (0.05, 0.02)
+WRONG = (4.0, 1.0)
+#: A classifier with well separated classes (normal ~TRACKING, lost ~WIDE).
+FIT = cal.ClassifierFit(slice_mu=(0.06, 0.04, 1.0, 0.8), slice_sigma=(0.03, 0.02, 0.5, 0.4),
+                        tier0_normal_prior=0.8, n_normal=0, n_lost=0, n_dropped=0)
+
+
+def reading_row(t, features, error, phase):
+    """One stream row whose covariance has exactly the given features."""
+    sxy, syaw = features
+    return [t, 0.0, 0.0, 0.0, sxy ** 2, (0.5 * sxy) ** 2, 0.0, syaw ** 2,
+            error[0], error[1], phase]
+
+
+def make_stream(segments, label='lab'):
+    """A detection_stream.json document and its trials from (phase, [(features, error)]) runs.
+
+    Every ``teleport``/``bringup`` segment ends a trial that started at the preceding
+    ``settle`` segment.
+    """
+    rows, trials, t = [], [], 0.0
+    trial = {}
+    for phase, items in segments:
+        start = t
+        for features, error in items:
+            rows.append(reading_row(t, features, error, phase))
+            t += DT
+        if phase == 'settle':
+            trial = {'index': len(trials), 't_reset': start}
+        elif phase == 'normal':
+            trial['t_normal'] = start
+        elif phase in ('teleport', 'bringup'):
+            trial.update({'kind': phase, 'distance': 5.0, 't_event': start, 't_end': t})
+            trials.append(trial)
+    return {'map': label, 'fields': list(cal.FIELDS), 'readings': rows}, trials
+
+
+def make_recording(segments, label='lab', seed=100):
+    """A Recording built from :func:`make_stream`."""
+    data, trials = make_stream(segments, label)
+    label, readings, errors, phases = cal.parse_stream(data)
+    keys = ('index', 'kind', 'distance', 't_normal', 't_event', 't_end')
+    return cal.Recording(path='synthetic', label=label, readings=readings, errors=errors,
+                         phases=phases, trials=[{k: tr[k] for k in keys} for tr in trials],
+                         seed=seed, command='synthetic')
+
+
+def trial_segments(burst=False, event=None):
+    """settle, normal (with an optional borderline burst while right), then a delocalization.
+
+    The event's first readings are borderline (a tight cloud at a wrong pose), then wide.
+    """
+    normal = [(TRACKING, RIGHT)] * 20
+    if burst:
+        normal = normal[:8] + [(BORDERLINE, RIGHT)] * 5 + normal[13:]
+    event = event or [(BORDERLINE, WRONG)] * 4 + [(WIDE, WRONG)] * 10
+    return [('settle', [(TRACKING, RIGHT)] * 4), ('normal', normal), ('teleport', event),
+            ('other', [(TRACKING, RIGHT)] * 12)]
+
+
+# ----------------------------------------------------------------------------- labels
+
+def test_labels_follow_the_error_thresholds_and_phases():
+    errors = [(0.1, 0.1), (0.1, 0.1), (0.6, 0.0), (0.0, 0.4), (0.47, 0.0), (math.inf, 0.0),
+              (0.1, 0.1), (0.45, 0.35)]
+    phases = ['normal', 'teleport', 'normal', 'settle', 'normal', 'normal', 'other', 'settle']
+    labels = cal.label_readings(errors, phases)
+    assert list(labels) == [cal.NORMAL, cal.AMBIGUOUS, cal.LOST, cal.LOST, cal.AMBIGUOUS,
+                            cal.AMBIGUOUS, cal.NORMAL, cal.NORMAL]
+
+
+def test_features_are_the_nodes_and_a_bad_covariance_gives_nan():
+    readings = [(0.0, 0.04, 0.01, 0.005, 0.0025), (1.0, -1.0, 0.01, 0.0, 0.01)]
+    features = cal.reading_features(readings)
+    expected = covariance_features(detectors.covariance_of(readings[0]))
+    assert features[0] == pytest.approx(expected)
+    assert np.all(np.isnan(features[1]))
+
+
+# ----------------------------------------------------------------------------- fit
+
+def test_fit_recovers_known_class_means_sigmas_and_prior():
+    rng = np.random.default_rng(3)
+    normal = rng.normal((0.1, 0.05), (0.02, 0.01), size=(3000, 2))
+    lost = rng.normal((1.0, 0.8), (0.2, 0.1), size=(1000, 2))
+    features = np.vstack([normal, lost, [[np.nan, 0.1]], [[5.0, 5.0]]])
+    labels = np.array([0] * 3000 + [1] * 1000 + [1, cal.AMBIGUOUS])
+    fit = cal.fit_classifier(features, labels)
+    assert fit.slice_mu == pytest.approx((0.1, 0.05, 1.0, 0.8), abs=0.02)
+    assert fit.slice_sigma == pytest.approx((0.02, 0.01, 0.2, 0.1), rel=0.06)
+    assert fit.tier0_normal_prior == pytest.approx(0.75, abs=0.001)
+    assert (fit.n_normal, fit.n_lost, fit.n_dropped) == (3000, 1000, 2)
+    # Rounded to DIGITS significant digits, as written to the YAML.
+    assert all(v == cal.round_sig(v) for v in fit.slice_mu + fit.slice_sigma)
+
+
+def test_fit_refuses_a_missing_class():
+    with pytest.raises(cal.CalibrationError, match='0 lost'):
+        cal.fit_classifier([[0.1, 0.05]] * 5, [0] * 5)
+
+
+# ----------------------------------------------------------------------------- replay
+
+def test_replay_equals_the_nodes_detector_run():
+    rec = make_recording(trial_segments(burst=True) + trial_segments())
+    rec.readings[10] = (rec.readings[10][0], -1.0, 0.01, 0.0, 0.01)   # refused by the node
+    config = cal.make_config(FIT, {'prob_thresh': 0.9, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 4})
+    features = cal.reading_features(rec.readings)
+    replayed = cal.replay_tiers(cal.reading_probabilities(features, config), config)
+    assert replayed == detectors.lost_detector_tiers(rec.readings, config)
+    assert 2 in replayed and 0 in replayed
+
+
+def test_scores_count_false_alarms_and_detections_like_the_suite():
+    rec = make_recording(trial_segments(burst=True))
+    config = cal.make_config(FIT, {'prob_thresh': 0.5, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 4})
+    score = cal.evaluate([rec], config)
+    # prob 0.5 labels the borderline burst lost: one false entry into tier 2.
+    assert score['false_alarms'] == 1
+    assert score['delocalized']['events'] == 1
+    assert score['delocalized']['within'] == 1
+    # Tier 2 at the 3rd event reading (ratio 3/4 > 0.5): 1 s after the event.
+    assert score['delocalized']['delay_s']['median'] == pytest.approx(2 * DT)
+
+
+# ----------------------------------------------------------------------------- grid search
+
+def small_grid():
+    return cal.Grid(prob_thresh=(0.5, 0.99), window_meta_tier2_lost=(4, 6),
+                    ratio_thresh_detections_tier2_lost=(0.5,), queue_min=(3,),
+                    window_meta_tier0_normal=(4,))
+
+
+def test_grid_search_prefers_zero_false_alarms_over_faster_detection():
+    recordings = [make_recording(trial_segments(burst=True) + trial_segments())]
+    loose = cal.make_config(FIT, {'prob_thresh': 0.5, 'window_meta_tier2_lost': 4,
+                                  'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                  'window_meta_tier0_normal': 4})
+    loose_score = cal.evaluate(recordings, loose)
+    assert loose_score['false_alarms'] > 0
+    result = cal.grid_search(recordings, FIT, small_grid())
+    assert result.score['false_alarms'] == 0
+    assert result.params['prob_thresh'] == 0.99
+    assert result.score['delocalized']['within'] == 2
+    # Slower than the loose config (it waits for the wide readings), but no false alarm.
+    assert result.score['delocalized']['mean_delay_within'] > \
+        loose_score['delocalized']['mean_delay_within']
+    assert result.tried == 4 and result.zero_false_alarms == 2
+    # False alarms buy no extra detection here: the trade-off has one step.
+    assert [step[:2] for step in result.frontier] == [(0, 2)]
+    # One step more sensitive (prob_thresh 0.5) brings the false alarm back.
+    assert result.margin['prob_thresh'][0] == 0.5 and result.margin['prob_thresh'][1] > 0
+    # Between the two zero-false-alarm windows the shorter detects sooner.
+    assert result.params['window_meta_tier2_lost'] == 4
+
+
+def test_objective_ranks_false_alarms_then_detections_then_delay():
+    def score(false_alarms, within, delay):
+        return {'false_alarms': false_alarms, 'tier1_normal': 0,
+                'delocalized': {'within': within, 'mean_delay_within': delay}}
+    ranked = sorted([score(1, 9, 1.0), score(0, 2, 9.0), score(0, 3, 12.0), score(0, 3, 5.0)],
+                    key=cal.objective)
+    assert [(s['false_alarms'], s['delocalized']['within'],
+             s['delocalized']['mean_delay_within']) for s in ranked] == \
+        [(0, 3, 5.0), (0, 3, 12.0), (0, 2, 9.0), (1, 9, 1.0)]
+
+
+def test_grid_refuses_windows_shorter_than_a_few_readings():
+    rec = make_recording(trial_segments())
+    with pytest.raises(cal.CalibrationError, match='>= %d' % cal.MIN_WINDOW):
+        cal.grid_search([rec], FIT, cal.Grid(window_meta_tier2_lost=(2, 6)))
+
+
+# ----------------------------------------------------------------------------- calibrate, YAML
+
+def synthetic_training():
+    return [make_recording(trial_segments(burst=True) + trial_segments(), seed=100),
+            make_recording(trial_segments() + trial_segments(burst=True), seed=101)]
+
+
+def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(tmp_path):
+    recordings = synthetic_training()
+    result = cal.calibrate(recordings, small_grid())
+    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
+    path = tmp_path / 'out.yaml'
+    path.write_text(text)
+    config = detectors.load_detector_config(str(path))
+    assert config == result.search.config
+    assert config.slice_mu == result.fit.slice_mu
+    assert cal.objective(cal.evaluate(recordings, config)) == \
+        cal.objective(result.search.score)
+    # Same layout as config/lost_detector.yaml: the node's private keys.
+    params = yaml.safe_load(text)
+    assert set(params) == {'modified_prob_classifier', 'lost_detector'}
+    assert set(params['lost_detector']) == {
+        'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
+        'window_meta_tier0_normal'}
+    # A comment right above every key; the header names the generator, date and inputs.
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() and not line.lstrip().startswith('#') and line.startswith('  '):
+            assert lines[i - 1].lstrip().startswith('#'), line
+    assert 'tools/calibrate_detector.py' in lines[0] and '2025-01-02' in lines[0]
+    assert '/tmp/a: map lab, seed 100' in text and 'synthetic' in text
+    assert all(len(line) <= 100 for line in lines if not line.startswith('#   /usr/bin'))
+
+
+def test_same_inputs_give_a_byte_identical_file():
+    first = cal.render_yaml(cal.calibrate(synthetic_training(), small_grid()), ['a', 'b'],
+                            '2025-01-02')
+    second = cal.render_yaml(cal.calibrate(synthetic_training(), small_grid()), ['a', 'b'],
+                             '2025-01-02')
+    assert first == second
+
+
+def test_held_out_maps_and_seeds_are_refused():
+    for label, seed, match in (('office', 100, 'office'), ('lab', 5, 'seed 5'),
+                               ('lab', None, 'seed None')):
+        with pytest.raises(cal.CalibrationError, match=match):
+            cal.calibrate([make_recording(trial_segments(), label=label, seed=seed)],
+                          small_grid())
+
+
+def test_yaml_floats_never_use_exponents():
+    for value in (1e-05, 0.999, 2.0, 1234.5):
+        text = cal._yaml_float(value)
+        assert 'e' not in text
+        assert yaml.safe_load('v: %s' % text)['v'] == value
+
+
+# ----------------------------------------------------------------------------- loading
+
+def test_parse_stream_names_the_bad_value():
+    data, _ = make_stream(trial_segments())
+    bad = json.loads(json.dumps(data))
+    bad['readings'][3][4] = float('nan')
+    with pytest.raises(cal.CalibrationError, match='reading 3: var_x'):
+        cal.parse_stream(bad, 'x.json')
+    bad = json.loads(json.dumps(data))
+    bad['readings'][2][10] = 'lunch'
+    with pytest.raises(cal.CalibrationError, match="phase='lunch'"):
+        cal.parse_stream(bad, 'x.json')
+    with pytest.raises(cal.CalibrationError, match='fields'):
+        cal.parse_stream(dict(data, fields=['t']), 'x.json')
+    # null errors (no truth) load as inf and are ambiguous.
+    data['readings'][0][8] = None
+    _, _, errors, phases = cal.parse_stream(data)
+    assert errors[0][0] == math.inf
+    assert cal.label_readings(errors[:1], phases[:1])[0] == cal.AMBIGUOUS
+
+
+def test_load_recording_reads_the_trials_or_infers_them(tmp_path):
+    data, trials = make_stream(trial_segments() + trial_segments())
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
+    inferred = cal.load_recording(str(tmp_path))
+    assert inferred.trials_inferred and inferred.seed is None
+    assert [(t['t_normal'], t['t_event'], t['kind']) for t in inferred.trials] == \
+        [(t['t_normal'], t['t_event'], t['kind']) for t in trials]
+    (tmp_path / 'detection.json').write_text(json.dumps({
+        'seed': 104, 'command': 'rosrun lost_and_found bench detection --seed 104',
+        'summary': {'phases': {'settle': 2.0, 'normal': 10.0, 'observe': 7.0}},
+        'trials': trials}))
+    recording = cal.load_recording(str(tmp_path))
+    assert not recording.trials_inferred and recording.seed == 104
+    assert recording.trials[1]['t_end'] == trials[1]['t_end']
+    assert recording.phase_seconds['settle'] == 2.0
+    cal.check_training(recording)
+    with pytest.raises(cal.CalibrationError, match='no detection_stream.json'):
+        cal.load_recording(str(tmp_path / 'missing'))
+
+
+def test_suite_constants_are_the_ones_the_labels_use():
+    # The labels must stay in step with the suite's own definition of right and wrong.
+    errors = [(detection.FOUND_XY, detection.FOUND_YAW),
+              (detection.LOST_XY + 1e-9, 0.0)]
+    assert list(cal.label_readings(errors, ['normal', 'normal'])) == [cal.NORMAL, cal.LOST]

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The standard benchmark set (what `make bench` runs after install + build): every suite on the
+# project's maps and, when ../shared/data is present, on the Willow Garage, Intel and ACES maps
+# (with fiducials placed by tools/place_fiducials.py) and the Intel and ACES Carmen logs.
+# Writes everything into $BENCH_OUT (default build/bench) and the tables of all suites into
+# $BENCH_OUT/SUMMARY.md; bench/RESULTS.md quotes them with these commands.
+# Environment: BENCH_OUT, BENCH_SEED (default 1; the lab map and seeds >= 100 are the
+# detector calibration's training data, never evaluated here), SHARED_DATA (default
+# ../shared/data), BENCH_SUITES (default "detection recovery real-logs compute").
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT="${BENCH_OUT:-$ROOT/build/bench}"
+SEED="${BENCH_SEED:-1}"
+SHARED="${SHARED_DATA:-$ROOT/../shared/data}"
+SUITES="${BENCH_SUITES:-detection recovery real-logs compute}"
+export PATH="/usr/bin:/bin:$PATH"
+set +u  # the catkin setup scripts read unset variables
+# shellcheck disable=SC1091
+source "$ROOT/build/catkin_ws/devel/setup.bash"
+set -u
+export PYTHONDONTWRITEBYTECODE=1
+mkdir -p "$OUT"
+failed=()
+
+want() { [[ " $SUITES " == *" $1 "* ]]; }
+bench() {  # bench <label> <suite> [args...]
+  local label=$1; shift
+  echo "== bench $* (-> $OUT/$label)"
+  if ! rosrun lost_and_found bench "$@" --seed "$SEED" --label "$label" --out "$OUT/$label"; then
+    failed+=("$label: bench $*")
+  fi
+}
+
+# The project's maps (office: evaluation; lab: recovery only, it trains the detector).
+want detection && bench office detection --map "$ROOT/maps/office.yaml" --trials 40
+want recovery && bench office recovery --map "$ROOT/maps/office.yaml" --trials 20
+want recovery && bench lab recovery --map "$ROOT/maps/lab.yaml" --trials 20
+want compute && bench compute compute --map "$ROOT/maps/office.yaml"
+
+# Real maps and logs nobody on this project made.
+if [ -d "$SHARED/maps" ]; then
+  for map in willow_garage/willow-full intel_lab_seattle/intel aces_austin/aces; do
+    label=$(basename "$map")
+    yaml="$SHARED/maps/$map.yaml"
+    fid="$OUT/$label/${label}_fiducials.yaml"
+    mkdir -p "$OUT/$label"
+    if ! /usr/bin/python3 "$ROOT/tools/place_fiducials.py" "$yaml" --out "$fid" --seed "$SEED"; then
+      failed+=("$label: place_fiducials"); continue
+    fi
+    want detection && bench "$label" detection --map "$yaml" --fiducials "$fid" --trials 20
+    want recovery && bench "$label" recovery --map "$yaml" --fiducials "$fid" --trials 10
+  done
+  want real-logs && bench real_logs real-logs --logs "$SHARED/logs"
+else
+  echo "bench: $SHARED not found: the real maps and logs are skipped"
+fi
+
+/usr/bin/python3 "$ROOT/tools/bench_summary.py" "$OUT" > "$OUT/SUMMARY.md"
+echo "bench: all tables in $OUT/SUMMARY.md"
+for item in "${failed[@]+"${failed[@]}"}"; do echo "FAILED: $item"; done
+[ "${#failed[@]}" -eq 0 ]

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Fit the lost detector YAML from detection-suite training runs, or score YAMLs on held-out runs.
+
+Calibrate (training runs only: the lab map, seeds >= 100)::
+
+    rosrun lost_and_found bench detection --map maps/lab.yaml --trials 12 --seed 100 \\
+        --out /tmp/calib_train_lab_s100
+    /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \\
+        --out config/lost_detector.yaml [--date YYYY-MM-DD]
+
+Evaluate one or more YAMLs offline on recorded streams (held out: the office map, the real maps,
+seeds 0-99), on identical inputs::
+
+    /usr/bin/python3 tools/calibrate_detector.py --evaluate /tmp/calib_eval_office_shipped \\
+        --config config/lost_detector.yaml --config /tmp/calibrated_lost_detector.yaml
+
+Run with /usr/bin/python3 and the catkin devel space sourced (the package must be importable).
+The logic is in :mod:`lost_and_found.bench.calibration`.
+"""
+import argparse
+import datetime
+import os
+import sys
+
+from lost_and_found.bench import calibration, detectors, report
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+SHIPPED = os.path.join(ROOT, 'config', 'lost_detector.yaml')
+
+
+def parser():
+    """The command line."""
+    p = argparse.ArgumentParser(
+        description='Calibrate config/lost_detector.yaml from detection-suite training runs '
+        '(lab map, seeds >= 100), or --evaluate YAMLs on held-out runs.')
+    p.add_argument('train', nargs='*', metavar='TRAIN_DIR',
+                   help='output folders of `bench detection` training runs')
+    p.add_argument('--out', help='YAML to write (e.g. config/lost_detector.yaml)')
+    p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
+                   'UTC); the same inputs and date give a byte-identical file')
+    p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
+                   help='score --config YAMLs on these recorded runs instead of calibrating')
+    p.add_argument('--config', action='append', metavar='YAML',
+                   help='with --evaluate: a lost_detector YAML to score (repeatable; default: '
+                   'the shipped config/lost_detector.yaml)')
+    return p
+
+
+def _date(text):
+    if text is None:
+        return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise calibration.CalibrationError('--date %r: must be YYYY-MM-DD' % text) from None
+
+
+def run_calibration(args):
+    """Fit, search, write the YAML and check that it reproduces the training score."""
+    if not args.train or not args.out:
+        raise calibration.CalibrationError('give TRAIN_DIR ... and --out YAML (or --evaluate)')
+    date = _date(args.date)
+    recordings = [calibration.load_recording(path) for path in args.train]
+    for recording in recordings:
+        calibration.check_training(recording)
+        print('training: %s (map %s, seed %s): %d readings, %d trials%s' % (
+            recording.path, recording.label, recording.seed, len(recording.readings),
+            len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
+    result = calibration.calibrate(recordings)
+    text = calibration.render_yaml(result, args.train, date)
+    scratch = args.out + '.tmp'
+    with open(scratch, 'w') as stream:
+        stream.write(text)
+    # The file as the node would load it must score exactly what the search reported (the
+    # node's own code path, not the grid's shortcut); only then does it replace --out.
+    config = detectors.load_detector_config(scratch)
+    check = calibration.evaluate(recordings, config)
+    if calibration.objective(check) != calibration.objective(result.search.score):
+        raise calibration.CalibrationError(
+            '%s does not reproduce the training score (%s vs %s); left in %s' % (
+                args.out, calibration.score_sentence(check),
+                calibration.score_sentence(result.search.score), scratch))
+    os.replace(scratch, args.out)
+    fit, search = result.fit, result.search
+    print('labels: %(normal)d normal, %(lost)d lost, %(ambiguous)d ambiguous' % result.labels)
+    print('fit: slice_mu %s, slice_sigma %s, tier0_normal_prior %s' % (
+        list(fit.slice_mu), list(fit.slice_sigma), fit.tier0_normal_prior))
+    print('grid: %d combinations, %d without false alarms, %d tied; chosen %s' % (
+        search.tried, search.zero_false_alarms, search.ties, search.params))
+    print('margin (next lower value: false alarms): %s' % search.margin)
+    print(calibration.frontier_sentence(search))
+    for count, _, _, params in search.frontier:
+        print('  %d false alarm(s): %s' % (count, params))
+    print('per reading: %d/%d lost readings and %d/%d normal readings labelled lost' % (
+        result.quality['lost']['labelled_lost'], result.quality['lost']['readings'],
+        result.quality['normal']['labelled_lost'], result.quality['normal']['readings']))
+    print()
+    print('Training score (not held out):')
+    print()
+    print(report.markdown_table(calibration.EVALUATION_HEADERS,
+                                [calibration.evaluation_rows('`%s`' % args.out, check)]))
+    print()
+    print('wrote %s' % args.out)
+
+
+def run_evaluation(args):
+    """Print the scores of every --config on the --evaluate runs."""
+    configs = args.config or [SHIPPED]
+    recordings = [calibration.load_recording(path) for path in args.evaluate]
+    for recording in recordings:
+        held_out = True
+        try:
+            calibration.check_training(recording)
+            held_out = False
+        except calibration.CalibrationError:
+            pass
+        print('%s: map %s, seed %s, %d readings, %d trials%s%s' % (
+            recording.path, recording.label, recording.seed, len(recording.readings),
+            len(recording.trials), ' (trials inferred from the phases)'
+            if recording.trials_inferred else '',
+            '' if held_out else '  WARNING: a training run, not held out'))
+    rows = []
+    per_run = []
+    for path in configs:
+        config = detectors.load_detector_config(path)
+        rows.append(calibration.evaluation_rows('`%s`' % path,
+                                                calibration.evaluate(recordings, config)))
+        if len(recordings) > 1:
+            for recording in recordings:
+                per_run.append(calibration.evaluation_rows(
+                    '`%s` on %s' % (path, recording.path),
+                    calibration.evaluate([recording], config)))
+    print()
+    print(report.markdown_table(calibration.EVALUATION_HEADERS, rows))
+    if per_run:
+        print()
+        print(report.markdown_table(calibration.EVALUATION_HEADERS, per_run))
+
+
+def main(argv=None):
+    """Entry point; exit 1 with a message naming the bad input."""
+    args = parser().parse_args(argv)
+    try:
+        if args.evaluate:
+            run_evaluation(args)
+        else:
+            run_calibration(args)
+    except ValueError as error:   # CalibrationError, ConfigError, bad YAML: all name the input
+        sys.stderr.write('calibrate_detector: %s\n' % error)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
