@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every check of the package and end with one line: "N passed, N failed".
-#   unit tests (pytest, no ROS master), flake8, and each rostest in test/ros/.
-# Usage: tools/run_tests.sh [rostest-file ...]   (default: every test/ros/*.test)
+#   unit tests (pytest, no ROS master), flake8, the quick benchmarks (test/bench) and each
+#   rostest in test/ros/.
+# Usage: tools/run_tests.sh [rostest-file ...]   (default: the quick benchmarks and every
+#   test/ros/*.test; naming rostests runs only those, without the benchmarks)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="/usr/bin:/bin:$PATH"
@@ -39,6 +41,20 @@ if /usr/bin/python3 -m flake8 "${pyfiles[@]}" > "$RESULTS/flake8.log" 2>&1; then
   echo "flake8 clean (${#pyfiles[@]} files)"; add 1 0 flake8
 else
   cat "$RESULTS/flake8.log"; add 0 1 flake8
+fi
+
+if [ $# -eq 0 ]; then
+  # The quick variant of every benchmark suite: keeps the harness working (not a measurement).
+  echo "== benchmarks, quick (pytest test/bench)"
+  start=$(date +%s)
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/bench.xml" test/bench \
+    > "$RESULTS/bench.log" 2>&1
+  tail -n 3 "$RESULTS/bench.log"
+  read -r p f < <(/usr/bin/python3 tools/junit_counts.py "$RESULTS/bench.xml")
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; cat "$RESULTS/bench.log"; fi
+  [ "$f" -gt 0 ] && tail -n 60 "$RESULTS/bench.log"
+  echo "benchmarks (quick) took $(( $(date +%s) - start )) s"
+  add "$p" "$f" "quick benchmarks (see test-results/bench.log)"
 fi
 
 if [ $# -gt 0 ]; then tests=("$@"); else mapfile -t tests < <(ls test/ros/*.test); fi

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import os
 import shlex
+import signal
 import sys
 import time
 
@@ -153,7 +154,7 @@ def write_results(ctx, result, command):
     report.write_json(json_path, result)
     md_path = ctx.path('%s.md' % name)
     with open(md_path, 'w') as stream:
-        stream.write('# %s (%s)\n\n' % (ctx.suite, ctx.args.label))
+        stream.write('# %s (%s)\n\n' % (ctx.suite, result.get('label', ctx.args.label)))
         stream.write('Command: `%s`  \nWall time: %.0f s\n\n' % (command, ctx.wall_time))
         stream.write(result.get('markdown', '').rstrip() + '\n')
         for plot in result.get('plots', []):
@@ -167,6 +168,8 @@ def main(argv=None):
     argv = [a for a in argv if not a.startswith('__')]     # roslaunch's __name:= / __log:=
     args = resolve_inputs(parser().parse_args(argv))
     command = 'rosrun lost_and_found bench ' + ' '.join(shlex.quote(a) for a in argv)
+    # A SIGTERM (timeout, kill) unwinds like Ctrl-C: every graph the suite started is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ctx = BenchContext(args, args.suite)
     module = importlib.import_module('lost_and_found.bench.' + SUITES[args.suite])
     ctx.progress('map %s, fiducials %s, seed %d -> %s' % (

@@ -720,7 +720,8 @@ def run(ctx):
         text.append(markdown(summary['profiles'][profile], chosen, {
             'rate': RATE, 'profile': profile, 'particles': args.particles,
             'overrides': PROFILES[profile]}))
-    return {'summary': summary, 'trials': trials, 'markdown': '\n'.join(text),
+    return {'summary': summary, 'trials': trials, 'label': 'Intel and ACES Carmen logs',
+            'markdown': '\n'.join(text),
             'plots': [p for p in plots if p]}
 
 

@@ -52,6 +52,11 @@ DRIVE = (1.0, 3.0)
 RESET_COVARIANCE = (0.01, 0.01, 0.01)
 #: Sim seconds to wait for the package to be localized after a reset.
 RESET_TIMEOUT = 40.0
+#: Sim seconds between goals at the reset pose while waiting for the package to forget the
+#: old goal.
+RESET_RESEND_PERIOD = 5.0
+#: Sim seconds for the recovery node to save the trial's goal.
+SAVE_TIMEOUT = 10.0
 
 
 def plan_trials(rng, free, count):
@@ -154,11 +159,27 @@ def reset(session, driver, pose):
     session.teleport(pose)
     session.initial_pose(pose, RESET_COVARIANCE)
 
-    def ready():
+    def localized():
         estimate = session.estimate()
         return session.state() in ('IDLE', 'NAVIGATING') and estimate is not None and \
             _close(pose_error(estimate, session.truth_pose()))
-    return session.wait_sim(RESET_TIMEOUT, 'the package localized after a reset', until=ready)
+    if not session.wait_sim(RESET_TIMEOUT, 'the package localized after a reset',
+                            until=localized):
+        return False
+    # Once localized, the recovery node may still keep the previous trial's goal (it keeps a
+    # goal whose re-send aborted: "never drop a saved goal"). Replace it the way a user would,
+    # with a goal where the robot already is; reaching it makes the node forget it, so every
+    # trial starts with the package idle and no goal saved.
+    last_send = [None]
+
+    def idle():
+        if session.saved_goal() is None and session.state() == 'IDLE':
+            return True
+        if last_send[0] is None or session.now() - last_send[0] >= RESET_RESEND_PERIOD:
+            last_send[0] = session.now()
+            driver.send(tuple(pose))
+        return False
+    return session.wait_sim(RESET_TIMEOUT, 'the package idle with no saved goal', until=idle)
 
 
 def run_trial(ctx, session, driver, spec, strategy, oracle):
@@ -170,11 +191,24 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
         if reset(session, driver, tuple(spec['start'])):
             break
     else:
-        record['error'] = 'the package was not localized %.0f s after the reset' % (
-            RESET_TIMEOUT)
+        estimate = session.estimate()
+        record['error'] = 'the reset did not end localized and idle within %.0f s (state %s, ' \
+            'saved goal %s, estimate error %s)' % (
+                RESET_TIMEOUT, session.state(), session.saved_goal(),
+                None if estimate is None else
+                '%.2f m' % pose_error(estimate, session.truth_pose())[0])
         return record
     collisions = session.collisions
     driver.send(tuple(spec['goal']))
+    goal = spec['goal']
+
+    def saved():
+        kept = session.saved_goal()
+        return kept is not None and math.hypot(kept[0] - goal[0], kept[1] - goal[1]) < 0.01
+    if not session.wait_sim(SAVE_TIMEOUT, 'the recovery node to save the goal', until=saved):
+        record['error'] = 'the recovery node did not save the goal within %.0f s' % (
+            SAVE_TIMEOUT)
+        return record
     start = session.truth_pose()
     session.wait_sim(60.0, 'driving towards the goal', until=lambda: math.hypot(
         session.truth_pose()[0] - start[0], session.truth_pose()[1] - start[1]) >= spec['drive'])
@@ -302,9 +336,12 @@ def run(ctx):
         driver = Driver(session, free, ctx.rng)
         for strategy in strategies:
             session.start_package(strategy)
+            # The recovery node must hear the user's goals: wait until it is connected to
+            # this client's goal topic (move_base is the other subscriber).
+            goal_pub = driver.client.action_client.pub_goal
             session.graph.wait_for(
-                lambda: session.state() is not None and
-                session.subscribed('/lost_and_found', '/move_base/goal'), 120,
+                lambda: session.state() is not None and goal_pub.get_num_connections() >= 2
+                and session.subscribed('/lost_and_found', '/move_base/goal'), 120,
                 'the package up (%s)' % strategy)
             for spec in plan:
                 record = run_trial(ctx, session, driver, spec, strategy, oracle)

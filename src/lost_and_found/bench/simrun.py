@@ -74,6 +74,7 @@ class SimSession:
         self.states = []                  # (t, state name)
         self.collisions = 0
         self.wheel_raised = []            # sim times of RAISED wheel edges
+        self._saved_goal = None           # the recovery node's saved goal (x, y) or None
         self.rospy = None
         self._package = None
 
@@ -124,6 +125,8 @@ class SimSession:
         if self._package is not None:
             self.graph.stop(self._package)
             self._package = None
+        with self.lock:
+            self._saved_goal = None       # its recovery node, and what it kept, are gone
 
     def shutdown(self):
         """Stop everything."""
@@ -154,6 +157,8 @@ class SimSession:
         rospy.Subscriber('/sim_world/collisions', UInt32, self._on_collisions, queue_size=5)
         rospy.Subscriber('/mobile_base/events/wheel_drop', WheelDropEvent, self._on_wheel,
                          queue_size=20)
+        rospy.Subscriber('/lost_and_found/saved_goal', PoseStamped, self._on_saved_goal,
+                         queue_size=5)
 
     def _on_truth(self, msg):
         from lost_and_found.nodes.conversions import yaw_from_quaternion
@@ -184,6 +189,16 @@ class SimSession:
         if msg.state == msg.RAISED:
             with self.lock:
                 self.wheel_raised.append(self.rospy.get_time())
+
+    def _on_saved_goal(self, msg):
+        with self.lock:
+            self._saved_goal = (msg.pose.position.x, msg.pose.position.y) \
+                if msg.header.frame_id else None
+
+    def saved_goal(self):
+        """The recovery node's saved goal (x, y), or None when it keeps none."""
+        with self.lock:
+            return self._saved_goal
 
     def now(self):
         """Sim time (s)."""
@@ -303,10 +318,14 @@ class Driver:
         self.goals_sent = 0
         self.aborted = 0
         self._next_send = 0.0
+        self._cancelled_at = session.rospy.Time(0)
 
     def send(self, pose):
         """Send a goal at ``pose`` (x, y, yaw) in the map frame."""
         from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
+        # A goal stamped like the last cancel would be cancelled by it.
+        self.session.graph.wait_for(lambda: self.session.rospy.Time.now() > self._cancelled_at,
+                                    WALL_SLACK, 'the clock to move past the last cancel')
         self.goal = pose
         self.goals_sent += 1
         self.client.send_goal(move_base_goal_from_leg(pose, 'map', self.session.rospy.Time.now()))
@@ -337,6 +356,11 @@ class Driver:
                                          self.max_distance))
 
     def cancel(self):
-        """Cancel every goal (ours and anyone's)."""
-        self.client.cancel_all_goals()
+        """Cancel every goal (ours and anyone's) stamped up to now.
+
+        By stamp, not "all": the cancel and a goal sent after it travel on different topics,
+        and a cancel-all that arrives late would also cancel the newer goal.
+        """
+        self._cancelled_at = self.session.rospy.Time.now()
+        self.client.cancel_goals_at_and_before_time(self._cancelled_at)
         self.goal = None

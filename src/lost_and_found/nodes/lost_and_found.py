@@ -27,6 +27,9 @@ _CHECK_TIMEOUT = 0.5
 #: Interval (s) between connection checks while move_base is up: notices it going away.
 _CHECK_INTERVAL_UP = 1.0
 
+#: The saved-goal publisher's "last published" before anything was published.
+_NOTHING_PUBLISHED = object()
+
 
 # ------------------------------------------------------------------ conversions (no master)
 
@@ -115,7 +118,9 @@ class RecoveryNode:
         self._requests = queue.Queue()     # state requests, made by a worker thread
         self._stopping = threading.Event()
         self._name = rospy.get_name()
-        self._published_goal = None
+        # Nothing published yet: the first call publishes even "no goal", so that the latched
+        # topic always says what is saved (also to whoever watched a previous instance).
+        self._published_goal = _NOTHING_PUBLISHED
         self._available = None
         self._client = None
         self._state_client = None
@@ -124,6 +129,7 @@ class RecoveryNode:
         """Create publishers, subscribers, the action client, the workers and the timer."""
         self._cmd_pub = rospy.Publisher('cmd_vel', Twist, queue_size=1)
         self._saved_pub = rospy.Publisher('~saved_goal', PoseStamped, queue_size=1, latch=True)
+        self._publish_saved_goal()      # "none" until a goal is saved
         # Remapping 'move_base' moves the whole action, as actionlib does for its own topics.
         action = rospy.remap_name('move_base')
         self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)

@@ -1,0 +1,85 @@
+"""The quick variant of every benchmark suite (``bench <suite> --quick``), run by ``make test``
+to keep the harness working: a few short trials on the real ROS graph, each suite's outputs
+checked for shape and sense. Not a measurement: the figures come from ``make bench``.
+
+Each suite starts its own ROS master on a free port, so this never touches another graph.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+#: Wall seconds one quick suite may take before it counts as hung.
+TIMEOUT = 600
+
+
+def run_suite(suite, out, *extra):
+    """Run ``rosrun lost_and_found bench <suite> --quick`` and return (exit code, output)."""
+    command = ['rosrun', 'lost_and_found', 'bench', suite, '--quick', '--seed', '3',
+               '--out', str(out)] + list(extra)
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=TIMEOUT, text=True)
+    return done.returncode, done.stdout
+
+
+def load(out, suite):
+    with open(os.path.join(str(out), '%s.json' % suite.replace('-', '_'))) as stream:
+        return json.load(stream)
+
+
+def check_common(out, suite, output):
+    """Every suite writes JSON with its command and seed, a Markdown table and its plots."""
+    result = load(out, suite)
+    assert result['seed'] == 3 and '--quick' in result['command'], output[-2000:]
+    with open(os.path.join(str(out), '%s.md' % suite.replace('-', '_'))) as stream:
+        text = stream.read()
+    assert result.get('skipped') or '|---' in text
+    for plot in result.get('plots', []):
+        with open(os.path.join(str(out), plot), 'rb') as stream:
+            assert stream.read(8) == b'\x89PNG\r\n\x1a\n'
+    return result
+
+
+def test_detection_quick(tmp_path):
+    code, output = run_suite('detection', tmp_path)
+    assert code == 0, output[-3000:]
+    result = check_common(tmp_path, 'detection', output)
+    assert len(result['trials']) == 2 and result['summary']['readings'] > 0
+    assert set(result['summary']['detectors']) == {'lost_detector', 'amcl_diag',
+                                                   'nav2_islocalized'}
+    for trial in result['trials']:
+        assert trial['t_normal'] < trial['t_event'] < trial['t_end']
+        assert trial['readings_after'] > 0, 'the robot stopped driving after the event'
+    with open(tmp_path / 'detection_stream.json') as stream:
+        assert len(json.load(stream)['readings']) == result['summary']['readings']
+
+
+def test_recovery_quick(tmp_path):
+    code, output = run_suite('recovery', tmp_path)
+    assert code == 0, output[-3000:]
+    result = check_common(tmp_path, 'recovery', output)
+    assert [t['strategy'] for t in result['trials']] == ['spiral', 'reactive', 'none']
+    for trial in result['trials']:
+        assert 'error' not in trial, trial
+        assert trial['kidnap_distance'] >= 5.0
+        assert trial['oracle_s'] is not None and trial['oracle_s'] >= 0.0
+        assert trial['time_to_lost'] is not None, 'lost_service never declared LOST'
+    assert set(result['summary']) == {'spiral', 'reactive', 'none'}
+
+
+def test_compute_quick(tmp_path):
+    code, output = run_suite('compute', tmp_path)
+    assert code == 0, output[-3000:]
+    result = check_common(tmp_path, 'compute', output)
+    assert result['trials'] and result['summary']
+
+
+def test_real_logs_quick_runs_or_skips_with_a_reason(tmp_path):
+    code, output = run_suite('real-logs', tmp_path)
+    assert code == 0, output[-3000:]
+    result = check_common(tmp_path, 'real-logs', output)
+    if result.get('skipped'):
+        assert 'shared' in result['skipped'] or 'not found' in result['skipped']
+        pytest.skip(result['skipped'])
+    assert result['trials']
