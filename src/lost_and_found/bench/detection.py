@@ -282,7 +282,7 @@ def markdown(summary, label):
                    'tier-1 share of normal readings'], rows)]
     lost = summary['detectors']['lost_detector']['silent_all']
     lines += ['', 'Delocalizations amcl corrected by itself before any detection: %d of %d '
-              '(excluded from neither count: they are misses unless detected first).'
+              '(they count as misses unless a detector alarmed first).'
               % (lost['self_corrected'], lost['delocalized'])]
     return '\n'.join(lines) + '\n'
 

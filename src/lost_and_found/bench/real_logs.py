@@ -474,10 +474,8 @@ class Recorder:
             self.last_change = time.monotonic()
 
     def _on_pose(self, msg):
-        from lost_and_found.nodes.conversions import yaw_from_quaternion
-        p, c = msg.pose.pose, msg.pose.covariance
-        entry = (msg.header.stamp.to_sec(), p.position.x, p.position.y,
-                 yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
+        from lost_and_found.bench.simrun import pose_entry
+        entry = pose_entry(msg)
         with self.lock:
             self.readings.append(entry)
             self.last_change = time.monotonic()

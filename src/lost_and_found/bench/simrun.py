@@ -46,6 +46,15 @@ def covariance36(var_x, var_y, var_yaw):
     return cov
 
 
+def pose_entry(msg):
+    """(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw) of a PoseWithCovarianceStamped (amcl_pose).
+    """
+    from lost_and_found.nodes.conversions import yaw_from_quaternion
+    p, c = msg.pose.pose, msg.pose.covariance
+    return (msg.header.stamp.to_sec(), p.position.x, p.position.y,
+            yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
+
+
 def pose_error(estimate, truth):
     """(xy error m, |yaw error| rad) between two (x, y, yaw) poses."""
     return (math.hypot(estimate[0] - truth[0], estimate[1] - truth[1]),
@@ -170,10 +179,7 @@ class SimSession:
             self.truth_log.append(entry)
 
     def _on_pose(self, msg):
-        from lost_and_found.nodes.conversions import yaw_from_quaternion
-        p, c = msg.pose.pose, msg.pose.covariance
-        entry = (msg.header.stamp.to_sec(), p.position.x, p.position.y,
-                 yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
+        entry = pose_entry(msg)
         with self.lock:
             self.readings.append(entry)
 
