@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from lost_and_found.bench import calibration as cal
-from lost_and_found.bench import detection, detectors
+from lost_and_found.bench import detectors
 from lost_and_found.core.lost_detector import covariance_features
 
 #: Reading period of the synthetic streams (s).
@@ -293,6 +293,6 @@ def test_load_recording_reads_the_trials_or_infers_them(tmp_path):
 
 def test_suite_constants_are_the_ones_the_labels_use():
     # The labels must stay in step with the suite's own definition of right and wrong.
-    errors = [(detection.FOUND_XY, detection.FOUND_YAW),
-              (detection.LOST_XY + 1e-9, 0.0)]
+    errors = [(detectors.FOUND_XY, detectors.FOUND_YAW),
+              (detectors.LOST_XY + 1e-9, 0.0)]
     assert list(cal.label_readings(errors, ['normal', 'normal'])) == [cal.NORMAL, cal.LOST]

@@ -290,8 +290,8 @@ def check_training(recording):
 def label_readings(errors, phases):
     """The class of every reading: :data:`NORMAL`, :data:`LOST` or :data:`AMBIGUOUS`.
 
-    Normal: the estimate is right (within detection.FOUND_XY m and FOUND_YAW rad) in a phase of
-    :data:`NORMAL_PHASES`. Lost: the estimate is wrong (beyond detection.LOST_XY m or LOST_YAW
+    Normal: the estimate is right (within detectors.FOUND_XY m and FOUND_YAW rad) in a phase of
+    :data:`NORMAL_PHASES`. Lost: the estimate is wrong (beyond detectors.LOST_XY m or LOST_YAW
     rad) in any phase. Everything else (the gap between the two thresholds, a right estimate
     right after an event, an unknown error) is ambiguous and left out of the fit.
     """
@@ -299,9 +299,9 @@ def label_readings(errors, phases):
     for (error_xy, error_yaw), phase in zip(errors, phases):
         if not (math.isfinite(error_xy) and math.isfinite(error_yaw)):
             labels.append(AMBIGUOUS)
-        elif error_xy > detection.LOST_XY or error_yaw > detection.LOST_YAW:
+        elif error_xy > detectors.LOST_XY or error_yaw > detectors.LOST_YAW:
             labels.append(LOST)
-        elif error_xy <= detection.FOUND_XY and error_yaw <= detection.FOUND_YAW and \
+        elif error_xy <= detectors.FOUND_XY and error_yaw <= detectors.FOUND_YAW and \
                 phase in NORMAL_PHASES:
             labels.append(NORMAL)
         else:
@@ -818,8 +818,8 @@ def render_yaml(calibration, train_args, date):
         'Labels: normal = the estimate within %g m and %g rad of the truth in phases %s '
         '(%d readings); lost = off by more than %g m or %g rad in any phase (%d readings); '
         '%d ambiguous readings dropped.' % (
-            detection.FOUND_XY, detection.FOUND_YAW, '/'.join(NORMAL_PHASES), counts['normal'],
-            detection.LOST_XY, detection.LOST_YAW, counts['lost'], counts['ambiguous']))
+            detectors.FOUND_XY, detectors.FOUND_YAW, '/'.join(NORMAL_PHASES), counts['normal'],
+            detectors.LOST_XY, detectors.LOST_YAW, counts['lost'], counts['ambiguous']))
     lines += _wrap(
         'Training score of this file (LostDetector replayed in order over every training '
         'stream, scored as the detection suite does): %s; silent teleports >= %.0f m: %d/%d '

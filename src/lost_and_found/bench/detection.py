@@ -14,8 +14,9 @@ The robot keeps driving to random goals; each trial is
 Every amcl_pose published is recorded once; afterwards the three detectors of
 :mod:`lost_and_found.bench.detectors` run over that same stream, so they are compared on
 identical inputs. A trial counts as delocalized when the first reading after the event is
-off by more than :data:`LOST_XY` m or :data:`LOST_YAW` rad; a detection is tier 2 within the
-observation window before amcl found the truth again by itself (``self_corrected``).
+off by more than :data:`detectors.LOST_XY` m or :data:`detectors.LOST_YAW` rad; a detection
+is tier 2 within the observation window before amcl found the truth again by itself
+(``self_corrected``).
 """
 import math
 import os
@@ -39,10 +40,6 @@ WITHIN = 15.0
 HEADLINE_DISTANCE = 2.0
 #: Delocalization distances (m) are drawn uniformly from this range.
 DISTANCES = (1.0, 10.0)
-#: The estimate is wrong (delocalized) beyond these...
-LOST_XY, LOST_YAW = 0.5, 0.35
-#: ...and right again (DESIGN.md §5) within these.
-FOUND_XY, FOUND_YAW = 0.45, 0.35
 #: Seconds after the event within which the estimate must be seen wrong for the trial to
 #: count as a delocalization.
 ONSET = 5.0
@@ -74,7 +71,8 @@ class Stream:
         self.times = np.array([r[0] for r in self.readings], dtype=float)
         truth = np.asarray(truth, dtype=float).reshape(-1, 4)
         self.truth = truth
-        self.errors = [self._error(r) for r in self.readings]
+        self.errors = detectors.reading_errors(self.readings, self.truth) if len(truth) \
+            else [(math.inf, math.inf)] * len(self.readings)
         steps = np.hypot(np.diff(truth[:, 1]), np.diff(truth[:, 2])) if len(truth) > 1 \
             else np.zeros(0)
         # A teleport is not driving: steps faster than any robot are left out.
@@ -85,20 +83,6 @@ class Stream:
     def detector_readings(self):
         """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw)."""
         return [(r[0],) + tuple(r[4:8]) for r in self.readings]
-
-    def truth_at(self, t):
-        """The ground-truth entry nearest to time ``t``."""
-        i = int(np.searchsorted(self.truth[:, 0], t))
-        if i > 0 and (i == len(self.truth) or t - self.truth[i - 1, 0] <= self.truth[i, 0] - t):
-            i -= 1
-        return self.truth[i]
-
-    def _error(self, reading):
-        if not len(self.truth):
-            return (math.inf, math.inf)
-        truth = self.truth_at(reading[0])
-        return (math.hypot(reading[1] - truth[1], reading[2] - truth[2]),
-                abs(math.remainder(reading[3] - truth[3], 2.0 * math.pi)))
 
     def driven(self, t0, t1):
         """Metres the robot drove (ground truth) between two times."""
@@ -114,14 +98,6 @@ class Stream:
         lo = int(np.searchsorted(self.times, start, side='left'))
         hi = int(np.searchsorted(self.times, end, side='left'))
         return range(lo, hi)
-
-
-def _lost(error):
-    return error[0] > LOST_XY or error[1] > LOST_YAW
-
-
-def _found(error):
-    return error[0] <= FOUND_XY and error[1] <= FOUND_YAW
 
 
 def score_trial(record, stream, tiers, phases):
@@ -145,11 +121,11 @@ def score_trial(record, stream, tiers, phases):
     # initial pose is handled asynchronously): the delocalization starts at the first wrong
     # reading within the first few seconds.
     lost = next((i for i in after if stream.times[i] <= record['t_event'] + ONSET
-                 and _lost(stream.errors[i])), None)
+                 and detectors.is_wrong(stream.errors[i])), None)
     out['initial_error'] = list(stream.errors[lost]) if lost is not None else None
     out['delocalized'] = lost is not None
     fix = next((i for i in after if lost is not None and i > lost
-                and _found(stream.errors[i])), None)
+                and detectors.is_right(stream.errors[i])), None)
     out['self_corrected_at'] = (stream.times[fix] - record['t_event']) if fix is not None \
         else None
     out['normal_driven_m'] = stream.driven(record['t_normal'], record['t_event'])
@@ -165,7 +141,7 @@ def score_trial(record, stream, tiers, phases):
         for i in normal:
             high = tier[i] >= 2
             if high and not previous:
-                if _lost(stream.errors[i]):
+                if detectors.is_wrong(stream.errors[i]):
                     true_alarms += 1
                 else:
                     false_alarms += 1

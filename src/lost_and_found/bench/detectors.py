@@ -14,11 +14,18 @@ m^2, m^2, rad^2, taken from the covariance of geometry_msgs/PoseWithCovarianceSt
 """
 import math
 
+import numpy as np
 import yaml
 
 from lost_and_found.core.config import config_from_params
+from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
     covariance_features
+
+#: The estimate is wrong (delocalized) beyond these (m, rad)...
+LOST_XY, LOST_YAW = 0.5, 0.35
+#: ...and right (recovered, DESIGN.md §5) within these.
+FOUND_XY, FOUND_YAW = 0.45, 0.35
 
 #: The detectors, in table order.
 NAMES = ('lost_detector', 'amcl_diag', 'nav2_islocalized')
@@ -29,6 +36,37 @@ AMCL_STD_YAW = 0.1
 #: Nav2's historic IsLocalized tolerances (variances, as that condition compares them).
 NAV2_VAR_XY = 0.25
 NAV2_VAR_YAW = math.pi / 4
+
+
+def pose_error(estimate, truth):
+    """(xy error m, |yaw error| rad) between two (x, y, yaw) poses."""
+    return (math.hypot(estimate[0] - truth[0], estimate[1] - truth[1]),
+            abs(float(wrap_angle(estimate[2] - truth[2]))))
+
+
+def is_wrong(error):
+    """The estimate is off (delocalized) by this (xy, yaw) error."""
+    return error[0] > LOST_XY or error[1] > LOST_YAW
+
+
+def is_right(error):
+    """The estimate is right (DESIGN.md §5 tolerances) by this (xy, yaw) error."""
+    return error[0] <= FOUND_XY and error[1] <= FOUND_YAW
+
+
+def nearest_index(times, t):
+    """Index of the entry of the sorted ``times`` nearest to ``t`` (the earlier one on a tie)."""
+    i = int(np.searchsorted(times, t))
+    if i > 0 and (i == len(times) or t - times[i - 1] <= times[i] - t):
+        i -= 1
+    return i
+
+
+def reading_errors(readings, truth):
+    """(xy error m, |yaw error| rad) of every reading (t, x, y, yaw, ...) against the ground
+    truth [(t, x, y, yaw)] nearest in time (``truth`` not empty)."""
+    times = [p[0] for p in truth]
+    return [pose_error(r[1:4], truth[nearest_index(times, r[0])][1:4]) for r in readings]
 
 
 def reading_from_covariance(t, cov36):

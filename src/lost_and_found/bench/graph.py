@@ -49,16 +49,23 @@ class Launched:
         except OSError:
             return ''
 
-    def stop(self, timeout=STOP_TIMEOUT):
-        """SIGINT (roslaunch's clean shutdown), then SIGKILL the group after ``timeout``."""
-        if not self.alive():
-            return
-        os.killpg(self.process.pid, signal.SIGINT)
+    def interrupt(self):
+        """Send SIGINT (roslaunch's clean shutdown) to its process group, if it still runs."""
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGINT)
+
+    def reap(self, timeout=STOP_TIMEOUT):
+        """Wait ``timeout`` s for it to exit, then SIGKILL the group."""
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(5.0)
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        """SIGINT, then SIGKILL the group after ``timeout``."""
+        self.interrupt()
+        self.reap(timeout)
 
 
 class RosGraph:
@@ -187,12 +194,12 @@ class RosGraph:
         for group in ([launched for launched in launches if launched not in master], master):
             for launched in group:
                 try:
-                    os.killpg(launched.process.pid, signal.SIGINT)
+                    launched.interrupt()
                 except OSError:
                     pass
             for launched in group:
                 try:
-                    launched.stop()
+                    launched.reap()
                 except (OSError, subprocess.SubprocessError):
                     pass
         self._launches = []

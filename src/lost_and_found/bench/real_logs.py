@@ -42,6 +42,8 @@ import yaml
 
 from lost_and_found.bench import carmen, detectors, report
 from lost_and_found.bench.cli import package_dir
+from lost_and_found.bench.detectors import LOST_XY, LOST_YAW, is_right, is_wrong, \
+    reading_errors
 from lost_and_found.bench.graph import GraphError, RosGraph
 
 #: The logs: name, log file (in the logs folder), map YAML (in the maps folder), laser range.
@@ -69,9 +71,6 @@ MIN_DRIVEN = 5.0
 #: Log seconds after the start of a replay in which alarms are not counted (convergence from
 #: amcl's initial spread), as the detection suite's settle phase.
 SETTLE = 30.0
-#: The estimate is wrong beyond these (m, rad) and right again within FOUND (DESIGN.md §5).
-LOST_XY, LOST_YAW = 0.5, 0.35
-FOUND_XY, FOUND_YAW = 0.45, 0.35
 #: The localizer kept up when it published at least this share of the expected amcl_poses.
 KEEP_UP = 0.95
 #: Wall seconds the amcl_pose count must stay still after the bag ended before the replay is
@@ -175,35 +174,6 @@ def plan_splices(rng, truth, count, warmup=WARMUP, within=WITHIN, jump_range=JUM
 
 
 # ---------------------------------------------------------------------------- scoring
-
-def truth_at(truth, t):
-    """The ground-truth pose [(t, x, y, yaw)] nearest in time to ``t``."""
-    times = [p[0] for p in truth]
-    i = int(np.searchsorted(times, t))
-    if i > 0 and (i == len(truth) or t - times[i - 1] <= times[i] - t):
-        i -= 1
-    return truth[i]
-
-
-def reading_errors(readings, truth):
-    """(xy error m, |yaw error| rad) of every reading (t, x, y, yaw, ...) vs the nearest truth."""
-    out = []
-    for r in readings:
-        g = truth_at(truth, r[0])
-        out.append((math.hypot(r[1] - g[1], r[2] - g[2]),
-                    abs(math.remainder(r[3] - g[3], 2.0 * math.pi))))
-    return out
-
-
-def is_wrong(error):
-    """The estimate is off (delocalized) by this (xy, yaw) error."""
-    return error[0] > LOST_XY or error[1] > LOST_YAW
-
-
-def is_right(error):
-    """The estimate is right again (DESIGN.md §5 tolerances)."""
-    return error[0] <= FOUND_XY and error[1] <= FOUND_YAW
-
 
 def episodes(times, tiers, errors, start, end, tier=2):
     """The spells at tier >= ``tier`` that begin within [start, end].
@@ -769,7 +739,7 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
     data, start, end = job['data'], job['start'], job['end']
     label = '%s_%s' % (profile, job['label'])
     scans = [s for s in data.scans if start <= s[0] <= end]
-    initial = truth_at(data.truth, start)[1:4]
+    initial = data.truth[detectors.nearest_index([p[0] for p in data.truth], start)][1:4]
     expected = len(carmen.expected_updates(scans, update_d, update_a))
     record = {'profile': profile, 'log': job['log'], 'kind': job['kind'], 'index': index,
               'bag': job['bag'], 'start': start, 'end': end, 'initial_pose': list(initial),

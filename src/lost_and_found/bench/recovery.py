@@ -21,8 +21,9 @@ import os
 import numpy as np
 
 from lost_and_found.bench import report
+from lost_and_found.bench.detectors import FOUND_XY, FOUND_YAW, is_right, pose_error
 from lost_and_found.bench.places import FreeSpace
-from lost_and_found.bench.simrun import Driver, SimSession, pose_error
+from lost_and_found.bench.simrun import Driver, SimSession
 from lost_and_found.core.recovery import STRATEGIES
 from lost_and_found.sim.gridmap import load_map
 
@@ -39,8 +40,8 @@ GOAL_BUDGET_PER_M = 8.0
 #: ...where reached means the truth within this of the goal (m): the navigator's tolerance
 #: (0.2 m) plus what the robot drifts while stopping.
 GOAL_REACHED = 0.4
-#: DESIGN.md §5.
-FOUND_XY, FOUND_YAW, FOUND_HOLD = 0.45, 0.35, 10.0
+#: DESIGN.md §5: recovered = right (detectors.is_right) for this long (s).
+FOUND_HOLD = 10.0
 #: Kidnap geometry: put down at least this far from the lift point (m), held this long (s).
 KIDNAP_DISTANCE = 5.0
 KIDNAP_HOLD = 3.0
@@ -94,7 +95,7 @@ class Trial:
     def on_sample(self, t, truth, estimate):
         """One look at the truth and the estimate (estimate None: no belief yet)."""
         if self.t_recovered is None:
-            close = estimate is not None and _close(pose_error(estimate, truth))
+            close = estimate is not None and is_right(pose_error(estimate, truth))
             if not close:
                 self.close_since = None
             elif self.close_since is None:
@@ -138,10 +139,6 @@ class Trial:
         }
 
 
-def _close(error):
-    return error[0] <= FOUND_XY and error[1] <= FOUND_YAW
-
-
 def build_oracle(ctx, grid, free):
     """The oracle bound for this map, or None (no fiducials, or the module cannot build it)."""
     if not ctx.args.fiducials:
@@ -163,7 +160,7 @@ def reset(session, driver, pose):
     def localized():
         estimate = session.estimate()
         return session.state() in ('IDLE', 'NAVIGATING') and estimate is not None and \
-            _close(pose_error(estimate, session.truth_pose()))
+            is_right(pose_error(estimate, session.truth_pose()))
     if not session.wait_sim(RESET_TIMEOUT, 'the package localized after a reset',
                             until=localized):
         return False

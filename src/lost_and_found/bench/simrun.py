@@ -4,14 +4,12 @@ that watches the truth and the localizer, drives, teleports and kidnaps.
 All times are sim seconds (``/clock``); every wait also has a wall-clock deadline, so a stuck
 graph ends the suite with an error instead of hanging it.
 """
-import math
 import os
 import threading
 
 import yaml
 
 from lost_and_found.bench.graph import GraphError, RosGraph
-from lost_and_found.core.geometry import wrap_angle
 
 #: Covariance of a person's rviz "2D Pose Estimate" (amcl's initial_cov defaults): 0.5 m, 15 deg.
 RVIZ_COVARIANCE = (0.25, 0.25, 0.06853891945200942)
@@ -53,12 +51,6 @@ def pose_entry(msg):
     p, c = msg.pose.pose, msg.pose.covariance
     return (msg.header.stamp.to_sec(), p.position.x, p.position.y,
             yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
-
-
-def pose_error(estimate, truth):
-    """(xy error m, |yaw error| rad) between two (x, y, yaw) poses."""
-    return (math.hypot(estimate[0] - truth[0], estimate[1] - truth[1]),
-            abs(wrap_angle(estimate[2] - truth[2])))
 
 
 class SimSession:
