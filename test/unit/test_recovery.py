@@ -365,6 +365,47 @@ def test_result_of_the_resent_goal_applies_to_the_saved_goal():
     assert runner.step().request_state == State.IDLE
 
 
+def resumed(core, runner):
+    """A user goal, an episode, re-localized: the saved goal is re-sent and NAVIGATING."""
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+
+
+def test_an_aborted_resumed_goal_is_sent_again_then_kept():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0)
+    runner = Runner(core)
+    resumed(core, runner)
+    for _ in range(2):
+        aborted_at = runner.t
+        core.on_goal_done(ABORTED, True, runner.t)
+        again = runner.until(lambda c: c.resend_saved_goal, limit=10.0)
+        assert again is not None and runner.t >= aborted_at + 5.0 - 1e-9
+        assert core.saved_goal == GOAL
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert not any(c.resend_saved_goal for c in runner.run(20.0))
+    assert core.saved_goal == GOAL                       # never dropped
+
+
+def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    core.on_state(State.LOST, runner.t)                  # the episode owns the robot now
+    assert not any(c.resend_saved_goal for c in runner.run(10.0))
+    core.on_state(State.IDLE, runner.t)                  # found again: one re-send, as usual
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(ABORTED, True, runner.t)
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)                   # the user takes over
+    assert not any(c.resend_saved_goal for c in runner.run(10.0))
+    assert core.saved_goal == other
+
+
 def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
     core = make_core()
     runner = Runner(core)
@@ -427,6 +468,8 @@ def test_shutdown_cancels_and_stops():
     ({'rate': 0.0}, 'rate'),
     ({'max_aborts': 0}, 'max_aborts'),
     ({'max_aborts': 1.5}, 'max_aborts'),
+    ({'resume_retries': -1}, 'resume_retries'),
+    ({'resume_retry_delay': -1.0}, 'resume_retry_delay'),
     ({'map_frame': ''}, 'map_frame'),
     ({'move_base_timeout': -1.0}, 'move_base_timeout'),
     ({'move_base_retry': 0.0}, 'move_base_retry'),

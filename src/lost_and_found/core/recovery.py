@@ -15,6 +15,8 @@ An episode starts when the state becomes LOST::
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
+       (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
+       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
 The spiral falls back to ``reactive`` for the rest of an episode when move_base is unavailable
@@ -84,6 +86,9 @@ class RecoveryConfig:
         move_base_timeout: wait (s) for the move_base action server at start (in the background).
         move_base_retry: interval (s) between connection attempts while move_base is missing.
         max_aborts: this many aborted legs in a row switch the episode to ``reactive``.
+        resume_retries: times the saved goal is sent again when move_base aborts it after a
+            recovery (a re-localized robot may have been put down against an obstacle).
+        resume_retry_delay: seconds between that abort and the next attempt.
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
@@ -99,6 +104,8 @@ class RecoveryConfig:
     move_base_timeout: float = 5.0
     move_base_retry: float = 10.0
     max_aborts: int = 3
+    resume_retries: int = 2
+    resume_retry_delay: float = 5.0
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
     reactive_clear_distance: float = _reactive('clear_distance')
@@ -147,6 +154,10 @@ class RecoveryConfig:
         check.in_range('rate', 0.1, 1000.0)
         check.non_negative('move_base_timeout')
         check.positive_int('max_aborts')
+        check.require(isinstance(self.resume_retries, int)
+                      and not isinstance(self.resume_retries, bool)
+                      and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
+        check.non_negative('resume_retry_delay')
         check.non_empty('map_frame')
         check.non_empty('state_namespace')
         spin_ok = isinstance(self.spin_speed, (int, float)) and math.isfinite(self.spin_speed) \
@@ -291,6 +302,8 @@ class RecoveryCore:
         self._aborts = 0                # aborted legs in a row
         self._resume = False            # an episode happened: re-send the goal when localized
         self._resent = False            # our re-send of the saved goal is at move_base
+        self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
+        self._retry_at = None           # when the next of those is due
         self._tags = 0                  # goals this node has sent
         self._tag = None                # the tag of our goal in flight
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
@@ -326,9 +339,8 @@ class RecoveryCore:
             if self.saved_goal is not None:
                 _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
                           state.value, self.saved_goal.x, self.saved_goal.y)
-                self._out['resend_saved_goal'] = True
-                self._out['goal_tag'] = self._next_tag('resend')
-                self._resent = True
+                self._retries_left = self.config.resume_retries
+                self._resend()
                 if state != State.NAVIGATING:
                     self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
 
@@ -345,6 +357,7 @@ class RecoveryCore:
         self.saved_goal = goal
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
         self._resent = False
+        self._retry_at = None
         if replaced is None or (replaced.x, replaced.y) != (goal.x, goal.y):
             _log.info('recovery: saved the user goal (%.2f, %.2f) in %s',
                       goal.x, goal.y, goal.frame_id)
@@ -375,7 +388,10 @@ class RecoveryCore:
                 self._leg_done(status, t)
             elif self._resent and self.phase == Phase.IDLE:
                 self._resent = False
-                self._user_goal_done(status, goal_id)
+                if status == ABORTED:
+                    self._resend_later(t)
+                else:
+                    self._user_goal_done(status, goal_id)
             # Otherwise a late result of a goal we already gave up on: nothing to do.
             return
         if self.saved_goal is None:
@@ -441,6 +457,14 @@ class RecoveryCore:
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
             if t - self._last_help >= NEED_HELP_RETRY:
                 self._ask_for_help(t)
+        elif self._retry_at is not None and t >= self._retry_at:
+            self._retry_at = None
+            if self.state == State.NAVIGATING and self.phase == Phase.IDLE and \
+                    self.saved_goal is not None and not self._resent:
+                self._retries_left -= 1
+                _log.info('recovery: sending the saved goal (%.2f, %.2f) again',
+                          self.saved_goal.x, self.saved_goal.y)
+                self._resend()
         out, self._out = self._out, {}
         return Command(**out)
 
@@ -455,7 +479,7 @@ class RecoveryCore:
             delta = t - self._last_t
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
-            for name in ('_episode_start', '_phase_end', '_scan_t', '_last_help'):
+            for name in ('_episode_start', '_phase_end', '_scan_t', '_last_help', '_retry_at'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
@@ -495,6 +519,7 @@ class RecoveryCore:
             self._out.pop('goal_tag', None)
             self._out.pop('request_state', None)
             self._out.pop('reason', None)
+        self._retry_at = None
         if self.phase == Phase.LEG or self._resent:
             self._out['cancel'] = True
         if self.saved_goal is not None and not self._resent:
@@ -623,8 +648,28 @@ class RecoveryCore:
             self._forget()
         # ABORTED: kept, an abort is a symptom of being lost.
 
+    def _resend(self):
+        """Send the saved goal to move_base (this step) as our re-send."""
+        self._out['resend_saved_goal'] = True
+        self._out['goal_tag'] = self._next_tag('resend')
+        self._resent = True
+
+    def _resend_later(self, t):
+        """move_base aborted our re-send of the saved goal: schedule another, or keep it."""
+        if self._retries_left > 0 and self.saved_goal is not None:
+            self._retry_at = t + self.config.resume_retry_delay
+            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f); trying '
+                         'again in %.0f s (%d attempt%s left)', self.saved_goal.x,
+                         self.saved_goal.y, self.config.resume_retry_delay, self._retries_left,
+                         '' if self._retries_left == 1 else 's')
+        elif self.saved_goal is not None:
+            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
+                         'it stays saved (~saved_goal): re-send it or send a new one',
+                         self.saved_goal.x, self.saved_goal.y, self.config.resume_retries + 1)
+
     def _forget(self):
         self.saved_goal = None
+        self._retry_at = None
         self._resent = False
         self._resume = False
         if self.state == State.NAVIGATING:

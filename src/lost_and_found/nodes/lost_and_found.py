@@ -105,8 +105,8 @@ class RecoveryNode:
         move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, goal_timeout, max_search_time,
-        rate, map_frame, move_base_timeout, move_base_retry, max_aborts, state_namespace,
-        scan_timeout, reactive/*).
+        rate, map_frame, move_base_timeout, move_base_retry, max_aborts, resume_retries,
+        resume_retry_delay, state_namespace, scan_timeout, reactive/*).
     """
 
     def __init__(self, core, config):
