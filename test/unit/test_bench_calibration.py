@@ -23,11 +23,11 @@ FIT = cal.ClassifierFit(slice_mu=(0.06, 0.04, 1.0, 0.8), slice_sigma=(0.03, 0.02
                         tier0_normal_prior=0.8, n_normal=0, n_lost=0, n_dropped=0)
 
 
-def reading_row(t, features, error, phase):
+def reading_row(t, features, error, phase, miss=None):
     """One stream row whose covariance has exactly the given features."""
     sxy, syaw = features
     return [t, 0.0, 0.0, 0.0, sxy ** 2, (0.5 * sxy) ** 2, 0.0, syaw ** 2,
-            error[0], error[1], phase]
+            error[0], error[1], phase, miss]
 
 
 def make_stream(segments, label='lab'):
@@ -88,11 +88,50 @@ def test_labels_follow_the_error_thresholds_and_phases():
 
 
 def test_features_are_the_nodes_and_a_bad_covariance_gives_nan():
-    readings = [(0.0, 0.04, 0.01, 0.005, 0.0025), (1.0, -1.0, 0.01, 0.0, 0.01)]
+    readings = [(0.0, 0.04, 0.01, 0.005, 0.0025), (1.0, -1.0, 0.01, 0.0, 0.01, 0.5),
+                (2.0, 0.04, 0.01, 0.005, 0.0025, 0.25)]
     features = cal.reading_features(readings)
     expected = covariance_features(detectors.covariance_of(readings[0]))
-    assert features[0] == pytest.approx(expected)
-    assert np.all(np.isnan(features[1]))
+    assert features[0, :2] == pytest.approx(expected) and np.isnan(features[0, 2])
+    assert np.all(np.isnan(features[1, :2])) and features[1, 2] == 0.5
+    assert features[2, 2] == 0.25
+
+
+def test_old_streams_without_the_scan_column_still_load_and_bad_misses_are_named():
+    old = {'map': 'lab', 'fields': list(cal.OLD_FIELDS),
+           'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal')[:-1]]}
+    _, readings, _, _ = cal.parse_stream(old)
+    assert readings[0][5] is None
+    bad = {'map': 'lab', 'fields': list(cal.FIELDS),
+           'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 1.5)]}
+    with pytest.raises(cal.CalibrationError, match='scan_miss=1.5'):
+        cal.parse_stream(bad)
+
+
+def test_fit_of_the_scan_feature_uses_only_readings_with_a_scan():
+    rng = np.random.default_rng(3)
+    normal = np.column_stack([rng.normal(0.06, 0.01, 400), rng.normal(0.04, 0.01, 400),
+                              rng.normal(0.05, 0.1, 400).clip(0, 1)])
+    lost = np.column_stack([rng.normal(1.0, 0.2, 100), rng.normal(0.8, 0.1, 100),
+                            rng.normal(0.7, 0.2, 100).clip(0, 1)])
+    normal[:100, 2] = np.nan                          # no scan for these
+    features = np.vstack([normal, lost])
+    labels = [cal.NORMAL] * 400 + [cal.LOST] * 100
+    fit = cal.fit_classifier(features, labels)
+    assert fit.n_scan == (300, 100)
+    assert fit.scan_miss_mu[0] == pytest.approx(np.nanmean(normal[:, 2]), abs=1e-3)
+    assert fit.scan_miss_mu[1] == pytest.approx(lost[:, 2].mean(), abs=1e-3)
+    assert fit.scan_miss_sigma[1] == pytest.approx(lost[:, 2].std(), rel=1e-2)
+    config = cal.make_config(fit, {'prob_thresh': 0.9, 'window_meta_tier2_lost': 10,
+                                   'ratio_thresh_detections_tier2_lost': 0.6,
+                                   'queue_min': 3, 'window_meta_tier0_normal': 10})
+    assert config.scan_miss_mu == fit.scan_miss_mu
+    # A tight covariance with a scan that misses: only the scan says lost.
+    p = cal.reading_probabilities([[0.06, 0.04, 0.9], [0.06, 0.04, np.nan]], config)
+    assert p[0] > 0.9 and p[1] < 0.01
+    # Without any scan in the training data the node's defaults stay.
+    no_scan = cal.fit_classifier(features[:, :2], labels)
+    assert no_scan.scan_miss_mu is None and no_scan.n_scan == (0, 0)
 
 
 # ----------------------------------------------------------------------------- fit
@@ -213,7 +252,11 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
         cal.objective(result.search.score)
     # Same layout as config/lost_detector.yaml: the node's private keys.
     params = yaml.safe_load(text)
-    assert set(params) == {'modified_prob_classifier', 'lost_detector'}
+    assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check'}
+    with open(cal.TARGET_PATH) as stream:
+        shipped = yaml.safe_load(stream)
+    for section in params:                            # every key the shipped file has
+        assert set(params[section]) == set(shipped[section]), section
     assert set(params['lost_detector']) == {
         'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
         'window_meta_tier0_normal'}

@@ -291,7 +291,7 @@ def test_default_config_is_valid():
 def test_shipped_yaml_loads_and_validates():
     with open(CONFIG_YAML) as stream:
         params = yaml.safe_load(stream)
-    assert set(params) == {'modified_prob_classifier', 'lost_detector'}
+    assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check'}
     warnings = []
     cfg = config_from_params(LostDetectorConfig, params, warn=warnings.append)
     assert warnings == []
@@ -300,6 +300,11 @@ def test_shipped_yaml_loads_and_validates():
     # The shipped numbers classify the obvious cases the obvious way.
     detector = LostDetector(cfg)
     assert not detector.is_lost(NORMAL) and detector.is_lost((3.0, 1.8))
+    # With the scan check: a tight cloud whose scan misses the map is lost, one whose scan
+    # fits is not, and a missing scan falls back to the covariance.
+    assert cfg.scan_check
+    assert detector.is_lost(NORMAL + (0.9,)) and not detector.is_lost(NORMAL + (0.05,))
+    assert detector.is_lost((3.0, 1.8, None)) and not detector.is_lost(NORMAL + (None,))
 
 
 def test_params_with_exact_names_are_read():

@@ -21,11 +21,12 @@ def localized_service(**overrides):
     return service
 
 
-def localize(service, t, count=5):
-    """amcl doubts (one loose pose), then `count` tight poses with the detector normal."""
+def localize(service, t, count=None):
+    """amcl doubts (one loose pose), then `count` (default: localized_after) tight poses with
+    the detector normal."""
     service.on_detector_status('normal', t)
     service.on_pose(HOME, LOOSE, t)
-    for i in range(count):
+    for i in range(service.config.localized_after if count is None else count):
         service.on_pose(HOME, TIGHT, t + i)
 
 

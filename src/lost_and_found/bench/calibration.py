@@ -7,10 +7,13 @@ next to ``DIR/detection.json`` (the trials, the seed and the command). From *tra
 
 1. labels every reading (:func:`label_readings`): *normal* when the estimate is right in a
    phase of normal operation, *lost* when it is wrong in any phase, otherwise dropped;
-2. computes the node's two features of every reading (:func:`reading_features`);
+2. computes the node's features of every reading (:func:`reading_features`): the two
+   covariance features, and the scan miss fraction when the stream has it;
 3. fits ``sklearn.naive_bayes.GaussianNB`` on the labelled readings (:func:`fit_classifier`):
-   class means and standard deviations become ``slice_mu`` / ``slice_sigma`` and the class
-   frequency becomes ``tier0_normal_prior``;
+   class means and standard deviations become ``slice_mu`` / ``slice_sigma`` (and
+   ``scan_miss_mu`` / ``scan_miss_sigma``, fitted on the readings that have a scan: Naive
+   Bayes fits every feature on its own, so this is the same fit) and the class frequency
+   becomes ``tier0_normal_prior``;
 4. chooses ``prob_thresh`` and the window parameters by a grid search (:func:`grid_search`)
    that replays :class:`~lost_and_found.core.lost_detector.LostDetector` over every training
    stream in order and scores it exactly as the suite does (:func:`score_recordings`): first
@@ -40,7 +43,9 @@ from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, 
 
 #: The stream's columns, in the order detection.write_stream writes them.
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
-          'phase')
+          'phase', 'scan_miss')
+#: Streams recorded before the scan feature existed have every column but the last.
+OLD_FIELDS = FIELDS[:-1]
 #: Phases a reading may carry; ``teleport`` and ``bringup`` follow a delocalizing event.
 PHASES = ('settle', 'normal', 'teleport', 'bringup', 'other')
 #: Phases in which a right estimate is a sample of the normal class.
@@ -53,10 +58,14 @@ MIN_TRAINING_SEED = 100
 #: Significant digits of the fitted numbers in the YAML (the grid search uses the rounded
 #: values, so the file reproduces the training scores exactly).
 DIGITS = 4
-#: The file the calibration regenerates (named in its header).
+#: The file the calibration regenerates (named in its header), and where it is.
 TARGET = 'config/lost_detector.yaml'
+TARGET_PATH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', '..',
+                           TARGET)
 #: Keep the windows at least this many readings long: shorter ones would fit single readings.
 MIN_WINDOW = 4
+#: Least fitted standard deviation of the scan miss fraction (a fraction of beams).
+MIN_SCAN_SIGMA = 0.05
 
 
 class CalibrationError(ValueError):
@@ -98,7 +107,7 @@ class Recording:
     Attributes:
         path: the run's folder (or file) as given.
         label: the map's label.
-        readings: ``(t, var_x, var_y, cov_xy, var_yaw)`` per reading (the
+        readings: ``(t, var_x, var_y, cov_xy, var_yaw, scan miss or None)`` per reading (the
             :mod:`~lost_and_found.bench.detectors` format).
         errors: ``(error_xy [m], error_yaw [rad])`` per reading; inf when unknown.
         phases: the phase of every reading.
@@ -154,15 +163,15 @@ def parse_stream(data, source='stream'):
     if not isinstance(data, dict) or 'readings' not in data:
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
-    if fields != FIELDS:
+    if fields not in (FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
                                                                list(FIELDS)))
     readings, errors, phases = [], [], []
     last = -math.inf
     for row_index, row in enumerate(data['readings']):
         where = '%s: reading %d' % (source, row_index)
-        if not isinstance(row, (list, tuple)) or len(row) != len(FIELDS):
-            raise CalibrationError('%s: %r is not %d values' % (where, row, len(FIELDS)))
+        if not isinstance(row, (list, tuple)) or len(row) != len(fields):
+            raise CalibrationError('%s: %r is not %d values' % (where, row, len(fields)))
         values = {}
         for name, value in zip(FIELDS[:8], row[:8]):
             values[name] = _number(value, '%s: %s' % (where, name))
@@ -176,8 +185,14 @@ def parse_stream(data, source='stream'):
         if row[10] not in PHASES:
             raise CalibrationError('%s: phase=%r: must be one of %s'
                                    % (where, row[10], ', '.join(PHASES)))
+        miss = row[11] if len(row) > 11 else None
+        if miss is not None:
+            miss = _number(miss, where + ': scan_miss')
+            if not 0.0 <= miss <= 1.0:
+                raise CalibrationError('%s: scan_miss=%r: must be in [0, 1] or null'
+                                       % (where, row[11]))
         readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
-                         values['var_yaw']))
+                         values['var_yaw'], miss))
         errors.append(error)
         phases.append(row[10])
     return str(data.get('map', '')), readings, errors, phases
@@ -310,17 +325,21 @@ def label_readings(errors, phases):
 
 
 def reading_features(readings):
-    """The node's two features of every reading, as an (N, 2) array.
+    """The node's features of every reading, as an (N, 3) array.
 
-    Computed exactly as the node does (:func:`covariance_features` of the 36-covariance built by
-    :func:`detectors.covariance_of`); a covariance the node would refuse gives a NaN row.
+    Columns: the two covariance features, computed exactly as the node does
+    (:func:`covariance_features` of the 36-covariance built by :func:`detectors.covariance_of`),
+    NaN for a covariance the node would refuse; the scan miss fraction, NaN when the reading
+    has none.
     """
-    out = np.full((len(readings), 2), np.nan)
+    out = np.full((len(readings), 3), np.nan)
     for i, reading in enumerate(readings):
         try:
-            out[i] = covariance_features(detectors.covariance_of(reading))
+            out[i, :2] = covariance_features(detectors.covariance_of(reading))
         except ValueError:
             pass
+        if len(reading) > 5 and reading[5] is not None:
+            out[i, 2] = reading[5]
     return out
 
 
@@ -340,6 +359,10 @@ class ClassifierFit:
         n_normal: normal readings fitted on.
         n_lost: lost readings fitted on.
         n_dropped: readings left out (ambiguous, or a covariance the node refuses).
+        scan_miss_mu: class means of the scan miss fraction [normal, lost], or None when
+            the training readings have too few scans of a class to fit it.
+        scan_miss_sigma: their standard deviations, or None.
+        n_scan: (normal, lost) readings the scan feature was fitted on.
     """
 
     slice_mu: tuple
@@ -348,13 +371,17 @@ class ClassifierFit:
     n_normal: int
     n_lost: int
     n_dropped: int
+    scan_miss_mu: object = None
+    scan_miss_sigma: object = None
+    n_scan: tuple = (0, 0)
 
 
 def fit_classifier(features, labels):
     """Fit GaussianNB on the labelled readings (ambiguous and NaN rows dropped).
 
     Args:
-        features: (N, 2) array of (sigma_xy, sigma_theta).
+        features: (N, 2) array of (sigma_xy, sigma_theta), or (N, 3) with the scan miss
+            fraction (NaN where a reading has none).
         labels: N labels from :func:`label_readings`.
 
     Returns:
@@ -363,10 +390,12 @@ def fit_classifier(features, labels):
     Raises:
         CalibrationError: when a class has fewer than two readings.
     """
-    features = np.asarray(features, dtype=float).reshape(-1, 2)
+    features = np.asarray(features, dtype=float)
+    features = features.reshape(len(features), -1) if features.size else \
+        features.reshape(0, 2)
     labels = np.asarray(labels, dtype=int)
-    keep = (labels != AMBIGUOUS) & np.all(np.isfinite(features), axis=1)
-    x, y = features[keep], labels[keep]
+    keep = (labels != AMBIGUOUS) & np.all(np.isfinite(features[:, :2]), axis=1)
+    x, y = features[keep, :2], labels[keep]
     counts = {c: int(np.sum(y == c)) for c in (NORMAL, LOST)}
     if min(counts.values()) < 2:
         raise CalibrationError('need at least 2 readings of each class, got %d normal and %d '
@@ -378,14 +407,33 @@ def fit_classifier(features, labels):
     prior = round_sig(float(gnb.class_prior_[order[0]]), 3)
     # A class prior of exactly 0 or 1 after rounding is outside (0, 1): keep it inside.
     prior = min(max(prior, 0.001), 0.999)
+    scan_mu = scan_sigma = None
+    n_scan = (0, 0)
+    if features.shape[1] > 2:
+        with_scan = keep & np.isfinite(features[:, 2])
+        miss, miss_labels = features[with_scan, 2], labels[with_scan]
+        n_scan = tuple(int(np.sum(miss_labels == c)) for c in (NORMAL, LOST))
+        if min(n_scan) >= 2:
+            scan_gnb = GaussianNB().fit(miss.reshape(-1, 1), miss_labels)
+            rows = [list(scan_gnb.classes_).index(c) for c in (NORMAL, LOST)]
+            scan_mu = tuple(round_sig(float(scan_gnb.theta_[r][0])) for r in rows)
+            # Floor the spread: a class whose training misses are all 0 would otherwise get a
+            # vanishing variance and call any miss at all lost.
+            scan_sigma = tuple(round_sig(max(math.sqrt(float(scan_gnb.var_[r][0])),
+                                             MIN_SCAN_SIGMA)) for r in rows)
     return ClassifierFit(tuple(mu), tuple(sigma), prior, counts[NORMAL], counts[LOST],
-                         int(len(labels) - np.sum(keep)))
+                         int(len(labels) - np.sum(keep)), scan_mu, scan_sigma, n_scan)
 
 
 def make_config(fit, params):
-    """A validated LostDetectorConfig from a fit and the grid's parameters."""
+    """A validated LostDetectorConfig from a fit and the grid's parameters.
+
+    Without a scan fit the scan check keeps the node's defaults.
+    """
+    scan = {} if fit.scan_miss_mu is None else {
+        'scan_miss_mu': tuple(fit.scan_miss_mu), 'scan_miss_sigma': tuple(fit.scan_miss_sigma)}
     config = LostDetectorConfig(
-        tier0_normal_prior=fit.tier0_normal_prior, prob_thresh=float(params['prob_thresh']),
+        **scan, tier0_normal_prior=fit.tier0_normal_prior, prob_thresh=float(params['prob_thresh']),
         slice_mu=tuple(fit.slice_mu), slice_sigma=tuple(fit.slice_sigma),
         queue_min=int(params['queue_min']),
         window_meta_tier2_lost=int(params['window_meta_tier2_lost']),
@@ -405,8 +453,14 @@ def reading_probabilities(features, config):
     """
     detector = LostDetector(config)
     out = []
-    for row in np.asarray(features, dtype=float).reshape(-1, 2):
-        out.append(detector.probability_lost(row) if np.all(np.isfinite(row)) else None)
+    features = np.asarray(features, dtype=float)
+    for row in features.reshape(len(features), -1) if features.size else []:
+        if not np.all(np.isfinite(row[:2])):
+            out.append(None)
+            continue
+        miss = float(row[2]) if len(row) > 2 and np.isfinite(row[2]) and config.scan_check \
+            else None
+        out.append(detector.probability_lost((row[0], row[1], miss)))
     return out
 
 
@@ -829,7 +883,8 @@ def render_yaml(calibration, train_args, date):
             detection.WITHIN))
     lines += _wrap(
         'Limits: the two covariance features cannot see a tight particle cloud at a wrong '
-        'pose. Per reading, this classifier labels lost %d of %d lost-class readings (%s) and '
+        'pose; only the scan feature can, and only where the scan says something. Per '
+        'reading, this classifier labels lost %d of %d lost-class readings (%s) and '
         '%d of %d normal-class readings (%s). %s Held-out scores are not in this file: '
         'run tools/calibrate_detector.py --evaluate on held-out runs.' % (
             quality['lost']['labelled_lost'], quality['lost']['readings'],
@@ -873,6 +928,22 @@ def render_yaml(calibration, train_args, date):
         'Class standard deviations, same order and units as slice_mu, each > 0. Fitted: the '
         'square roots of GaussianNB var_ on the same readings. %s' % per_reading)
     lines.append('  slice_sigma: %s' % _yaml_list(config.slice_sigma))
+    if fit.scan_miss_mu is not None:
+        how = ('Fitted: GaussianNB theta_ on the %d normal and %d lost training readings that '
+               'have a scan' % fit.n_scan)
+    else:
+        how = ('Not fitted (the training readings have too few scans: %d normal, %d lost): the '
+               'node\'s default' % fit.n_scan)
+    lines += _indented(
+        'Class means [normal, lost] of the third feature, the scan miss fraction in [0, 1] '
+        '(the share of laser end points farther than scan_check/hit_tolerance from any mapped '
+        'obstacle, with the scan placed at amcl\'s pose). Used while scan_check is enabled and '
+        'the reading has a scan. %s.' % how)
+    lines.append('  scan_miss_mu: %s' % _yaml_list(config.scan_miss_mu))
+    lines += _indented(
+        'Class standard deviations of the scan miss fraction [normal, lost], each > 0. %s, the '
+        'square roots of GaussianNB var_, at least %g.' % (how, MIN_SCAN_SIGMA))
+    lines.append('  scan_miss_sigma: %s' % _yaml_list(config.scan_miss_sigma))
     lines += [
         '',
         '# Turning per-reading labels into tiers (normal 0, confused 1, lost 2). amcl publishes '
@@ -905,7 +976,39 @@ def render_yaml(calibration, train_args, date):
         '>= 1). Grid search over %s. %s' % (
             _values(grid.window_meta_tier0_normal), short_score))
     lines.append('  window_meta_tier0_normal: %d' % config.window_meta_tier0_normal)
+    lines += SCAN_CHECK_YAML.format(
+        enabled=str(config.scan_check).lower(), base_frame=config.base_frame,
+        hit_tolerance=_yaml_float(config.hit_tolerance), max_beams=config.max_beams,
+        min_beams=config.min_beams,
+        stamp_tolerance=_yaml_float(config.stamp_tolerance)).splitlines()
     return '\n'.join(lines) + '\n'
+
+
+#: The scan_check block of the YAML: geometry of the feature, not fitted (the training runs
+#: record the feature with these numbers).
+SCAN_CHECK_YAML = """
+# The scan check: amcl's covariance says how sure it is, the scan says whether it is right.
+# Needs the laser (`scan`), the map (`map`, latched, from map_server) and tf base -> laser.
+# Without a map or scan (or with too few usable beams) a reading is classified on the
+# covariance alone, and the node logs once that the check is unavailable and why. Not fitted:
+# the training runs recorded the feature with these numbers.
+scan_check:
+  # true: use the scan miss fraction as a third feature; false: covariance only.
+  enabled: {enabled}
+  # The robot frame amcl's pose is of (amcl's base_frame_id; base_footprint on a TurtleBot2).
+  base_frame: {base_frame}
+  # A beam end point this close to a mapped obstacle is a hit (m, > 0). 0.2 m: amcl's tracking
+  # error plus map and range noise at a few metres.
+  hit_tolerance: {hit_tolerance}
+  # Beams used per scan at most, evenly spread (integer >= 1): 60 is plenty for a fraction and
+  # keeps the check well under a millisecond.
+  max_beams: {max_beams}
+  # Fewer usable beams (finite, in [range_min, range_max)) than this give no scan feature
+  # (integer >= 1, <= max_beams): a Kinect facing an open hall sees too little to judge.
+  min_beams: {min_beams}
+  # amcl stamps its pose with the stamp of the scan it used; a scan within this many seconds
+  # of the pose's stamp is that scan (> 0, well below the scan period).
+  stamp_tolerance: {stamp_tolerance}"""
 
 
 def evaluation_rows(name, score):

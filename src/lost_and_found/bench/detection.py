@@ -48,12 +48,18 @@ BRINGUP_EVERY = 4
 
 
 def plan_trials(rng, count):
-    """The kind and distance of every trial, drawn before anything runs."""
+    """The kind, distance and random seed of every trial, drawn before anything runs.
+
+    Each trial draws its poses from its own seed, and the driver from another stream, so that
+    how many goals the driver happened to send (which depends on timing) does not change the
+    trials.
+    """
     plan = []
     for index in range(count):
         kind = 'bringup' if index % BRINGUP_EVERY == BRINGUP_EVERY - 1 else 'teleport'
         plan.append({'index': index, 'kind': kind,
-                     'distance': float(rng.uniform(*DISTANCES))})
+                     'distance': float(rng.uniform(*DISTANCES)),
+                     'seed': int(rng.integers(2 ** 31))})
     return plan
 
 
@@ -61,7 +67,8 @@ class Stream:
     """Recorded readings and ground truth, with the errors of every reading.
 
     Args:
-        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw) of every amcl_pose, in order.
+        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, scan miss]) of every
+            amcl_pose, in order.
         truth: (t, x, y, yaw) of the ground truth, in order.
     """
 
@@ -81,8 +88,10 @@ class Stream:
         self._odometer = np.concatenate([[0.0], np.cumsum(steps)])
 
     def detector_readings(self):
-        """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw)."""
-        return [(r[0],) + tuple(r[4:8]) for r in self.readings]
+        """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw,
+        scan miss fraction or None)."""
+        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
+                for r in self.readings]
 
     def driven(self, t0, t1):
         """Metres the robot drove (ground truth) between two times."""
@@ -273,13 +282,15 @@ def run(ctx):
     free = FreeSpace(grid)
     plan = plan_trials(ctx.rng, count)
     start = free.sample(ctx.rng)
+    driver_rng = np.random.default_rng(int(ctx.rng.integers(2 ** 31)))
     records = []
     with SimSession(ctx, start, 'detection') as session:
         session.start(navigator=True)
-        driver = Driver(session, free, ctx.rng)
+        driver = Driver(session, free, driver_rng)
         for spec in plan:
             record = dict(spec)
-            pose = free.sample(ctx.rng)
+            rng = np.random.default_rng(spec['seed'])
+            pose = free.sample(rng)
             driver.cancel()
             session.teleport(pose)
             session.initial_pose(pose)
@@ -289,7 +300,7 @@ def run(ctx):
             record['t_normal'] = session.now()
             session.wait_sim(phases['normal'], 'normal driving', tick=driver.tick)
             here = session.truth_pose()
-            target = free.sample_at_distance(ctx.rng, here[:2], spec['distance'])
+            target = free.sample_at_distance(rng, here[:2], spec['distance'])
             if spec['kind'] == 'teleport':
                 session.teleport(target)
             else:
@@ -333,8 +344,8 @@ def write_stream(path, stream, trials, label):
     report.write_json(path, {
         'map': label,
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                   'error_yaw', 'phase'],
-        'readings': [list(r) + list(e) + [p]
+                   'error_yaw', 'phase', 'scan_miss'],
+        'readings': [list(r[:8]) + list(e) + [p, r[8] if len(r) > 8 else None]
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })
 

@@ -76,7 +76,7 @@ def reading_from_covariance(t, cov36):
 
 def covariance_of(reading):
     """The 36-number covariance of a reading (the pose entries only, zeros elsewhere)."""
-    _, vx, vy, cxy, vyaw = reading
+    _, vx, vy, cxy, vyaw = reading[:5]
     cov = [0.0] * 36
     cov[0], cov[7], cov[1], cov[6], cov[35] = vx, vy, cxy, cxy, vyaw
     return cov
@@ -101,14 +101,14 @@ def load_detector_config(path):
 
 def amcl_diag_tier(reading):
     """2 when amcl's diagnostics would warn about this covariance, else 0."""
-    _, vx, vy, _, vyaw = reading
+    _, vx, vy, _, vyaw = reading[:5]
     return 2 if (math.sqrt(max(vx, 0.0)) > AMCL_STD_XY or math.sqrt(max(vy, 0.0)) > AMCL_STD_XY
                  or math.sqrt(max(vyaw, 0.0)) > AMCL_STD_YAW) else 0
 
 
 def nav2_tier(reading):
     """0 when Nav2's historic IsLocalized holds for this covariance, else 2."""
-    _, vx, vy, _, vyaw = reading
+    _, vx, vy, _, vyaw = reading[:5]
     return 0 if (vx < NAV2_VAR_XY and vy < NAV2_VAR_XY and vyaw < NAV2_VAR_YAW) else 2
 
 
@@ -116,12 +116,16 @@ def lost_detector_tiers(readings, config):
     """The tier of every reading for a LostDetector built from ``config`` (one run, in order).
 
     A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
+    A sixth value of a reading is its scan miss fraction (None: none), used only when the
+    config's scan check is on, as in the node.
     """
     detector = LostDetector(config)
     tiers = []
     for reading in readings:
+        miss = reading[5] if len(reading) > 5 and config.scan_check else None
         try:
-            tiers.append(int(detector.update(covariance_features(covariance_of(reading)))))
+            features = covariance_features(covariance_of(reading)) + (miss,)
+            tiers.append(int(detector.update(features)))
         except ValueError:
             tiers.append(int(detector.tier))
     return tiers

@@ -53,6 +53,18 @@ def pose_entry(msg):
             yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
 
 
+def scan_checker(args):
+    """The lost detector's scan check (its YAML's numbers) on the bench map, for the readings.
+    """
+    from lost_and_found.bench.detectors import load_detector_config
+    from lost_and_found.core.scan_agreement import DistanceMap, ScanChecker
+    from lost_and_found.sim.gridmap import load_map
+    checker = ScanChecker.from_config(load_detector_config(args.detector_config))
+    grid = load_map(args.map)
+    checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
+    return checker
+
+
 class SimSession:
     """A running simulated graph and the bench node watching it.
 
@@ -71,13 +83,17 @@ class SimSession:
         self.lock = threading.Lock()
         self.truth = None                 # (t, x, y, yaw)
         self.truth_log = []               # (t, x, y, yaw), every message
-        self.readings = []                # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw)
+        # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw, scan miss fraction or None)
+        self.readings = []
         self.states = []                  # (t, state name)
         self.collisions = 0
         self.wheel_raised = []            # sim times of RAISED wheel edges
         self._saved_goal = None           # the recovery node's saved goal (x, y) or None
         self.rospy = None
         self._package = None
+        self._scan_checker = None
+        self._laser_mount = None
+        self._awaiting_scan = []          # indices of readings whose scan has not come yet
 
     # ------------------------------------------------------------------ life cycle
 
@@ -97,6 +113,7 @@ class SimSession:
         import tf2_ros
         self._tf_buffer = tf2_ros.Buffer(rospy.Duration(30.0))
         self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+        self._scan_checker = scan_checker(args)
         self._subscribe()
         self.graph.wait_for(lambda: rospy.get_time() > 0, 120, '/clock from sim_world')
         self.graph.wait_for(lambda: self.truth is not None, 60, 'the ground truth')
@@ -153,6 +170,8 @@ class SimSession:
         from std_msgs.msg import String, UInt32
         rospy.Subscriber('/sim_world/ground_truth', PoseStamped, self._on_truth,
                          queue_size=50)
+        from sensor_msgs.msg import LaserScan
+        rospy.Subscriber('/scan', LaserScan, self._on_scan, queue_size=20)
         rospy.Subscriber('/amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=50)
         rospy.Subscriber('/lost_service/state', String, self._on_state, queue_size=50)
         rospy.Subscriber('/sim_world/collisions', UInt32, self._on_collisions, queue_size=5)
@@ -170,10 +189,36 @@ class SimSession:
             self.truth = entry
             self.truth_log.append(entry)
 
+    def _on_scan(self, msg):
+        """Keep the scan for the amcl pose that will be computed from it."""
+        from lost_and_found.nodes.conversions import laser_mount_from_transform, scan_from_msg
+        if self._laser_mount is None:
+            import tf2_ros
+            try:
+                t = self._tf_buffer.lookup_transform('base_footprint', msg.header.frame_id,
+                                                     self.rospy.Time(0))
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException):
+                return
+            self._laser_mount = laser_mount_from_transform(t.transform)
+        with self.lock:
+            self._scan_checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg),
+                                        self._laser_mount)
+            for index in list(self._awaiting_scan):
+                entry = self.readings[index]
+                miss = self._scan_checker.feature(entry[0], entry[1:4])
+                if miss is not None or not self._scan_checker.waiting:
+                    self.readings[index] = entry[:8] + (miss,)
+                    self._awaiting_scan.remove(index)
+
     def _on_pose(self, msg):
         entry = pose_entry(msg)
         with self.lock:
-            self.readings.append(entry)
+            miss = self._scan_checker.feature(entry[0], entry[1:4])
+            if miss is None and self._scan_checker.waiting:
+                # Its scan is still on its way (another connection): filled in when it comes.
+                self._awaiting_scan.append(len(self.readings))
+            self.readings.append(entry + (miss,))
 
     def _on_state(self, msg):
         with self.lock:

@@ -1,9 +1,13 @@
-"""Decide from amcl's pose covariance whether the robot is localized, confused or lost.
+"""Decide from amcl's pose covariance and the scan whether the robot is localized or lost.
 
 Two features come from each ``amcl_pose`` covariance (:func:`covariance_features`): the standard
 deviation along the major axis of the x-y error ellipse and the standard deviation of yaw. A
-Gaussian Naive Bayes classifier whose parameters are *given* (YAML numbers, not trained at
-start-up) labels each reading *lost* when ``P(lost | features) > prob_thresh``.
+third, optional one says whether amcl is *right* rather than sure: the miss fraction of the scan
+at the estimated pose (:mod:`lost_and_found.core.scan_agreement`). A Gaussian Naive Bayes
+classifier whose parameters are *given* (YAML numbers, not trained at start-up) labels each
+reading *lost* when ``P(lost | features) > prob_thresh``; a reading without the scan feature
+(no map or scan yet, too few usable beams) is classified on the covariance alone, which for a
+Naive Bayes model is exactly the three-feature model with that feature marginalised out.
 :class:`LostDetector` turns that stream of per-reading labels into a tier.
 
 State kept between readings:
@@ -102,6 +106,14 @@ class LostDetectorConfig:
             in [0, 1).
         window_meta_tier0_normal: normal readings in a row that end a sticky tier 2 and reset
             the detector.
+        scan_miss_mu: class means of the scan miss fraction [normal, lost], in [0, 1].
+        scan_miss_sigma: class standard deviations of the scan miss fraction, > 0.
+        scan_check: use the scan feature (the node then needs ``scan``, ``map`` and tf).
+        base_frame: the robot frame amcl's pose is of (where the laser mount is looked up).
+        hit_tolerance: a beam end point this close (m) to a mapped obstacle is a hit.
+        max_beams: beams per scan used for the feature, at most (evenly subsampled).
+        min_beams: fewer usable beams than this give no scan feature for the reading.
+        stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -114,6 +126,15 @@ class LostDetectorConfig:
     ratio_thresh_detections_tier2_lost: float = param_field(
         'lost_detector/ratio_thresh_detections_tier2_lost', 0.6)
     window_meta_tier0_normal: int = param_field('lost_detector/window_meta_tier0_normal', 10)
+    scan_miss_mu: tuple = param_field('modified_prob_classifier/scan_miss_mu', (0.1, 0.6))
+    scan_miss_sigma: tuple = param_field('modified_prob_classifier/scan_miss_sigma',
+                                         (0.1, 0.25))
+    scan_check: bool = param_field('scan_check/enabled', True)
+    base_frame: str = param_field('scan_check/base_frame', 'base_footprint')
+    hit_tolerance: float = param_field('scan_check/hit_tolerance', 0.2)
+    max_beams: int = param_field('scan_check/max_beams', 60)
+    min_beams: int = param_field('scan_check/min_beams', 10)
+    stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -122,6 +143,18 @@ class LostDetectorConfig:
         check.in_range('prob_thresh', 0.0, 1.0, low_open=True, high_open=True)
         self._check_four(check, 'slice_mu', lambda v: v >= 0, 'be >= 0')
         self._check_four(check, 'slice_sigma', lambda v: v > 0, 'be > 0')
+        self._check_pair(check, 'scan_miss_mu', lambda v: 0 <= v <= 1, 'be in [0, 1]')
+        self._check_pair(check, 'scan_miss_sigma', lambda v: v > 0, 'be > 0')
+        check.require(isinstance(self.scan_check, bool), 'scan_check', 'be true or false')
+        check.non_empty('base_frame')
+        check.positive('hit_tolerance')
+        check.positive_int('max_beams')
+        check.positive_int('min_beams')
+        check.positive('stamp_tolerance')
+        if _is_count(self.min_beams) and _is_count(self.max_beams) and \
+                self.min_beams > self.max_beams:
+            check.problem('scan_check/min_beams=%r must be <= scan_check/max_beams=%r (never '
+                          'more beams than that are used)' % (self.min_beams, self.max_beams))
         for name in ('queue_min', 'window_meta_tier2_lost', 'window_meta_tier0_normal'):
             check.positive_int(name)
         check.in_range('ratio_thresh_detections_tier2_lost', 0.0, 1.0, high_open=True)
@@ -138,15 +171,23 @@ class LostDetectorConfig:
 
     def _check_four(self, check, name, ok, must):
         """Check that field ``name`` holds exactly 4 finite numbers, each satisfying ``ok``."""
-        values = getattr(self, name)
-        if not isinstance(values, (tuple, list)) or len(values) != 4:
-            check.require(False, name, 'be a list of exactly 4 numbers '
-                          '[xy-normal, theta-normal, xy-lost, theta-lost]')
-            return
-        if not all(_is_number(v) and math.isfinite(v) for v in values):
-            check.require(False, name, 'hold 4 finite numbers')
-            return
-        check.require(all(ok(v) for v in values), name, 'have every value %s' % must)
+        _check_numbers(check, getattr(self, name), name, 4,
+                       '[xy-normal, theta-normal, xy-lost, theta-lost]', ok, must)
+
+    def _check_pair(self, check, name, ok, must):
+        """Check that field ``name`` holds exactly 2 finite numbers, each satisfying ``ok``."""
+        _check_numbers(check, getattr(self, name), name, 2, '[normal, lost]', ok, must)
+
+
+def _check_numbers(check, values, name, count, layout, ok, must):
+    """Record a problem unless ``values`` is ``count`` finite numbers, each satisfying ``ok``."""
+    if not isinstance(values, (tuple, list)) or len(values) != count:
+        check.require(False, name, 'be a list of exactly %d numbers %s' % (count, layout))
+        return
+    if not all(_is_number(v) and math.isfinite(v) for v in values):
+        check.require(False, name, 'hold %d finite numbers' % count)
+        return
+    check.require(all(ok(v) for v in values), name, 'have every value %s' % must)
 
 
 def _is_number(value):
@@ -207,19 +248,23 @@ def covariance_features(cov36):
     return math.sqrt(max(float(high), 0.0)), math.sqrt(float(flat[_YAWYAW]))
 
 
-def build_classifier(config):
+def build_classifier(config, scan=False):
     """A scikit-learn GaussianNB whose parameters are set from ``config``, not trained.
 
-    Classes are ``[0, 1]`` = [normal, lost]; features are (sigma_xy_major, sigma_theta).
+    Classes are ``[0, 1]`` = [normal, lost]; features are (sigma_xy_major, sigma_theta), and
+    with ``scan`` the scan miss fraction as a third.
     """
     mu = np.asarray(config.slice_mu, dtype=float).reshape(2, 2)
     sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
+    if scan:
+        mu = np.column_stack([mu, np.asarray(config.scan_miss_mu, dtype=float)])
+        sigma = np.column_stack([sigma, np.asarray(config.scan_miss_sigma, dtype=float)])
     gnb = GaussianNB()
     gnb.classes_ = np.array([0, 1])
     gnb.theta_ = mu
     gnb.var_ = sigma ** 2
     gnb.class_prior_ = np.array([config.tier0_normal_prior, 1.0 - config.tier0_normal_prior])
-    gnb.n_features_in_ = 2
+    gnb.n_features_in_ = mu.shape[1]
     # epsilon_ is the variance smoothing GaussianNB adds during fit(); the YAML variances are
     # meant exactly, so none is added.
     gnb.epsilon_ = 0.0
@@ -227,17 +272,26 @@ def build_classifier(config):
 
 
 def check_features(features):
-    """Return ``features`` as two finite non-negative floats or raise ValueError."""
+    """Return ``features`` as a tuple of finite non-negative floats or raise ValueError.
+
+    ``features`` is (sigma_xy, sigma_theta) or (sigma_xy, sigma_theta, miss); a third value of
+    None (no scan feature for this reading) is dropped, and a miss fraction must lie in [0, 1].
+    """
     try:
-        sigma_xy, sigma_theta = (float(v) for v in features)
+        values = list(features)
+        if len(values) == 3 and values[2] is None:
+            values = values[:2]
+        if len(values) not in (2, 3):
+            raise ValueError
+        values = tuple(float(v) for v in values)
     except (TypeError, ValueError):
-        raise ValueError('features must be two numbers (sigma_xy, sigma_theta), got %r'
-                         % (features,)) from None
-    if not (math.isfinite(sigma_xy) and math.isfinite(sigma_theta)) or \
-            sigma_xy < 0 or sigma_theta < 0:
-        raise ValueError('features must be finite and >= 0, got (%r, %r)'
-                         % (sigma_xy, sigma_theta))
-    return sigma_xy, sigma_theta
+        raise ValueError('features must be (sigma_xy, sigma_theta[, scan miss fraction]), '
+                         'got %r' % (features,)) from None
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise ValueError('features must be finite and >= 0, got %r' % (values,))
+    if len(values) == 3 and values[2] > 1:
+        raise ValueError('the scan miss fraction must be in [0, 1], got %r' % values[2])
+    return values
 
 
 class LostDetector:
@@ -252,7 +306,7 @@ class LostDetector:
     def __init__(self, config):
         """Build the classifier from ``config`` and start at tier 0 with an empty queue."""
         self._config = config
-        self._classifier = build_classifier(config)
+        self._classifiers = {2: build_classifier(config), 3: build_classifier(config, True)}
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._normal_run = 0
         self._tier = Tier.NORMAL
@@ -277,13 +331,15 @@ class LostDetector:
         """P(lost | features) from the Gaussian Naive Bayes classifier.
 
         Args:
-            features: (sigma_xy_major [m], sigma_theta [rad]), finite and >= 0.
+            features: (sigma_xy_major [m], sigma_theta [rad]), finite and >= 0, optionally
+                followed by the scan miss fraction in [0, 1] (or None: not available).
 
         Raises:
-            ValueError: for features that are not two finite non-negative numbers.
+            ValueError: for features that are not that.
         """
-        row = np.array([check_features(features)])
-        return float(self._classifier.predict_proba(row)[0, 1])
+        values = check_features(features)
+        row = np.array([values])
+        return float(self._classifiers[len(values)].predict_proba(row)[0, 1])
 
     def is_lost(self, features):
         """Whether one reading is classified lost: P(lost | features) > prob_thresh."""
@@ -293,7 +349,8 @@ class LostDetector:
         """Add one reading and return the new tier.
 
         Args:
-            features: (sigma_xy_major [m], sigma_theta [rad]) from :func:`covariance_features`.
+            features: (sigma_xy_major [m], sigma_theta [rad]) from :func:`covariance_features`,
+                optionally followed by the scan miss fraction (None: not available).
 
         Returns:
             The :class:`Tier` for this reading.

@@ -87,7 +87,7 @@ class LostServiceConfig:
     reseed_sigma_yaw: float = math.radians(20.0)
     global_localization_holdoff: float = 20.0
     use_global_localization: bool = True
-    localized_after: int = 5
+    localized_after: int = 8
     localized_sigma_xy: float = 0.3
     localized_sigma_yaw: float = 0.3
     map_frame: str = 'map'

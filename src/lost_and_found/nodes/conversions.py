@@ -1,7 +1,10 @@
-"""Conversions between geometry_msgs orientations and planar yaw, shared by the adapters."""
+"""Conversions between ROS messages and the plain values of the cores, shared by the adapters."""
 import math
 
 from geometry_msgs.msg import PoseWithCovarianceStamped, Quaternion
+
+from lost_and_found.core import geometry
+from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan
 
 
 def yaw_from_quaternion(q):
@@ -24,3 +27,38 @@ def pose_with_covariance(x, y, yaw, covariance, frame_id, stamp):
     msg.pose.pose.orientation = quaternion_from_yaw(yaw)
     msg.pose.covariance = [float(v) for v in covariance]
     return msg
+
+
+def scan_from_msg(msg):
+    """The :class:`Scan` of a sensor_msgs/LaserScan."""
+    return Scan(tuple(msg.ranges), msg.angle_min, msg.angle_increment, msg.range_min,
+                msg.range_max)
+
+
+def distance_map_from_msg(msg):
+    """The :class:`DistanceMap` of a nav_msgs/OccupancyGrid.
+
+    Raises:
+        ValueError: a grid whose size, resolution or origin is unusable (the message says).
+    """
+    info, origin = msg.info, msg.info.origin
+    return DistanceMap.from_occupancy_grid(
+        msg.data, info.width, info.height, info.resolution,
+        (origin.position.x, origin.position.y, yaw_from_quaternion(origin.orientation)))
+
+
+def laser_mount_from_transform(transform):
+    """The :class:`LaserMount` of the geometry_msgs/Transform base -> laser.
+
+    Raises:
+        ValueError: an invalid rotation or a non-finite translation.
+    """
+    t, q = transform.translation, transform.rotation
+    matrix = geometry.make_transform((q.x, q.y, q.z, q.w), (t.x, t.y, t.z))
+    if not all(math.isfinite(v) for v in (t.x, t.y)):
+        raise ValueError('non-finite laser position (%r, %r)' % (t.x, t.y))
+    upside_down = matrix[2, 2] < 0.0
+    # The planar heading of the laser's x axis (for an upside-down laser too: x is still
+    # forward, only the sense of its angles flips).
+    yaw = math.atan2(matrix[1, 0], matrix[0, 0])
+    return LaserMount(float(t.x), float(t.y), yaw, bool(upside_down))

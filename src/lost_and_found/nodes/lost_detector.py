@@ -4,11 +4,17 @@ import threading
 import time
 
 import rospy
+import tf2_ros
 from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import OccupancyGrid
+from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, String
 
 from lost_and_found.core.lost_detector import (
     CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
+from lost_and_found.core.scan_agreement import ScanChecker
+from lost_and_found.nodes.conversions import (
+    distance_map_from_msg, laser_mount_from_transform, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.params import load_config
 
 #: Seconds between repeats of the same warning about bad input.
@@ -32,14 +38,21 @@ class LostDetectorNode:
             ``laser_amcl_pose`` (geometry_msgs/PoseWithCovarianceStamped): amcl's pose; remap
             to ``amcl_pose`` on a TurtleBot2. One reading per message.
             ``~reset`` (std_msgs/Empty): forget every reading and return to ``normal``.
+            ``scan`` (sensor_msgs/LaserScan) and ``map`` (nav_msgs/OccupancyGrid, latched):
+            only with ``~scan_check/enabled``; the scan amcl integrated for a pose (same
+            stamp) is placed on the map at that pose for the third feature.
+        Required tf (with ``~scan_check/enabled``): ``~scan_check/base_frame`` -> the
+            scan's frame (the laser mount; looked up once per laser frame).
         Published topics:
             ``~status`` (std_msgs/String, latched): ``normal``, ``confused`` or ``lost``; once
             at start, after every valid reading and after every reset.
         Parameters:
             ``~modified_prob_classifier/{tier0_normal_prior, prob_thresh, slice_mu,
             slice_sigma}`` and ``~lost_detector/{queue_min, window_meta_tier2_lost,
-            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal}``: see
-            :class:`LostDetectorConfig` and config/lost_detector.yaml.
+            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal}``,
+            ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
+            ``~scan_check/{enabled, base_frame, hit_tolerance, max_beams, min_beams,
+            stamp_tolerance}``: see :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
         detector: the core :class:`LostDetector`.
@@ -50,6 +63,13 @@ class LostDetectorNode:
         """Keep the core; nothing talks to ROS until :meth:`start`."""
         self._detector = detector
         self._config = config
+        self._base_frame = config.base_frame
+        self._checker = ScanChecker.from_config(config) if config.scan_check else None
+        self._mounts = {}                 # laser frame -> LaserMount
+        self._tf_buffer = None
+        self._tf_listener = None
+        self._scan_reason = None          # why the last reading had no scan feature
+        self._pending = None              # (stamp, pose, features) of a pose awaiting its scan
         # Each subscription has its own callback thread; the core is not thread-safe.
         self._lock = threading.Lock()
         self._last_stamp = None
@@ -61,16 +81,115 @@ class LostDetectorNode:
         """Advertise ``~status`` (publishing the initial ``normal``) and subscribe."""
         self._status_pub = rospy.Publisher('~status', String, queue_size=10, latch=True)
         self._status_pub.publish(String(data=self._detector.tier.status))
-        self._subscribers = [
+        if self._checker is not None:
+            self._tf_buffer = tf2_ros.Buffer()
+            self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+            self._subscribers += [
+                rospy.Subscriber('map', OccupancyGrid, self.on_map, queue_size=1),
+                rospy.Subscriber('scan', LaserScan, self.on_scan, queue_size=5),
+            ]
+        self._subscribers += [
             rospy.Subscriber('laser_amcl_pose', PoseWithCovarianceStamped, self.on_pose,
                              queue_size=10),
             rospy.Subscriber('~reset', Empty, self.on_reset, queue_size=10),
         ]
-        rospy.loginfo('%s: watching %s, status %s', rospy.get_name(),
-                      rospy.resolve_name('laser_amcl_pose'), self._detector.tier.status)
+        rospy.loginfo('%s: watching %s%s, status %s', rospy.get_name(),
+                      rospy.resolve_name('laser_amcl_pose'),
+                      ' with %s on %s' % (rospy.resolve_name('scan'), rospy.resolve_name('map'))
+                      if self._checker is not None else ' (scan check off)',
+                      self._detector.tier.status)
+
+    def on_map(self, msg):
+        """Take a new map for the scan feature; keep the old one when it is unusable."""
+        try:
+            distance_map = distance_map_from_msg(msg)
+        except ValueError as error:
+            self._warn('map', '%s: ignoring a map: %s' % (rospy.get_name(), error))
+            return
+        with self._lock:
+            self._checker.distance_map = distance_map
+        rospy.loginfo('%s: map %d x %d at %.3f m (%d occupied cells) for the scan check',
+                      rospy.get_name(), distance_map.shape[1], distance_map.shape[0],
+                      distance_map.resolution, distance_map.occupied_cells)
+
+    def on_scan(self, msg):
+        """Keep a scan (with its laser mount) for the pose amcl will compute from it."""
+        mount = self._mount(msg.header.frame_id)
+        if mount is None:
+            return
+        with self._lock:
+            self._checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg), mount)
+            if self._pending is not None:
+                self._try_pending()
+
+    def _mount(self, frame):
+        """The LaserMount of ``frame``, looked up once; None (warned) while tf lacks it."""
+        mount = self._mounts.get(frame)
+        if mount is not None:
+            return mount
+        try:
+            stamped = self._tf_buffer.lookup_transform(self._base_frame, frame, rospy.Time(0))
+            mount = laser_mount_from_transform(stamped.transform)
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException,
+                ValueError) as error:
+            self._warn('mount', '%s: no usable transform %s <- %r for the scan check: %s'
+                       % (rospy.get_name(), self._base_frame, frame, error))
+            return None
+        self._mounts[frame] = mount
+        rospy.loginfo('%s: laser %s at (%.3f, %.3f, %.3f rad%s) in %s', rospy.get_name(),
+                      frame, mount.x, mount.y, mount.yaw,
+                      ', upside down' if mount.upside_down else '', self._base_frame)
+        return mount
+
+    def _classify(self, features, miss):
+        """Update the detector with one reading and publish its tier. Call with the lock held.
+        """
+        if self._checker is not None:
+            self._log_scan_reason()
+        before = self._detector.tier
+        try:
+            tier = self._detector.update(features + (miss,))
+        except ValueError as error:
+            self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
+            return
+        self._status_pub.publish(String(data=tier.status))
+        if tier != before:
+            rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, scan miss %s, '
+                          'P(lost) %.3f)', rospy.get_name(), before.status, tier.status,
+                          features[0], features[1],
+                          'n/a' if miss is None else '%.2f' % miss,
+                          self._detector.last_probability)
+
+    def _log_scan_reason(self):
+        """Log when the scan feature becomes available or unavailable (and why)."""
+        reason = self._checker.reason
+        if reason.split(' ')[0] != (self._scan_reason or '').split(' ')[0]:
+            if reason:
+                rospy.loginfo('%s: scan check unavailable (%s): covariance only',
+                              rospy.get_name(), reason)
+            else:
+                rospy.loginfo('%s: scan check active', rospy.get_name())
+        self._scan_reason = reason
+
+    def _try_pending(self):
+        """Classify the held pose once its scan is in, or once it cannot come any more.
+
+        Call with the lock held.
+        """
+        stamp, pose, features = self._pending
+        miss = self._checker.feature(stamp, pose)
+        if miss is None and self._checker.waiting:
+            return
+        self._pending = None
+        self._classify(features, miss)
 
     def on_pose(self, msg):
-        """Classify one amcl pose and publish the tier; skip bad input with a warning."""
+        """Classify one amcl pose and publish the tier; skip bad input with a warning.
+
+        With the scan check on, a pose whose scan has not arrived yet is held until that scan
+        (or a later one, or the next pose) comes.
+        """
         try:
             features = pose_features(msg)
         except CovarianceError as error:
@@ -78,6 +197,8 @@ class LostDetectorNode:
                        % (rospy.get_name(), error))
             return
         stamp = msg.header.stamp.to_sec()
+        p = msg.pose.pose
+        pose = (p.position.x, p.position.y, yaw_from_quaternion(p.orientation))
         with self._lock:
             order = stamp_order(self._last_stamp, stamp)
             if order == 'duplicate':
@@ -89,18 +210,17 @@ class LostDetectorNode:
                            '(clock jump?); classifying it anyway'
                            % (rospy.get_name(), self._last_stamp, stamp))
             self._last_stamp = stamp
-            before = self._detector.tier
-            try:
-                tier = self._detector.update(features)
-            except ValueError as error:
-                self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
+            if self._checker is None:
+                self._classify(features, None)
                 return
-            probability = self._detector.last_probability
-            self._status_pub.publish(String(data=tier.status))
-        if tier != before:
-            rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, '
-                          'P(lost) %.3f)', rospy.get_name(), before.status, tier.status,
-                          features[0], features[1], probability)
+            if self._pending is not None:
+                # Its scan never came before the next pose: covariance only.
+                held = self._pending
+                self._pending = None
+                self._checker.feature(held[0], held[1])
+                self._classify(held[2], None)
+            self._pending = (stamp, pose, features)
+            self._try_pending()
 
     def _warn(self, kind, text):
         """logwarn ``text`` at most once per WARN_PERIOD for each kind of problem.
@@ -117,6 +237,7 @@ class LostDetectorNode:
         """Empty the detector's queue and publish ``normal``."""
         with self._lock:
             before = self._detector.tier
+            self._pending = None
             self._detector.reset()
             self._status_pub.publish(String(data=Tier.NORMAL.status))
         rospy.loginfo('%s: reset (%s -> normal)', rospy.get_name(), before.status)

@@ -8,6 +8,7 @@ import numpy as np
 import rospy
 import tf2_ros
 from geometry_msgs.msg import (Pose, PoseArray, PoseWithCovarianceStamped, TransformStamped)
+from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty, EmptyResponse
 
@@ -97,6 +98,23 @@ def cloud_msg(pf, stamp, frame_id):
     return msg
 
 
+def occupancy_grid_msg(grid, frame_id, stamp):
+    """A nav_msgs/OccupancyGrid of a :class:`GridMap`: 100 occupied, 0 free, -1 unknown."""
+    msg = OccupancyGrid()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    msg.info.map_load_time = stamp
+    msg.info.resolution = grid.resolution
+    msg.info.height, msg.info.width = grid.shape
+    msg.info.origin.position.x, msg.info.origin.position.y = grid.origin[0], grid.origin[1]
+    msg.info.origin.orientation = quaternion_from_yaw(grid.origin[2])
+    values = np.full(grid.shape, -1, dtype=np.int8)
+    values[grid.free] = 0
+    values[grid.occupied] = 100
+    msg.data = values.ravel().tolist()
+    return msg
+
+
 class SimLocalizerNode:
     """amcl's ROS interface around a :class:`ParticleFilter`.
 
@@ -113,6 +131,8 @@ class SimLocalizerNode:
             ``initialpose`` or ``global_localization``), stamped with the scan's stamp.
             ``particlecloud`` (geometry_msgs/PoseArray, latched): the particles, after an
             update, at most every 0.5 s.
+            ``map`` (nav_msgs/OccupancyGrid, latched): the map, once at start, when
+            ``~publish_map`` (map_server's job on a real robot).
             tf ``global_frame_id`` -> ``odom_frame_id``: re-broadcast at ``tf_publish_rate``,
             stamped now + ``transform_tolerance``.
         Services:
@@ -127,10 +147,11 @@ class SimLocalizerNode:
         config: its :class:`SimLocalizerConfig`.
     """
 
-    def __init__(self, pf, config):
-        """Keep the filter; nothing talks to ROS until :meth:`start`."""
+    def __init__(self, pf, config, grid=None):
+        """Keep the filter (and the map ``grid`` to publish); nothing talks to ROS yet."""
         self._pf = pf
         self._config = config
+        self._grid = grid
         # Scan, initialpose, services and the tf timer run on different threads.
         self._lock = threading.Lock()
         self._map_odom = None
@@ -143,6 +164,7 @@ class SimLocalizerNode:
         self._broadcaster = None
         self._pose_pub = None
         self._cloud_pub = None
+        self._map_pub = None
         self._handles = []
 
     def start(self):
@@ -155,6 +177,10 @@ class SimLocalizerNode:
                                          queue_size=2, latch=True)
         self._cloud_pub = rospy.Publisher('particlecloud', PoseArray, queue_size=2,
                                           latch=True)
+        if c.publish_map and self._grid is not None:
+            self._map_pub = rospy.Publisher('map', OccupancyGrid, queue_size=1, latch=True)
+            self._map_pub.publish(occupancy_grid_msg(self._grid, c.global_frame_id,
+                                                     rospy.Time.now()))
         self._handles += [
             rospy.Subscriber('scan', LaserScan, self.on_scan, queue_size=5),
             rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self.on_initial_pose,
@@ -346,6 +372,6 @@ def main():
         sys.exit(1)
     rng = np.random.default_rng(None if config.seed < 0 else config.seed)
     pf = ParticleFilter(config, grid, rng)
-    node = SimLocalizerNode(pf, config)
+    node = SimLocalizerNode(pf, config, grid)
     node.start()
     rospy.spin()

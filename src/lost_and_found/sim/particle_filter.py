@@ -107,6 +107,7 @@ class SimLocalizerConfig:
         global_frame_id: map frame (of amcl_pose, particlecloud, initialpose).
         map_file: map_server YAML of the map (required by the node).
         seed: random seed; negative seeds from the operating system.
+        publish_map: publish the map on ``map`` (latched), standing in for map_server.
     """
 
     min_particles: int = 500
@@ -141,6 +142,7 @@ class SimLocalizerConfig:
     global_frame_id: str = 'map'
     map_file: str = ''
     seed: int = -1
+    publish_map: bool = True
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -181,6 +183,7 @@ class SimLocalizerConfig:
         for name in ('odom_frame_id', 'base_frame_id', 'global_frame_id'):
             check.non_empty(name)
         check.require(isinstance(self.map_file, str), 'map_file', 'be a string')
+        check.require(isinstance(self.publish_map, bool), 'publish_map', 'be true or false')
         check.require(isinstance(self.seed, int) and not isinstance(self.seed, bool), 'seed',
                       'be an integer')
         check.done()

@@ -1,0 +1,285 @@
+"""How well a laser scan agrees with the map at the localizer's pose estimate.
+
+amcl's covariance says how *sure* amcl is, not whether it is *right*: after a silent kidnap, or
+a re-seed near the wrong place, the particle cloud can converge tightly on a wrong pose and the
+covariance looks like normal tracking. The scan says it directly. Placed at the right pose, most
+beam end points fall on a mapped obstacle; placed at a wrong pose, many land in free space,
+inside walls' shadows or off the map.
+
+The feature is the **miss fraction** of one scan at one pose: of the usable beams (finite, at
+least ``range_min``, strictly below ``range_max``: a max-range return hit nothing and says
+nothing), evenly subsampled to at most ``max_beams``, the fraction whose end point is farther
+than ``hit_tolerance`` from every occupied map cell. End points off the map are misses. With
+fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
+
+People, chairs and doors that are not in the map raise the miss fraction of a localized robot
+too; the lost detector's classifier (config/lost_detector.yaml) gives the normal class room for
+them. Pure numpy/scipy: no ROS.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+#: OccupancyGrid values at or above this are obstacles (map_server writes 100 for occupied,
+#: 0 for free and -1 for unknown; amcl counts only 100 as occupied, 65 is map_server's default
+#: occupied_thresh in percent).
+OCCUPIED_VALUE = 65
+
+
+class DistanceMap:
+    """Distance (m) from any map point to the nearest occupied cell.
+
+    Args:
+        occupied: bool array (rows, cols), rows bottom-up (row 0 at the lowest y), as in
+            nav_msgs/OccupancyGrid.
+        resolution: metres per cell, > 0.
+        origin: (x, y, yaw) of the lower-left corner of cell (0, 0) in the map frame.
+
+    Raises:
+        ValueError: for a non-2D or empty grid, a bad resolution or a non-finite origin.
+    """
+
+    def __init__(self, occupied, resolution, origin=(0.0, 0.0, 0.0)):
+        """Precompute the Euclidean distance transform of the free cells."""
+        occupied = np.asarray(occupied, dtype=bool)
+        if occupied.ndim != 2 or occupied.size == 0:
+            raise ValueError('map must be a non-empty 2D grid, got shape %s' % (occupied.shape,))
+        resolution = float(resolution)
+        if not (math.isfinite(resolution) and resolution > 0):
+            raise ValueError('map resolution=%r must be a finite number > 0' % resolution)
+        origin = tuple(float(v) for v in origin)
+        if len(origin) != 3 or not all(math.isfinite(v) for v in origin):
+            raise ValueError('map origin=%r must be 3 finite numbers (x, y, yaw)' % (origin,))
+        self.resolution = resolution
+        self.origin = origin
+        self.shape = occupied.shape
+        self.occupied_cells = int(occupied.sum())
+        if self.occupied_cells:
+            from scipy.ndimage import distance_transform_edt
+            self._distance = distance_transform_edt(~occupied) * resolution
+        else:
+            self._distance = np.full(occupied.shape, np.inf)
+
+    @classmethod
+    def from_occupancy_grid(cls, data, width, height, resolution, origin):
+        """A map from the fields of a nav_msgs/OccupancyGrid (``data`` row-major, bottom-up).
+
+        Raises:
+            ValueError: when ``data`` does not hold ``width * height`` cells, or as the
+                constructor.
+        """
+        values = np.asarray(data, dtype=np.int16)
+        if width <= 0 or height <= 0 or values.size != width * height:
+            raise ValueError('map data has %d cells, expected width %d x height %d'
+                             % (values.size, width, height))
+        return cls(values.reshape(height, width) >= OCCUPIED_VALUE, resolution, origin)
+
+    def distance(self, xs, ys):
+        """Distance (m) to the nearest obstacle at map points; ``inf`` off the map."""
+        x0, y0, yaw = self.origin
+        dx, dy = np.asarray(xs, dtype=float) - x0, np.asarray(ys, dtype=float) - y0
+        c, s = math.cos(yaw), math.sin(yaw)
+        cols = np.floor((c * dx + s * dy) / self.resolution)
+        rows = np.floor((-s * dx + c * dy) / self.resolution)
+        inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
+        out = np.full(np.shape(cols), np.inf)
+        out[inside] = self._distance[rows[inside].astype(int), cols[inside].astype(int)]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class LaserMount:
+    """Where the laser sits on the robot, projected to the plane.
+
+    Attributes:
+        x: metres ahead of the base frame.
+        y: metres left of the base frame.
+        yaw: heading of the laser's x axis in the base frame (rad).
+        upside_down: True when the laser's z axis points down (its angles run clockwise).
+    """
+
+    x: float = 0.0
+    y: float = 0.0
+    yaw: float = 0.0
+    upside_down: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Scan:
+    """The fields of a sensor_msgs/LaserScan the feature needs."""
+
+    ranges: tuple
+    angle_min: float
+    angle_increment: float
+    range_min: float
+    range_max: float
+
+
+def end_points(pose, mount, scan, max_beams):
+    """Map-frame end points (xs, ys) of the usable beams of ``scan`` seen from ``pose``.
+
+    Args:
+        pose: the robot base pose (x, y, yaw) in the map frame.
+        mount: the :class:`LaserMount`.
+        scan: the :class:`Scan`.
+        max_beams: at most this many beams, evenly spread over the usable ones.
+
+    Returns:
+        Two arrays; empty when no beam is usable.
+    """
+    ranges = np.asarray(scan.ranges, dtype=float)
+    index = np.arange(ranges.size)
+    with np.errstate(invalid='ignore'):
+        usable = np.isfinite(ranges) & (ranges >= scan.range_min) & (ranges < scan.range_max)
+    index = index[usable]
+    if index.size > max_beams:
+        index = index[np.linspace(0, index.size - 1, max_beams).round().astype(int)]
+    angles = scan.angle_min + index * scan.angle_increment
+    if mount.upside_down:
+        angles = -angles
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    laser_x = x + c * mount.x - s * mount.y
+    laser_y = y + s * mount.x + c * mount.y
+    heading = yaw + mount.yaw + angles
+    r = ranges[index]
+    return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading)
+
+
+def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams):
+    """The fraction of usable beams that miss the map at ``pose``, or None.
+
+    Args:
+        distance_map: the :class:`DistanceMap`.
+        pose: (x, y, yaw) of the robot base in the map frame (the localizer's estimate).
+        mount: the :class:`LaserMount`.
+        scan: the :class:`Scan` taken at that pose.
+        hit_tolerance: an end point this close (m) to an obstacle is a hit.
+        max_beams: beams used at most (evenly subsampled).
+        min_beams: fewer usable beams than this: None (no evidence either way).
+
+    Returns:
+        ``(miss, beams)``: the miss fraction in [0, 1] and the number of beams it is over, or
+        None when there were fewer than ``min_beams`` usable beams.
+    """
+    xs, ys = end_points(pose, mount, scan, max_beams)
+    if xs.size < max(1, min_beams):
+        return None
+    misses = int(np.count_nonzero(distance_map.distance(xs, ys) > hit_tolerance))
+    return misses / xs.size, int(xs.size)
+
+
+class ScanBuffer:
+    """The last few scans, to pair a pose with the scan it was computed from.
+
+    amcl stamps each ``amcl_pose`` with the stamp of the scan it just integrated, so the scan
+    whose stamp is within ``tolerance`` seconds of the pose's is that scan. Any other scan was
+    taken elsewhere: at 1 rad/s a scan 0.1 s off is rotated 0.1 rad, 0.4 m at 4 m range.
+
+    Args:
+        size: how many scans to keep.
+        tolerance: largest accepted |scan stamp - pose stamp| (s).
+    """
+
+    def __init__(self, size, tolerance):
+        """Keep up to ``size`` scans."""
+        self._size = int(size)
+        self._tolerance = float(tolerance)
+        self._stamps = []
+        self._scans = []
+
+    def add(self, stamp, scan):
+        """Remember ``scan`` taken at ``stamp`` (s). A stamp earlier than the newest one (a
+        clock jump back) forgets every older scan first."""
+        if self._stamps and stamp < self._stamps[-1]:
+            self.clear()
+        self._stamps.append(float(stamp))
+        self._scans.append(scan)
+        if len(self._stamps) > self._size:
+            del self._stamps[0]
+            del self._scans[0]
+
+    def clear(self):
+        """Forget every scan."""
+        self._stamps, self._scans = [], []
+
+    def match(self, stamp):
+        """The scan nearest in time to ``stamp`` within ``tolerance``, or None."""
+        if not self._stamps:
+            return None
+        gaps = [abs(s - stamp) for s in self._stamps]
+        best = int(np.argmin(gaps))
+        return self._scans[best] if gaps[best] <= self._tolerance else None
+
+    def may_still_come(self, stamp):
+        """True when scans arrive but none as new as ``stamp`` yet: its scan may be on its
+        way. False before the first scan (the laser may not be connected at all)."""
+        return bool(self._stamps) and self._stamps[-1] < stamp - self._tolerance
+
+
+class ScanChecker:
+    """The scan feature of each pose: a map, the recent scans and the rules to pair them.
+
+    Shared by the lost_detector node and the benchmarks so that both compute it identically.
+
+    Args:
+        hit_tolerance, max_beams, min_beams: as :func:`miss_fraction`.
+        stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
+        buffer_size: scans kept for pairing.
+
+    Attributes:
+        distance_map: the :class:`DistanceMap`, or None until a map arrives.
+        reason: why the last :meth:`feature` call returned None ('' after a value).
+        waiting: True when the last :meth:`feature` call found no scan for the pose yet but
+            no newer scan either: the pose's scan may still arrive (the pose and the scan
+            come on different connections), so a caller may hold the pose until then.
+    """
+
+    def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20):
+        """Start with no map and no scans."""
+        self.hit_tolerance = float(hit_tolerance)
+        self.max_beams = int(max_beams)
+        self.min_beams = int(min_beams)
+        self.distance_map = None
+        self.reason = ''
+        self.waiting = False
+        self._buffer = ScanBuffer(buffer_size, stamp_tolerance)
+
+    @classmethod
+    def from_config(cls, config):
+        """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
+        return cls(config.hit_tolerance, config.max_beams, config.min_beams,
+                   config.stamp_tolerance)
+
+    def add_scan(self, stamp, scan, mount):
+        """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
+        self._buffer.add(stamp, (scan, mount))
+
+    def clear_scans(self):
+        """Forget the scans (e.g. after a clock jump)."""
+        self._buffer.clear()
+
+    def feature(self, stamp, pose):
+        """The miss fraction of the scan taken at ``stamp`` seen from ``pose``, or None.
+
+        None (with :attr:`reason` saying why, and :attr:`waiting`) when there is no map yet,
+        no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
+        """
+        self.waiting = False
+        if self.distance_map is None:
+            self.reason = 'no map yet'
+            return None
+        paired = self._buffer.match(stamp)
+        if paired is None:
+            self.waiting = self._buffer.may_still_come(stamp)
+            self.reason = 'no scan stamped like the pose (%.3f)' % stamp
+            return None
+        scan, mount = paired
+        result = miss_fraction(self.distance_map, pose, mount, scan, self.hit_tolerance,
+                               self.max_beams, self.min_beams)
+        if result is None:
+            self.reason = 'fewer than %d usable beams' % self.min_beams
+            return None
+        self.reason = ''
+        return result[0]

@@ -1,0 +1,147 @@
+"""The scan miss fraction: distance map, beam end points, pairing scans with poses."""
+import math
+
+import numpy as np
+import pytest
+
+from lost_and_found.core.scan_agreement import (
+    DistanceMap, LaserMount, Scan, ScanBuffer, ScanChecker, end_points, miss_fraction)
+
+RES = 0.05
+
+
+def box_room(size=4.0, res=RES):
+    """A square room ``size`` m wide: walls one cell thick on the border, origin (0, 0)."""
+    n = int(round(size / res))
+    occupied = np.zeros((n, n), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    return DistanceMap(occupied, res)
+
+
+def ray_cast_box(pose, mount, size, angles):
+    """Exact ranges to the inner faces of the box walls (x, y in [RES, size - RES])."""
+    x, y, yaw = pose
+    lx = x + math.cos(yaw) * mount.x - math.sin(yaw) * mount.y
+    ly = y + math.sin(yaw) * mount.x + math.cos(yaw) * mount.y
+    lo, hi = RES, size - RES
+    ranges = []
+    for a in angles:
+        h = yaw + mount.yaw + (-a if mount.upside_down else a)
+        c, s = math.cos(h), math.sin(h)
+        candidates = []
+        if c > 1e-9:
+            candidates.append((hi - lx) / c)
+        if c < -1e-9:
+            candidates.append((lo - lx) / c)
+        if s > 1e-9:
+            candidates.append((hi - ly) / s)
+        if s < -1e-9:
+            candidates.append((lo - ly) / s)
+        ranges.append(min(candidates))
+    return ranges
+
+
+def scan_of(ranges, angle_min=-1.5, increment=None, range_max=10.0):
+    increment = 3.0 / (len(ranges) - 1) if increment is None else increment
+    return Scan(tuple(ranges), angle_min, increment, 0.05, range_max)
+
+
+ANGLES = np.linspace(-1.5, 1.5, 61)
+
+
+def test_distance_is_zero_on_walls_grows_inside_and_is_inf_off_the_map():
+    room = box_room()
+    d = room.distance([0.02, 1.0, 2.0, -1.0, 5.0], [2.0, 2.0, 2.0, 2.0, 2.0])
+    assert d[0] == 0.0
+    assert d[1] == pytest.approx(1.0 - RES / 2, abs=RES)
+    assert d[2] > d[1]
+    assert math.isinf(d[3]) and math.isinf(d[4])
+
+
+def test_origin_yaw_rotates_the_grid():
+    occupied = np.zeros((10, 20), dtype=bool)
+    occupied[0, 19] = True                          # cell at +x end of the first row
+    rotated = DistanceMap(occupied, 0.1, (1.0, 1.0, math.pi / 2))
+    # cell (row 0, col 19) has its centre 1.95 m along the grid x axis = map +y
+    assert rotated.distance([0.95], [2.95])[0] == 0.0
+    assert math.isinf(rotated.distance([2.95], [0.95])[0])
+
+
+def test_from_occupancy_grid_counts_only_occupied_values():
+    data = [0, -1, 100, 50, 65, 0]
+    dmap = DistanceMap.from_occupancy_grid(data, 3, 2, 1.0, (0.0, 0.0, 0.0))
+    assert dmap.occupied_cells == 2
+    with pytest.raises(ValueError, match='expected width 4 x height 2'):
+        DistanceMap.from_occupancy_grid(data, 4, 2, 1.0, (0.0, 0.0, 0.0))
+
+
+@pytest.mark.parametrize('kwargs,match', [
+    ({'occupied': np.zeros((0, 3), dtype=bool)}, 'non-empty 2D'),
+    ({'resolution': 0.0}, 'resolution'),
+    ({'resolution': float('nan')}, 'resolution'),
+    ({'origin': (0.0, float('inf'), 0.0)}, 'origin'),
+])
+def test_bad_maps_are_refused_with_the_value(kwargs, match):
+    args = {'occupied': np.ones((3, 3), dtype=bool), 'resolution': 0.05,
+            'origin': (0.0, 0.0, 0.0)}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        DistanceMap(**args)
+
+
+@pytest.mark.parametrize('mount', [LaserMount(), LaserMount(0.1, 0.02, 0.3),
+                                   LaserMount(0.1, 0.0, 0.0, upside_down=True)])
+def test_right_pose_hits_and_wrong_pose_misses(mount):
+    room = box_room()
+    truth = (1.2, 1.5, 0.4)
+    scan = scan_of(ray_cast_box(truth, mount, 4.0, ANGLES))
+    miss, beams = miss_fraction(room, truth, mount, scan, 0.1, 100, 10)
+    assert miss == 0.0 and beams == len(ANGLES)
+    wrong, _ = miss_fraction(room, (2.6, 2.2, 2.0), mount, scan, 0.1, 100, 10)
+    assert wrong > 0.5
+
+
+def test_unusable_beams_are_skipped_and_too_few_give_none():
+    room = box_room()
+    truth = (2.0, 2.0, 0.0)
+    ranges = ray_cast_box(truth, LaserMount(), 4.0, ANGLES)
+    ranges[:40] = [float('nan')] * 20 + [10.0] * 10 + [0.01] * 10   # NaN, max range, too near
+    scan = scan_of(ranges)
+    miss, beams = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10)
+    assert (miss, beams) == (0.0, len(ANGLES) - 40)
+    assert miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 30) is None
+
+
+def test_subsampling_keeps_at_most_max_beams_spread_over_the_scan():
+    scan = scan_of([2.0] * 61)
+    xs, ys = end_points((0.0, 0.0, 0.0), LaserMount(), scan, 7)
+    assert len(xs) == 7
+    headings = np.arctan2(ys, xs)
+    assert headings[0] == pytest.approx(-1.5) and headings[-1] == pytest.approx(1.5)
+
+
+def test_buffer_pairs_the_nearest_scan_within_the_age_and_forgets_on_a_clock_jump():
+    buffer = ScanBuffer(3, 0.05)
+    assert not buffer.may_still_come(1.0)             # no scan at all: do not wait
+    for t in (1.0, 1.1, 1.2, 1.3):
+        buffer.add(t, t)
+    assert buffer.match(1.0) is None                 # dropped: only 3 kept
+    assert buffer.match(1.21) == 1.2
+    assert buffer.match(1.4) is None                 # too far from any
+    assert buffer.may_still_come(1.4) and not buffer.may_still_come(1.25)
+    buffer.add(0.5, 'after jump')
+    assert buffer.match(1.3) is None and buffer.match(0.5) == 'after jump'
+
+
+def test_checker_says_why_it_has_no_feature():
+    checker = ScanChecker(0.1, 100, 10, 0.05)
+    assert checker.feature(1.0, (2.0, 2.0, 0.0)) is None and checker.reason == 'no map yet'
+    checker.distance_map = box_room()
+    assert checker.feature(1.0, (2.0, 2.0, 0.0)) is None and 'no scan' in checker.reason
+    assert not checker.waiting                       # no scan ever: nothing to wait for
+    truth = (2.0, 2.0, 0.0)
+    checker.add_scan(1.0, scan_of(ray_cast_box(truth, LaserMount(), 4.0, ANGLES)), LaserMount())
+    assert checker.feature(1.0, truth) == 0.0 and checker.reason == ''
+    assert checker.feature(1.1, truth) is None and checker.waiting
+    checker.add_scan(1.1, scan_of([float('nan')] * 61), LaserMount())
+    assert checker.feature(1.1, truth) is None and 'usable beams' in checker.reason
