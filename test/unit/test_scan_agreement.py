@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from box_room import distance_to_walls
 
 from lost_and_found.core.scan_agreement import (
     DistanceMap, LaserMount, Scan, ScanBuffer, ScanChecker, end_points, miss_fraction)
@@ -23,22 +24,8 @@ def ray_cast_box(pose, mount, size, angles):
     x, y, yaw = pose
     lx = x + math.cos(yaw) * mount.x - math.sin(yaw) * mount.y
     ly = y + math.sin(yaw) * mount.x + math.cos(yaw) * mount.y
-    lo, hi = RES, size - RES
-    ranges = []
-    for a in angles:
-        h = yaw + mount.yaw + (-a if mount.upside_down else a)
-        c, s = math.cos(h), math.sin(h)
-        candidates = []
-        if c > 1e-9:
-            candidates.append((hi - lx) / c)
-        if c < -1e-9:
-            candidates.append((lo - lx) / c)
-        if s > 1e-9:
-            candidates.append((hi - ly) / s)
-        if s < -1e-9:
-            candidates.append((lo - ly) / s)
-        ranges.append(min(candidates))
-    return ranges
+    return [distance_to_walls(lx, ly, yaw + mount.yaw + (-a if mount.upside_down else a),
+                              RES, size - RES, RES, size - RES) for a in angles]
 
 
 def scan_of(ranges, angle_min=-1.5, increment=None, range_max=10.0):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from box_room import distance_to_walls
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.sim.gridmap import GridMap
@@ -24,18 +25,7 @@ def room(origin=(0.0, 0.0, 0.0)):
 
 def to_room_wall(x, y, angle):
     """Analytic distance from (x, y) inside the room to its inner wall faces along ``angle``."""
-    lo_x, hi_x, lo_y, hi_y = RES, (COLS - 1) * RES, RES, (ROWS - 1) * RES
-    c, s = math.cos(angle), math.sin(angle)
-    candidates = []
-    if c > 1e-12:
-        candidates.append((hi_x - x) / c)
-    if c < -1e-12:
-        candidates.append((lo_x - x) / c)
-    if s > 1e-12:
-        candidates.append((hi_y - y) / s)
-    if s < -1e-12:
-        candidates.append((lo_y - y) / s)
-    return min(candidates)
+    return distance_to_walls(x, y, angle, RES, (COLS - 1) * RES, RES, (ROWS - 1) * RES)
 
 
 inside_x = st.floats(RES + 0.01, (COLS - 1) * RES - 0.01)

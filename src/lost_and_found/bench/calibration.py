@@ -904,7 +904,7 @@ def render_yaml(calibration, train_args, date):
         'is the',
         '# standard deviation along the major axis of amcl\'s x-y error ellipse [m] and '
         'sigma_theta the',
-        '# standard deviation of yaw [rad].',
+        '# standard deviation of yaw [rad], and the scan miss fraction (scan_miss_* below).',
         'modified_prob_classifier:',
     ]
     lines += _indented(

@@ -416,20 +416,34 @@ def markdown(summary, trials, settings):
 # ---------------------------------------------------------------------------- ROS glue
 
 class Recorder:
-    """The bench node's subscriptions: amcl_pose, /lost_detector/status, ground truth.
+    """The bench node's subscriptions: amcl_pose (with the scan miss fraction of each, from
+    /scan, as the lost_detector computes it), /lost_detector/status, ground truth.
 
     One bench node serves every replay of the suite (rospy initialises once per process);
     :meth:`reset` empties the buffers before a new replay's launch starts.
+
+    Args:
+        rospy: the initialised rospy module.
+        detector_config: the lost_detector YAML (its ``scan_check`` numbers).
     """
 
-    def __init__(self, rospy):
+    def __init__(self, rospy, detector_config):
         """Subscribe (the node must be initialised)."""
+        import tf2_ros
         from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+        from sensor_msgs.msg import LaserScan
         from std_msgs.msg import String
+
+        from lost_and_found.bench.simrun import ScanMisses
         self.rospy = rospy
         self.lock = threading.Lock()
         self.readings, self.statuses, self.truth = [], [], []
         self.last_change = time.monotonic()
+        self._tf_buffer = tf2_ros.Buffer(rospy.Duration(30.0))
+        self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+        self.misses = ScanMisses(detector_config, None, self._tf_buffer)
+        self.scan_sub = rospy.Subscriber(carmen.SCAN_TOPIC, LaserScan, self._on_scan,
+                                         queue_size=1000)
         self.pose_sub = rospy.Subscriber('/amcl_pose', PoseWithCovarianceStamped, self._on_pose,
                                          queue_size=1000)
         self.status_sub = rospy.Subscriber('/lost_detector/status', String, self._on_status,
@@ -437,17 +451,23 @@ class Recorder:
         self.truth_sub = rospy.Subscriber(carmen.TRUTH_TOPIC, PoseStamped, self._on_truth,
                                           queue_size=1000)
 
-    def reset(self):
-        """Forget everything recorded."""
+    def reset(self, map_path):
+        """Forget everything recorded; the next replay is on the map at ``map_path``."""
         with self.lock:
             self.readings, self.statuses, self.truth = [], [], []
+            self.misses.set_map(map_path)
+            self._tf_buffer.clear()
             self.last_change = time.monotonic()
+
+    def _on_scan(self, msg):
+        with self.lock:
+            self.misses.on_scan(msg, self.readings)
 
     def _on_pose(self, msg):
         from lost_and_found.bench.simrun import pose_entry
         entry = pose_entry(msg)
         with self.lock:
-            self.readings.append(entry)
+            self.misses.on_pose(entry, self.readings)
             self.last_change = time.monotonic()
 
     def _on_status(self, msg):
@@ -520,7 +540,7 @@ class Replayer:
         """
         graph = self.graph
         if self.recorder is not None:
-            self.recorder.reset()
+            self.recorder.reset(launch_args['map_file'])
         args = dict(launch_args)
         args['lost_detector_config'] = self.detector_config
         launched = graph.launch('replay_%02d_%s' % (self.count, name), 'lost_and_found',
@@ -530,7 +550,8 @@ class Replayer:
             if self.recorder is None:
                 graph.wait_for(lambda: _param_set(graph, '/use_sim_time'), 60,
                                '/use_sim_time from bench_replay.launch')
-                self.recorder = Recorder(graph.init_node('bench'))
+                self.recorder = Recorder(graph.init_node('bench'), self.detector_config)
+                self.recorder.reset(launch_args['map_file'])
             recorder = self.recorder
             graph.wait_for(lambda: (_subscribed(graph, carmen.SCAN_TOPIC, '/sim_localizer')
                                     and recorder.connected() and recorder.snapshot()[1]),
@@ -588,7 +609,8 @@ def _evaluate(record, result, data, config, start, end):
     readings = [(carmen.log_time_of(data, r[0]),) + tuple(r[1:]) for r in result['readings']]
     times = [r[0] for r in readings]
     errors = reading_errors(readings, data.truth) if readings else []
-    tiers = detectors.run_all([(r[0],) + tuple(r[4:8]) for r in readings], config)
+    tiers = detectors.run_all([(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
+                               for r in readings], config)
     statuses = result['statuses']
     # The node publishes its initial 'normal', then one status per reading, in order.
     live = [TIERS.get(s, 0) for s in statuses[1:]]
@@ -727,9 +749,10 @@ def write_stream(path, trials):
         names = sorted(s['tiers'])
         streams.append({
             'log': t['log'], 'profile': t['profile'],
-            'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                       'error_yaw'] + ['tier_' + n for n in names],
-            'readings': [list(r) + list(e) + [s['tiers'][n][i] for n in names]
+            'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'scan_miss',
+                       'error_xy', 'error_yaw'] + ['tier_' + n for n in names],
+            'readings': [list(r[:8]) + [r[8] if len(r) > 8 else None] + list(e)
+                         + [s['tiers'][n][i] for n in names]
                          for i, (r, e) in enumerate(zip(s['readings'], s['errors']))]})
     report.write_json(path, {'streams': streams})
 
@@ -793,7 +816,7 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
 
 def _sigma_xy(reading):
     """Standard deviation along the major axis of a reading's x-y covariance (m)."""
-    _, _, _, _, vx, vy, cxy, _ = reading
+    _, _, _, _, vx, vy, cxy, _ = reading[:8]
     values = np.linalg.eigvalsh(np.array([[vx, cxy], [cxy, vy]]))
     return float(math.sqrt(max(values[-1], 0.0)))
 

@@ -53,16 +53,67 @@ def pose_entry(msg):
             yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
 
 
-def scan_checker(args):
-    """The lost detector's scan check (its YAML's numbers) on the bench map, for the readings.
+class ScanMisses:
+    """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it.
+
+    The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
+    :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
+    yet gets None and is completed when the scan comes (the two come on different connections).
+
+    Args:
+        detector_config: the lost_detector YAML whose ``scan_check`` numbers to use.
+        map_path: map_server YAML of the map (None: set it later with :meth:`set_map`).
+        tf_buffer: a tf2 buffer for the laser mount (base_footprint -> the scan's frame).
     """
-    from lost_and_found.bench.detectors import load_detector_config
-    from lost_and_found.core.scan_agreement import DistanceMap, ScanChecker
-    from lost_and_found.sim.gridmap import load_map
-    checker = ScanChecker.from_config(load_detector_config(args.detector_config))
-    grid = load_map(args.map)
-    checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
-    return checker
+
+    def __init__(self, detector_config, map_path, tf_buffer):
+        """No scans yet; the mount is looked up on the first scan."""
+        from lost_and_found.bench.detectors import load_detector_config
+        from lost_and_found.core.scan_agreement import ScanChecker
+        self.checker = ScanChecker.from_config(load_detector_config(detector_config))
+        self._tf_buffer = tf_buffer
+        self._mount = None
+        self._awaiting = []             # indices of readings whose scan has not come yet
+        if map_path:
+            self.set_map(map_path)
+
+    def set_map(self, map_path):
+        """Use the map at ``map_path``; forget the scans, the mount and pending readings."""
+        from lost_and_found.core.scan_agreement import DistanceMap
+        from lost_and_found.sim.gridmap import load_map
+        grid = load_map(map_path)
+        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
+        self.checker.clear_scans()
+        self._mount = None
+        self._awaiting = []
+
+    def on_scan(self, msg, readings):
+        """Keep a LaserScan; complete the readings that were waiting for it."""
+        from lost_and_found.nodes.conversions import laser_mount_from_transform, scan_from_msg
+        if self._mount is None:
+            import rospy
+            import tf2_ros
+            try:
+                t = self._tf_buffer.lookup_transform('base_footprint', msg.header.frame_id,
+                                                     rospy.Time(0))
+                self._mount = laser_mount_from_transform(t.transform)
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException, ValueError):
+                return
+        self.checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg), self._mount)
+        for index in list(self._awaiting):
+            entry = readings[index]
+            miss = self.checker.feature(entry[0], entry[1:4])
+            if miss is not None or not self.checker.waiting:
+                readings[index] = entry[:8] + (miss,)
+                self._awaiting.remove(index)
+
+    def on_pose(self, entry, readings):
+        """Append ``entry`` (8 values) with its miss fraction (None for now, or for good)."""
+        miss = self.checker.feature(entry[0], entry[1:4])
+        if miss is None and self.checker.waiting:
+            self._awaiting.append(len(readings))
+        readings.append(tuple(entry[:8]) + (miss,))
 
 
 class SimSession:
@@ -91,9 +142,7 @@ class SimSession:
         self._saved_goal = None           # the recovery node's saved goal (x, y) or None
         self.rospy = None
         self._package = None
-        self._scan_checker = None
-        self._laser_mount = None
-        self._awaiting_scan = []          # indices of readings whose scan has not come yet
+        self._misses = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -113,7 +162,7 @@ class SimSession:
         import tf2_ros
         self._tf_buffer = tf2_ros.Buffer(rospy.Duration(30.0))
         self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
-        self._scan_checker = scan_checker(args)
+        self._misses = ScanMisses(args.detector_config, args.map, self._tf_buffer)
         self._subscribe()
         self.graph.wait_for(lambda: rospy.get_time() > 0, 120, '/clock from sim_world')
         self.graph.wait_for(lambda: self.truth is not None, 60, 'the ground truth')
@@ -190,35 +239,13 @@ class SimSession:
             self.truth_log.append(entry)
 
     def _on_scan(self, msg):
-        """Keep the scan for the amcl pose that will be computed from it."""
-        from lost_and_found.nodes.conversions import laser_mount_from_transform, scan_from_msg
-        if self._laser_mount is None:
-            import tf2_ros
-            try:
-                t = self._tf_buffer.lookup_transform('base_footprint', msg.header.frame_id,
-                                                     self.rospy.Time(0))
-            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                    tf2_ros.ExtrapolationException):
-                return
-            self._laser_mount = laser_mount_from_transform(t.transform)
         with self.lock:
-            self._scan_checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg),
-                                        self._laser_mount)
-            for index in list(self._awaiting_scan):
-                entry = self.readings[index]
-                miss = self._scan_checker.feature(entry[0], entry[1:4])
-                if miss is not None or not self._scan_checker.waiting:
-                    self.readings[index] = entry[:8] + (miss,)
-                    self._awaiting_scan.remove(index)
+            self._misses.on_scan(msg, self.readings)
 
     def _on_pose(self, msg):
         entry = pose_entry(msg)
         with self.lock:
-            miss = self._scan_checker.feature(entry[0], entry[1:4])
-            if miss is None and self._scan_checker.waiting:
-                # Its scan is still on its way (another connection): filled in when it comes.
-                self._awaiting_scan.append(len(self.readings))
-            self.readings.append(entry + (miss,))
+            self._misses.on_pose(entry, self.readings)
 
     def _on_state(self, msg):
         with self.lock:

@@ -164,7 +164,8 @@ class LostDetectorNode:
     def _log_scan_reason(self):
         """Log when the scan feature becomes available or unavailable (and why)."""
         reason = self._checker.reason
-        if reason.split(' ')[0] != (self._scan_reason or '').split(' ')[0]:
+        # Compare the kind of reason (its first word), not the stamp it names.
+        if self._scan_reason is None or reason.split(' ')[0] != self._scan_reason.split(' ')[0]:
             if reason:
                 rospy.loginfo('%s: scan check unavailable (%s): covariance only',
                               rospy.get_name(), reason)

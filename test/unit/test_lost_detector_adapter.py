@@ -1,0 +1,163 @@
+"""lost_detector's node adapter without a ROS master: message conversions and scan pairing."""
+import math
+
+import numpy as np
+import pytest
+import rospy
+from geometry_msgs.msg import PoseWithCovarianceStamped, Transform
+from nav_msgs.msg import OccupancyGrid
+from sensor_msgs.msg import LaserScan
+
+from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig
+from lost_and_found.core.scan_agreement import LaserMount
+from lost_and_found.nodes.conversions import (
+    distance_map_from_msg, laser_mount_from_transform, quaternion_from_yaw, scan_from_msg)
+from lost_and_found.nodes.lost_detector import LostDetectorNode
+
+RES = 0.1
+SIZE = 6.0
+MOUNT = LaserMount(0.1, 0.0, 0.0)
+ANGLES = np.linspace(-0.5, 0.5, 41)
+TRUTH = (2.0, 3.0, 0.0)
+
+
+class Recorder:
+    """Stands in for a rospy.Publisher: keeps what is published."""
+
+    def __init__(self):
+        """Nothing published yet."""
+        self.data = []
+
+    def publish(self, msg):
+        """Record the String's data."""
+        self.data.append(msg.data)
+
+
+def wall_map():
+    """A 6 x 6 m OccupancyGrid with one wall along x = 5 m (everything else free)."""
+    n = int(SIZE / RES)
+    cells = np.zeros((n, n), dtype=np.int8)
+    cells[:, int(5.0 / RES)] = 100
+    msg = OccupancyGrid()
+    msg.info.resolution = RES
+    msg.info.width = msg.info.height = n
+    msg.info.origin.orientation.w = 1.0
+    msg.data = cells.ravel().tolist()
+    return msg
+
+
+def scan_msg(stamp, pose=TRUTH):
+    """What a laser at MOUNT on a robot at ``pose`` sees of the wall at x = 5 m."""
+    x, y, yaw = pose
+    lx = x + MOUNT.x * math.cos(yaw)
+    msg = LaserScan()
+    msg.header.stamp = rospy.Time.from_sec(stamp)
+    msg.header.frame_id = 'laser'
+    msg.angle_min, msg.angle_increment = float(ANGLES[0]), float(ANGLES[1] - ANGLES[0])
+    msg.range_min, msg.range_max = 0.1, 10.0
+    msg.ranges = [(5.0 - lx) / math.cos(yaw + a) for a in ANGLES]
+    return msg
+
+
+def pose_msg(stamp, pose, sigma_xy=0.05, sigma_yaw=0.03):
+    """An amcl_pose with a tight covariance."""
+    msg = PoseWithCovarianceStamped()
+    msg.header.stamp = rospy.Time.from_sec(stamp)
+    msg.header.frame_id = 'map'
+    msg.pose.pose.position.x, msg.pose.pose.position.y = pose[0], pose[1]
+    msg.pose.pose.orientation = quaternion_from_yaw(pose[2])
+    cov = [0.0] * 36
+    cov[0] = cov[7] = sigma_xy ** 2
+    cov[35] = sigma_yaw ** 2
+    msg.pose.covariance = cov
+    return msg
+
+
+@pytest.fixture
+def node():
+    """A node with the map and the laser mount known, its publisher recorded."""
+    config = LostDetectorConfig(queue_min=1, window_meta_tier2_lost=2,
+                                ratio_thresh_detections_tier2_lost=0.5)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub = Recorder()
+    n._mounts['laser'] = MOUNT
+    n.on_map(wall_map())
+    return n
+
+
+def test_conversions_of_map_scan_and_mount():
+    dmap = distance_map_from_msg(wall_map())
+    assert dmap.occupied_cells == int(SIZE / RES)
+    assert dmap.distance([5.05], [3.0])[0] == 0.0
+    scan = scan_from_msg(scan_msg(1.0))
+    assert len(scan.ranges) == len(ANGLES) and scan.range_max == 10.0
+    t = Transform()
+    t.translation.x, t.translation.y = 0.1, 0.02
+    t.rotation.x, t.rotation.w = 1.0, 0.0            # rolled by pi: upside down
+    mount = laser_mount_from_transform(t)
+    assert (mount.x, mount.y, mount.upside_down) == (0.1, 0.02, True)
+    assert mount.yaw == pytest.approx(0.0)
+    t.rotation.x = t.rotation.w = 0.0                # not a rotation
+    with pytest.raises(ValueError):
+        laser_mount_from_transform(t)
+
+
+def test_a_tight_pose_whose_scan_misses_the_map_is_lost(node):
+    for stamp in (1.0, 1.5):
+        node.on_scan(scan_msg(stamp))
+        node.on_pose(pose_msg(stamp, (2.0, 3.0, 0.6)))   # wrong heading
+    assert node._status_pub.data[-1] == 'lost'
+
+
+def test_a_tight_pose_whose_scan_fits_stays_normal(node):
+    for stamp in (1.0, 1.5, 2.0):
+        node.on_scan(scan_msg(stamp))
+        node.on_pose(pose_msg(stamp, TRUTH))
+    assert node._status_pub.data == ['normal'] * 3
+
+
+def test_a_pose_that_arrives_before_its_scan_waits_for_it(node):
+    node.on_scan(scan_msg(1.0))
+    node.on_pose(pose_msg(1.0, TRUTH))
+    node.on_pose(pose_msg(1.5, (2.0, 3.0, 0.6)))     # its scan is not in yet: held
+    assert node._status_pub.data == ['normal']
+    node.on_scan(scan_msg(1.5))                      # now it is classified, with the scan
+    assert node._status_pub.data == ['normal', 'confused']
+
+
+def test_a_held_pose_is_classified_without_the_scan_when_the_next_pose_comes(node):
+    node.on_scan(scan_msg(1.0))
+    node.on_pose(pose_msg(1.0, TRUTH))
+    node.on_pose(pose_msg(1.5, TRUTH))               # held
+    node.on_pose(pose_msg(2.0, TRUTH))               # the held one goes out on covariance
+    assert node._status_pub.data == ['normal', 'normal']
+    node.on_scan(scan_msg(2.0))
+    assert node._status_pub.data == ['normal'] * 3
+
+
+def test_without_a_map_or_with_the_check_off_the_covariance_decides(node):
+    node._checker.distance_map = None
+    node.on_scan(scan_msg(1.0))
+    node.on_pose(pose_msg(1.0, (2.0, 3.0, 0.6)))     # wrong, but nothing can tell
+    assert node._status_pub.data == ['normal']
+    config = LostDetectorConfig(scan_check=False)
+    off = LostDetectorNode(LostDetector(config), config)
+    off._status_pub = Recorder()
+    off.on_pose(pose_msg(1.0, TRUTH))
+    assert off._status_pub.data == ['normal'] and off._checker is None
+
+
+def test_a_bad_map_is_ignored_and_the_old_one_kept(node):
+    bad = wall_map()
+    bad.info.width = 7                               # data no longer fits the size
+    before = node._checker.distance_map
+    node.on_map(bad)
+    assert node._checker.distance_map is before
+
+
+def test_reset_drops_a_held_pose(node):
+    node.on_scan(scan_msg(1.0))
+    node.on_pose(pose_msg(1.5, TRUTH))               # held
+    node.on_reset(None)
+    node.on_scan(scan_msg(1.5))
+    assert node._status_pub.data == ['normal']       # only the reset's
