@@ -19,6 +19,8 @@ from lost_and_found.nodes.params import load_config
 
 #: Seconds between repeats of the same warning about bad input.
 WARN_PERIOD = 5.0
+#: Seconds between two info logs of the same kind of scan-check availability change.
+REASON_PERIOD = 60.0
 
 
 def pose_features(msg):
@@ -68,7 +70,8 @@ class LostDetectorNode:
         self._mounts = {}                 # laser frame -> LaserMount
         self._tf_buffer = None
         self._tf_listener = None
-        self._scan_reason = None          # why the last reading had no scan feature
+        self._scan_reason = None          # the kind of reason of the last reading ('' = ok)
+        self._reason_logged_at = {}       # kind of reason -> when it was last logged
         self._pending = None              # (stamp, pose, features) of a pose awaiting its scan
         # Each subscription has its own callback thread; the core is not thread-safe.
         self._lock = threading.Lock()
@@ -162,16 +165,27 @@ class LostDetectorNode:
                           self._detector.last_probability)
 
     def _log_scan_reason(self):
-        """Log when the scan feature becomes available or unavailable (and why)."""
+        """Log when the scan feature becomes available or unavailable, and why.
+
+        Each kind of reason (its first words, not the stamp it names) is logged at info level
+        at most once per REASON_PERIOD: near walls the feature comes and goes every few
+        readings, and that is not news.
+        """
         reason = self._checker.reason
-        # Compare the kind of reason (its first word), not the stamp it names.
-        if self._scan_reason is None or reason.split(' ')[0] != self._scan_reason.split(' ')[0]:
-            if reason:
-                rospy.loginfo('%s: scan check unavailable (%s): covariance only',
-                              rospy.get_name(), reason)
+        kind = ' '.join(reason.split(' ')[:2])
+        if kind != self._scan_reason:
+            now = time.monotonic()
+            if now - self._reason_logged_at.get(kind, -math.inf) >= REASON_PERIOD:
+                self._reason_logged_at[kind] = now
+                if reason:
+                    rospy.loginfo('%s: scan check unavailable (%s): covariance only',
+                                  rospy.get_name(), reason)
+                else:
+                    rospy.loginfo('%s: scan check active', rospy.get_name())
             else:
-                rospy.loginfo('%s: scan check active', rospy.get_name())
-        self._scan_reason = reason
+                rospy.logdebug('%s: scan check %s', rospy.get_name(),
+                               'unavailable: %s' % reason if reason else 'active')
+        self._scan_reason = kind
 
     def _try_pending(self):
         """Classify the held pose once its scan is in, or once it cannot come any more.
