@@ -99,6 +99,19 @@ def test_sampling_in_a_distance_band_and_widening_when_empty():
     assert free.contains(x, y)
 
 
+def test_unknown_space_counts_as_an_obstacle_for_clearance():
+    grid = box_map()
+    unknown_band = np.zeros(grid.shape, dtype=bool)
+    unknown_band[:, 20:24] = True                  # a strip nobody mapped, in the big room
+    grid = GridMap(grid.occupied, grid.free & ~unknown_band, grid.resolution, grid.origin)
+    free = FreeSpace(grid, clearance=0.5)
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        x, _, _ = free.sample(rng)
+        # cells 20-23 span x 5.0-6.0 m: every pose keeps 0.5 m from the strip
+        assert x <= 5.0 - 0.5 or x >= 6.0 + 0.5
+
+
 def test_a_map_without_room_for_the_robot_is_refused():
     occupied = np.ones((5, 5), dtype=bool)
     with pytest.raises(PlacesError, match='no free cell'):

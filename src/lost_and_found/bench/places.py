@@ -1,7 +1,8 @@
 """Where a benchmark may put the robot: the free space of any map_server map.
 
 The robot's reachable free space is the largest 8-connected region of free cells whose
-centres are at least ``clearance`` from every occupied cell; every pose a benchmark
+centres are at least ``clearance`` from every cell that is not free (occupied or unknown: the
+navigator, like move_base, inflates unknown space as an obstacle); every pose a benchmark
 starts from, drives to or kidnaps to is drawn from it, so that the navigator can plan
 between any two of them. Nothing here needs a scenario file: a map it has never seen is fine.
 """
@@ -24,8 +25,7 @@ class FreeSpace:
 
     Args:
         grid: a :class:`lost_and_found.sim.gridmap.GridMap`.
-        clearance: least distance (m) from any occupied cell (unknown cells are never in the
-            region themselves).
+        clearance: least distance (m) from any occupied or unknown cell.
 
     Raises:
         PlacesError: when no cell has that clearance.
@@ -35,11 +35,14 @@ class FreeSpace:
         """Label the free cells and keep the largest region."""
         self.grid = grid
         self.clearance = float(clearance)
-        # distance_field is between cell centres: half a cell more keeps the boundary clear.
-        ok = grid.free & (grid.distance_field() >= clearance + 0.5 * grid.resolution)
+        # Distance from every non-free cell, between cell centres: half a cell more keeps the
+        # boundary clear.
+        distance = ndimage.distance_transform_edt(grid.free) * grid.resolution
+        ok = grid.free & (distance >= clearance + 0.5 * grid.resolution)
         labels, count = ndimage.label(ok, structure=np.ones((3, 3), dtype=bool))
         if count == 0:
-            raise PlacesError('no free cell is %.2f m from every obstacle' % clearance)
+            raise PlacesError('no free cell is %.2f m from every obstacle and unknown cell'
+                              % clearance)
         sizes = np.bincount(labels.ravel())
         sizes[0] = 0
         self.mask = labels == int(np.argmax(sizes))
