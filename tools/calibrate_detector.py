@@ -14,6 +14,11 @@ seeds 0-99), on identical inputs::
     /usr/bin/python3 tools/calibrate_detector.py --evaluate /tmp/calib_eval_office_shipped \\
         --config config/lost_detector.yaml --config /tmp/calibrated_lost_detector.yaml
 
+Or score YAMLs on the unmodified replays of a real-logs run (the Carmen logs; held out)::
+
+    /usr/bin/python3 tools/calibrate_detector.py --evaluate-real-logs build/bench/real_logs \\
+        --config config/lost_detector.yaml --config /tmp/other.yaml
+
 Run with /usr/bin/python3 and the catkin devel space sourced (the package must be importable).
 The logic is in :mod:`lost_and_found.bench.calibration`.
 """
@@ -40,9 +45,12 @@ def parser():
                    'UTC); the same inputs and date give a byte-identical file')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
+    p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
+                   help='score --config YAMLs on the unmodified replays recorded by a '
+                   '`bench real-logs` run (false tier-2 alarms, time in tier 2)')
     p.add_argument('--config', action='append', metavar='YAML',
-                   help='with --evaluate: a lost_detector YAML to score (repeatable; default: '
-                   'the shipped config/lost_detector.yaml)')
+                   help='with --evaluate or --evaluate-real-logs: a lost_detector YAML to '
+                   'score (repeatable; default: the shipped config/lost_detector.yaml)')
     return p
 
 
@@ -137,11 +145,38 @@ def run_evaluation(args):
         print(report.markdown_table(calibration.EVALUATION_HEADERS, per_run))
 
 
+def run_real_logs_evaluation(args):
+    """Print the false alarms of every --config on a real-logs run's unmodified replays."""
+    import json
+    from lost_and_found.bench import real_logs
+    documents = []
+    for name in ('real_logs.json', 'real_logs_stream.json'):
+        path = os.path.join(args.evaluate_real_logs, name)
+        try:
+            with open(path) as stream:
+                documents.append(json.load(stream))
+        except (OSError, ValueError) as error:
+            raise calibration.CalibrationError('%s: %s (run `rosrun lost_and_found bench '
+                                               'real-logs --out DIR` first)' % (path, error))
+    rows = []
+    for path in args.config or [SHIPPED]:
+        config = detectors.load_detector_config(path)
+        for entry in real_logs.rescore_unmodified(documents[0], documents[1], config):
+            score = entry['scores']
+            rows.append(['`%s`' % path, entry['log'], entry['profile'],
+                         str(score['false_alarms']), str(score['true_alarms']),
+                         report.fmt(score['time_tier2_share'], 1, '%')])
+    print(report.markdown_table(['config', 'log', 'localizer profile', 'false tier-2 alarms',
+                                 'true alarms', 'time in tier 2'], rows))
+
+
 def main(argv=None):
     """Entry point; exit 1 with a message naming the bad input."""
     args = parser().parse_args(argv)
     try:
-        if args.evaluate:
+        if args.evaluate_real_logs:
+            run_real_logs_evaluation(args)
+        elif args.evaluate:
             run_evaluation(args)
         else:
             run_calibration(args)

@@ -210,3 +210,34 @@ def test_summarize_and_markdown():
     assert '## Localizer profile `stock`' in text
     assert '| aces | `lost_detector` | 1 | 1.00 | 0 | 1 |' in text
     assert '| `lost_detector` | 4 | 1 | 1/2 | 50 % | 10.0 |' in text
+
+
+def test_rescore_unmodified_scores_another_config_over_the_suites_window():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    tight, wide = (0.01, 0.01, 0.0, 0.001), (1.0, 1.0, 0.0, 0.5)
+    rows = []
+    for k in range(90):                      # 1 reading per second, log time 100..189
+        cov = wide if 70 <= k < 80 or k < 5 else tight
+        miss = 0.9 if 40 <= k < 50 else 0.0
+        rows.append([100.0 + k, 0.0, 0.0, 0.0] + list(cov) + [miss, 0.05, 0.01])
+    streams = {'streams': [{'log': 'intel', 'profile': 'stock',
+                            'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy',
+                                       'var_yaw', 'scan_miss', 'error_xy', 'error_yaw'],
+                            'readings': rows}]}
+    run = {'trials': [{'kind': 'unmodified', 'log': 'intel', 'profile': 'stock',
+                       'start': 100.0, 'end': 200.0}]}
+    config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
+                                ratio_thresh_detections_tier2_lost=0.5,
+                                window_meta_tier0_normal=3)
+    scores = real_logs.rescore_unmodified(run, streams, config)[0]['scores']
+    # the wide spell before the settle is not scored; the scan spell and the wide spell are
+    assert scores['false_alarms'] == 2
+    off = real_logs.rescore_unmodified(
+        run, streams, LostDetectorConfig(scan_check=False, queue_min=2,
+                                         window_meta_tier2_lost=3,
+                                         ratio_thresh_detections_tier2_lost=0.5,
+                                         window_meta_tier0_normal=3))[0]['scores']
+    assert off['false_alarms'] == 1          # without the scan only the wide spell
+    run['trials'][0]['log'] = 'aces'
+    with pytest.raises(ValueError, match='no unmodified trial'):
+        real_logs.rescore_unmodified(run, streams, config)

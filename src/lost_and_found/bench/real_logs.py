@@ -282,6 +282,42 @@ def score_splice(times, tiers, errors, t_splice, within, meter):
     }
 
 
+def rescore_unmodified(run, streams, config):
+    """Score another lost_detector config on the unmodified replays of a recorded run.
+
+    Args:
+        run: the suite's ``real_logs.json`` document (its trials carry the scored windows).
+        streams: its ``real_logs_stream.json`` document (every reading of each replay).
+        config: a LostDetectorConfig.
+
+    Returns:
+        One dict per unmodified replay: ``log``, ``profile`` and the
+        :func:`score_unmodified` scores of ``config`` over the window the suite scored.
+
+    Raises:
+        ValueError: when the documents do not match (a stream without its trial).
+    """
+    out = []
+    for stream in streams['streams']:
+        field = {name: i for i, name in enumerate(stream['fields'])}
+        trial = next((t for t in run['trials'] if t.get('kind') == 'unmodified'
+                      and t['log'] == stream['log'] and t['profile'] == stream['profile']),
+                     None)
+        if trial is None:
+            raise ValueError('no unmodified trial for the stream of %s (%s)'
+                             % (stream['log'], stream['profile']))
+        rows = stream['readings']
+        readings = [(r[0],) + tuple(r[4:8]) + (r[field['scan_miss']] if 'scan_miss' in field
+                                               else None,) for r in rows]
+        errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
+        tiers = detectors.lost_detector_tiers(readings, config)
+        start = trial['start'] + SETTLE
+        out.append({'log': stream['log'], 'profile': stream['profile'],
+                    'scores': score_unmodified([r[0] for r in rows], tiers, errors, start,
+                                               trial['end'])})
+    return out
+
+
 def live_agreement(live, offline):
     """Share of readings where the live node's tier equals the offline one (None: no data)."""
     n = min(len(live), len(offline))
