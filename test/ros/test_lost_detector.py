@@ -109,12 +109,13 @@ class LostDetectorRampTest(unittest.TestCase):
         for _ in range(max(self.window, self.queue_min)):
             seen.append(self.reading(TIGHT))
         self.assertEqual(set(seen), {'normal'})
-        # Growing spread: the first lost-looking reading is confused (1 of window).
+        # Growing spread: the first lost-looking reading is confused (1 of window); lost comes
+        # only once the window's lost ratio crosses the threshold, which a short calibrated
+        # window reaches within the ramp.
         for features in GROWING:
             seen.append(self.reading(features))
-        self.assertIn('confused', seen)
-        self.assertNotIn('lost', seen)
-        self.assertEqual(seen[-1], 'confused')
+        self.assertEqual(next(s for s in seen if s != 'normal'), 'confused', seen)
+        self.assertIn(seen[-1], ('confused', 'lost'))
 
         # Invalid covariances in the middle: skipped, no status, node keeps classifying.
         nan = covariance(*HUGE)
@@ -124,8 +125,8 @@ class LostDetectorRampTest(unittest.TestCase):
         before = self.count()
         self.publish_cov(nan)
         self.publish_cov(asymmetric)
-        # confused with the shipped numbers (4 lost of 10); lost if a calibration lowers the
-        # ratio threshold below that. Either way exactly one status, for the valid reading.
+        # confused or lost, depending on the calibrated window and ratio threshold; either way
+        # exactly one status, for the valid reading.
         self.assertIn(self.reading(GROWING[-1]), ('confused', 'lost'))
         self.assertEqual(self.count(), before + 1)
 
