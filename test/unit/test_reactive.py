@@ -374,6 +374,29 @@ def test_wall_ahead_find_turn_forward_toward_gap():
     assert v > 0.0
 
 
+def test_a_gap_ahead_behind_a_near_corner_is_turned_away_from_not_stared_at():
+    """A box corner 0.47 m ahead-right and open space ahead-left: the best gap is within the
+    heading tolerance, but FORWARD would stop for the corner at once. The wander must keep
+    turning until it can drive, not stand still (seen in the recovery benchmark: a robot in a
+    room's corner stood still until its search budget ran out)."""
+    # A box ahead-right: front face 0.47 m ahead from y=-2 to y=-0.08, side face along y=-0.08.
+    box = [((0.47, -2.0), (0.47, -0.08)), ((0.47, -0.08), (2.0, -0.08))]
+    world = KinectWorld(box)
+    wander = ReactiveWander(CFG)
+    t, dt = 0.0, 0.1
+    start = (world.x, world.y, world.th)
+    for _ in range(100):
+        v, w = wander.step(world.scan(), t)
+        world.apply(v, w, dt)
+        t += dt
+        if v > 0.0:
+            break
+    assert v > 0.0, 'the wander never drove off (state %s)' % wander.state.name
+    assert (world.x, world.y, world.th) != start
+    # It drives off to the left, away from the box.
+    assert world.th > 0.0
+
+
 def test_slows_down_near_obstacles():
     """FORWARD speed drops as the front range approaches stop_distance."""
     wander = ReactiveWander(CFG)

@@ -418,8 +418,18 @@ class ReactiveWander:
         mag = min(cfg.max_turn_speed, max(cfg.min_turn_speed, cfg.turn_gain * abs(angle)))
         return math.copysign(mag, angle) if angle != 0.0 else 0.0
 
-    def _pick(self, spans):
-        """The span to head for: the best, or after BACK_UP the best on the side away."""
+    def _pick(self, spans, prep):
+        """The span to head for: the best, or after BACK_UP the best on the side away.
+
+        While something is within ``stop_distance`` in the front sector, a span pointing into
+        that sector is no way out: FORWARD would stop at once, and turning toward a span the
+        robot already faces does not move it (the wander would stand still for ever, switching
+        between FORWARD and FIND_NEW_DIR). Such spans are left out, so the robot turns on.
+        """
+        cfg = self.config
+        if spans and self._front_min(prep) < cfg.stop_distance:
+            spans = [s for s in spans
+                     if abs(normalize_angle(s.best_angle)) > cfg.front_half_angle]
         if not spans:
             return None
         if self._avoid_dir:
@@ -549,7 +559,7 @@ class ReactiveWander:
         return -cfg.backup_speed, 0.0
 
     def _find_new_dir(self, prep, spans, t):
-        span = self._pick(spans)
+        span = self._pick(spans, prep)
         if span is None:
             return 0.0, self._turn_dir * self.config.turn_speed
         self._set_state(ReactiveState.TURNING, t)
@@ -560,7 +570,7 @@ class ReactiveWander:
         return 0.0, self._rotate_toward(angle)
 
     def _turning(self, prep, spans, t):
-        span = self._pick(spans)
+        span = self._pick(spans, prep)
         if span is None:
             self._set_state(ReactiveState.FIND_NEW_DIR, t)
             return 0.0, self._turn_dir * self.config.turn_speed
