@@ -282,6 +282,38 @@ def test_queue_min_one_and_tier0_one():
     assert run(detector, [LOST, NORMAL, LOST]) == [Tier.LOST, Tier.NORMAL, Tier.LOST]
 
 
+def test_a_tight_cloud_without_a_scan_cannot_overturn_the_scans_lost():
+    # Rule 0: the scan says lost; covariance-only normal readings are skipped (no reset of a
+    # sticky tier 2, nothing queued), a covariance-only lost reading still counts, and the
+    # next reading with a scan decides again.
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   window_meta_tier0_normal=2))
+    scan_lost, scan_fits, tight = NORMAL + (0.95,), NORMAL + (0.0,), NORMAL + (None,)
+    assert run(detector, [scan_lost] * 3) == [Tier.NORMAL, Tier.LOST, Tier.LOST]
+    length = detector.queue_length
+    assert run(detector, [tight] * 5) == [Tier.LOST] * 5
+    assert detector.queue_length == length
+    assert detector.update(LOST + (None,)) == Tier.LOST
+    assert detector.queue_length == length + 1
+    # Scanned normal readings end it as usual, and then the covariance counts again.
+    assert run(detector, [scan_fits] * 2) == [Tier.LOST, Tier.NORMAL]
+    assert run(detector, [tight] * 2) == [Tier.NORMAL] * 2
+    assert detector.queue_length == 2
+
+
+def test_without_any_scan_covariance_normal_readings_count():
+    # No scan verdict yet (or after a reset): the covariance alone decides, both ways.
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   window_meta_tier0_normal=2))
+    run(detector, [LOST] * 3)
+    assert run(detector, [NORMAL + (None,)] * 2) == [Tier.LOST, Tier.NORMAL]
+    run(detector, [NORMAL + (0.95,)] * 3)
+    assert detector.tier == Tier.LOST
+    detector.reset()
+    assert run(detector, [NORMAL + (None,)] * 2) == [Tier.NORMAL] * 2
+    assert detector.queue_length == 2
+
+
 # ---------------------------------------------------------------- config
 
 def test_default_config_is_valid():

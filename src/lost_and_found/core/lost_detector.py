@@ -15,10 +15,19 @@ State kept between readings:
 - ``queue``: the labels of the most recent readings, at most ``window_meta_tier2_lost`` of them
   (so the queue *is* the tier-2 window);
 - ``normal_run``: how many normal readings arrived in a row;
-- ``tier``: the tier returned for the previous reading (tier 2 is sticky).
+- ``tier``: the tier returned for the previous reading (tier 2 is sticky);
+- ``scan_says_lost``: the label of the latest reading that had the scan feature (None before
+  the first one and after a reset).
 
 Rules, applied in this exact order to every reading (:meth:`LostDetector.update`):
 
+0. The covariance cannot overturn the scan: a reading *without* the scan feature that the
+   covariance alone labels normal, while ``scan_says_lost`` is True, is skipped (nothing is
+   queued, the previous tier is returned). amcl's cloud can be tight at a wrong pose, so a tight
+   covariance is no evidence against the laser's latest verdict; it lasts until the next
+   reading with a scan (or a reset). Without a scan check (disabled, or no map or usable scan
+   yet) this rule never applies. A covariance-only *lost* reading always counts: a wide cloud
+   is lost whatever the scan said.
 1. Classify the reading, append its label to ``queue`` (the oldest label drops out once the
    queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` (a lost reading
    sets it to 0).
@@ -310,6 +319,7 @@ class LostDetector:
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._normal_run = 0
         self._tier = Tier.NORMAL
+        self._scan_says_lost = None
         self.last_probability = None
 
     @property
@@ -337,9 +347,11 @@ class LostDetector:
         Raises:
             ValueError: for features that are not that.
         """
-        values = check_features(features)
-        row = np.array([values])
-        return float(self._classifiers[len(values)].predict_proba(row)[0, 1])
+        return self._probability(check_features(features))
+
+    def _probability(self, values):
+        """P(lost) of checked feature values (2 or 3 of them)."""
+        return float(self._classifiers[len(values)].predict_proba(np.array([values]))[0, 1])
 
     def is_lost(self, features):
         """Whether one reading is classified lost: P(lost | features) > prob_thresh."""
@@ -358,9 +370,28 @@ class LostDetector:
         Raises:
             ValueError: for bad features; the detector's state is then unchanged.
         """
-        probability = self.probability_lost(features)
+        values = check_features(features)
+        return self.add(self._probability(values), scanned=len(values) == 3)
+
+    def add(self, probability, scanned):
+        """Add one already classified reading and return the new tier.
+
+        :meth:`update` classifies and calls this; a replay that has the probabilities already
+        (the calibration's grid search) calls it directly.
+
+        Args:
+            probability: P(lost | features) of the reading.
+            scanned: whether the reading had the scan feature.
+
+        Returns:
+            The :class:`Tier` for this reading.
+        """
         lost = probability > self._config.prob_thresh
         self.last_probability = probability
+        if scanned:
+            self._scan_says_lost = lost
+        elif not lost and self._scan_says_lost:
+            return self._tier                       # rule 0
         # Rule 1: record the label.
         self._queue.append(lost)
         self._normal_run = 0 if lost else self._normal_run + 1
@@ -390,6 +421,7 @@ class LostDetector:
     def _clear(self):
         self._queue.clear()
         self._normal_run = 0
+        self._scan_says_lost = None
 
 
 def stamp_order(last_stamp, stamp):
