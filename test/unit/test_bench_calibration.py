@@ -1,4 +1,5 @@
 """Unit tests of lost_and_found.bench.calibration on tiny synthetic streams (no ROS master)."""
+import dataclasses
 import json
 import math
 
@@ -128,7 +129,7 @@ def test_fit_of_the_scan_feature_uses_only_readings_with_a_scan():
     assert config.scan_miss_mu == fit.scan_miss_mu
     # A tight covariance with a scan that misses: only the scan says lost.
     p = cal.reading_probabilities([[0.06, 0.04, 0.9], [0.06, 0.04, np.nan]], config)
-    assert p[0] > 0.9 and p[1] < 0.01
+    assert p[0][0] > 0.9 and p[0][1] and p[1][0] < 0.01 and not p[1][1]
     # Without any scan in the training data the node's defaults stay.
     no_scan = cal.fit_classifier(features[:, :2], labels)
     assert no_scan.scan_miss_mu is None and no_scan.n_scan == (0, 0)
@@ -168,6 +169,47 @@ def test_replay_equals_the_nodes_detector_run():
     replayed = cal.replay_tiers(cal.reading_probabilities(features, config), config)
     assert replayed == detectors.lost_detector_tiers(rec.readings, config)
     assert 2 in replayed and 0 in replayed
+
+
+def test_replay_equals_the_nodes_detector_run_with_scans_coming_and_going():
+    # A tight cloud at a wrong pose: the scan misses, then some readings have no scan (rule 0
+    # skips them), then the scan misses again.
+    event = [(TRACKING, WRONG)] * 3 + [(TRACKING, WRONG)] * 5 + [(TRACKING, WRONG)] * 3
+    rec = make_recording(trial_segments(event=event))
+    start = len(rec.readings) - 12 - len(event)
+    misses = [0.9] * 3 + [None] * 5 + [0.9] * 3
+    for i, miss in enumerate(misses):
+        rec.readings[start + i] = tuple(rec.readings[start + i][:5]) + (miss,)
+    fit = dataclasses.replace(FIT, scan_miss_mu=(0.02, 0.8), scan_miss_sigma=(0.05, 0.2))
+    config = cal.make_config(fit, {'prob_thresh': 0.9, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.7, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 4})
+    features = cal.reading_features(rec.readings)
+    replayed = cal.replay_tiers(cal.reading_probabilities(features, config), config)
+    assert replayed == detectors.lost_detector_tiers(rec.readings, config)
+    # Tier 2 after the first three misses, kept through the five readings without a scan.
+    assert replayed[start + 2:start + 11] == [2] * 9
+
+
+def test_replay_resets_the_detector_at_pose_fixes_as_lost_service_does():
+    # A wide burst puts the detector in (sticky) tier 2; a pose fix right after it resets it,
+    # so the normal readings that follow are normal at once instead of after the tier-0 run.
+    rec = make_recording(trial_segments(event=[(WIDE, WRONG)] * 6))
+    config = cal.make_config(FIT, {'prob_thresh': 0.9, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 4})
+    end = rec.trials[0]['t_end']
+    features = cal.reading_features(rec.readings)
+    probabilities = cal.reading_probabilities(features, config)
+    without = cal.replay_tiers(probabilities, config)
+    rec.trials[0]['pose_fixes'] = [end]
+    assert rec.pose_fixes == [end]
+    fixed_at = int(np.searchsorted(rec.times, end))
+    assert rec.resets == {fixed_at}
+    replayed = cal.replay_tiers(probabilities, config, rec.resets)
+    assert replayed == detectors.lost_detector_tiers(rec.readings, config, rec.pose_fixes)
+    assert without[fixed_at] == 2 and replayed[fixed_at] == 0
+    assert replayed[:fixed_at] == without[:fixed_at]
 
 
 def test_scores_count_false_alarms_and_detections_like_the_suite():

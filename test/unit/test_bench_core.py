@@ -218,6 +218,41 @@ def test_driven_distance_ignores_teleports():
     assert stream.driven(0.0, 2.0) == pytest.approx(0.4)
 
 
+def test_driving_seconds_count_motion_and_turns_not_standing_or_teleports():
+    # 0-1 s driving, 1-3 s parked, 3-4 s turning in place, a teleport at 4-4.05, 4.05-5 parked.
+    truth = [(0.0, 0.0, 0.0, 0.0), (1.0, 0.2, 0.0, 0.0), (3.0, 0.2, 0.0, 0.0),
+             (4.0, 0.2, 0.0, 1.0), (4.05, 5.2, 0.0, 1.0), (5.0, 5.2, 0.0, 1.0)]
+    stream = detection.Stream([], truth)
+    assert stream.driving_seconds(0.0, 5.0) == pytest.approx(2.0)
+    assert stream.driving_seconds(1.0, 3.0) == 0.0
+
+
+def test_a_detection_reports_its_driving_seconds_and_the_within_driving_rate():
+    # Event at 20 s, the robot parks from 21 s to 39 s, tier 2 at 39.5 s: 19.5 s elapsed but
+    # only 1.5 s of driving (truth moves 0.1 m per 0.5 s while driving).
+    readings, truth = [], []
+    x = 0.0
+    for k in range(81):
+        t = 0.5 * k
+        if not 21.0 <= t < 39.0:
+            x += 0.1
+        var = 4.0 if t >= 39.5 else 0.01
+        readings.append((t, x + (3.0 if t >= 20.0 else 0.0), 0.0, 0.0, var, var, 0.0, var))
+        truth.append((t, x, 0.0, 0.0))
+    record = {'index': 0, 'kind': 'teleport', 'distance': 3.0, 't_reset': 0.0,
+              't_normal': 0.0, 't_event': 20.0, 't_end': 40.0}
+    stream = detection.Stream(readings, truth)
+    out = detection.score_trial(record, stream, rule_tiers(stream), detection.PHASES)
+    scores = out['detectors']['amcl_diag']
+    assert scores['delay_s'] == pytest.approx(19.5)
+    assert scores['delay_driving_s'] == pytest.approx(1.5)
+    summary = detection.summarize([dict(out, detectors={
+        name: scores for name in detectors.NAMES})], detection.PHASES)
+    group = summary['detectors']['amcl_diag']['silent_ge2m']
+    assert group['detection_rate_within'] == 0.0
+    assert group['detection_rate_within_driving'] == 1.0
+
+
 # ---------------------------------------------------------------- recovery trial
 
 def test_recovered_means_close_for_the_whole_hold_and_is_dated_at_its_start():
@@ -246,3 +281,14 @@ def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     assert trial.done(RECOVERY_BUDGET + 1.0)
     result = trial.result()
     assert not result['recovered'] and result['need_help'] and result['time_to_lost'] == 5.0
+
+
+def test_a_trial_traces_truth_error_and_state_once_per_period():
+    trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=100.0)
+    trial.on_sample(100.0, (1.0, 2.0, 0.5), None)
+    trial.on_state(100.2, 'LOST')
+    trial.on_sample(100.5, (1.0, 2.0, 0.5), (4.0, 6.0, 0.5))     # within the period: skipped
+    trial.on_sample(101.0, (1.0, 2.0, 0.5), (4.0, 6.0, 0.5))
+    trace = trial.result()['trace']
+    assert trace == [[0.0, 1.0, 2.0, 0.5, None, None, None],
+                     [1.0, 1.0, 2.0, 0.5, 5.0, 0.0, 'LOST']]

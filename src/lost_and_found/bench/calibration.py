@@ -111,8 +111,9 @@ class Recording:
             :mod:`~lost_and_found.bench.detectors` format).
         errors: ``(error_xy [m], error_yaw [rad])`` per reading; inf when unknown.
         phases: the phase of every reading.
-        trials: per trial ``t_normal``, ``t_event``, ``t_end``, ``kind``, ``distance``
-            (from ``detection.json``, or inferred from the phases).
+        trials: per trial ``t_normal``, ``t_event``, ``t_end``, ``kind``, ``distance`` and
+            ``pose_fixes`` (from ``detection.json``, or inferred from the phases, without
+            pose fixes).
         seed: the run's seed (None when ``detection.json`` is absent).
         command: the command that recorded it (None when unknown).
         phase_seconds: the suite's phase durations (``settle`` is used by the scoring).
@@ -134,6 +135,17 @@ class Recording:
     def times(self):
         """Reading times (s) as an array."""
         return np.array([r[0] for r in self.readings], dtype=float)
+
+    @property
+    def pose_fixes(self):
+        """Times of the initial poses the suite published (lost_service resets the detector
+        on each)."""
+        return detection.pose_fixes(self.trials)
+
+    @property
+    def resets(self):
+        """Indices of the readings before which the detector is reset."""
+        return detectors.reset_indices(self.times, self.pose_fixes)
 
 
 # ----------------------------------------------------------------------------- loading
@@ -271,7 +283,10 @@ def load_recording(path):
             if missing:
                 raise CalibrationError('%s: a trial lacks %s' % (result_path,
                                                                  ', '.join(missing)))
-        recording.trials = [{k: trial[k] for k in keys} for trial in trials]
+        # pose_fixes: recordings made before the suite recorded them have none (no resets).
+        recording.trials = [dict({k: trial[k] for k in keys},
+                                 pose_fixes=list(trial.get('pose_fixes', ())))
+                            for trial in trials]
         recording.seed = result.get('seed')
         recording.command = result.get('command')
         phase_seconds = (result.get('summary') or {}).get('phases')
@@ -446,10 +461,11 @@ def make_config(fit, params):
 # ----------------------------------------------------------------------------- replay, score
 
 def reading_probabilities(features, config):
-    """P(lost) of every reading under ``config``'s classifier (None for a refused reading).
+    """``(P(lost), scanned)`` of every reading under ``config`` (None for a refused reading).
 
     Computed one reading at a time with :meth:`LostDetector.probability_lost`, the node's own
-    code path. It depends only on the classifier, so the grid search computes it once.
+    code path; ``scanned`` says whether the reading had the scan feature (which the detector's
+    rule 0 needs). It depends only on the classifier, so the grid search computes it once.
     """
     detector = LostDetector(config)
     out = []
@@ -460,40 +476,35 @@ def reading_probabilities(features, config):
             continue
         miss = float(row[2]) if len(row) > 2 and np.isfinite(row[2]) and config.scan_check \
             else None
-        out.append(detector.probability_lost((row[0], row[1], miss)))
+        out.append((detector.probability_lost((row[0], row[1], miss)), miss is not None))
     return out
 
 
-class _ProbabilityReplay(LostDetector):
-    """A LostDetector fed precomputed probabilities: the tier rules run unchanged.
-
-    ``update(p)`` calls ``probability_lost(p)``, which here returns ``p`` itself.
-    """
-
-    def probability_lost(self, features):
-        return features
-
-
-def replay_tiers(probabilities, config):
-    """The detector's tier for every reading, replayed in order from P(lost) values.
+def replay_tiers(probabilities, config, resets=frozenset()):
+    """The detector's tier for every reading, replayed in order from :func:`reading_probabilities`.
 
     Equal to :func:`detectors.lost_detector_tiers` on the same readings (a refused reading,
-    None here, keeps the previous tier as the node does).
+    None here, keeps the previous tier as the node does): the tier rules are the detector's own
+    (:meth:`LostDetector.add`). ``resets``: indices of the readings before which the detector
+    is reset (:attr:`Recording.resets`).
     """
-    detector = _ProbabilityReplay(config)
+    detector = LostDetector(config)
     tiers = []
-    for probability in probabilities:
-        if probability is None:
+    for index, reading in enumerate(probabilities):
+        if index in resets:
+            detector.reset()
+        if reading is None:
             tiers.append(int(detector.tier))
         else:
-            tiers.append(int(detector.update(probability)))
+            tiers.append(int(detector.add(*reading)))
     return tiers
 
 
 class _RecordedStream:
     """What detection.score_trial reads of a stream, rebuilt from a recording.
 
-    There is no ground-truth path in the recording, so metres driven are unknown (NaN).
+    There is no ground-truth path in the recording, so metres and seconds driven are unknown
+    (NaN).
     """
 
     def __init__(self, recording):
@@ -506,6 +517,9 @@ class _RecordedStream:
         return range(lo, hi)
 
     def driven(self, t0, t1):
+        return math.nan
+
+    def driving_seconds(self, t0, t1):
         return math.nan
 
 
@@ -644,6 +658,7 @@ def grid_search(recordings, fit, grid=None, features=None):
                                'single readings)' % (short, MIN_WINDOW))
     if features is None:
         features = [reading_features(r.readings) for r in recordings]
+    resets = [r.resets for r in recordings]
     probabilities = {}
     best = None
     tried = zero = 0
@@ -655,7 +670,7 @@ def grid_search(recordings, fit, grid=None, features=None):
         key = config.prob_thresh
         if key not in probabilities:
             probabilities[key] = [reading_probabilities(f, config) for f in features]
-        tiers = [replay_tiers(p, config) for p in probabilities[key]]
+        tiers = [replay_tiers(p, config, r) for p, r in zip(probabilities[key], resets)]
         score = score_recordings(recordings, tiers)
         tried += 1
         zero += score['false_alarms'] == 0
@@ -696,7 +711,7 @@ def classifier_quality(features, labels, config):
     probabilities = reading_probabilities(features, config)
     out = {}
     for name, cls in (('normal', NORMAL), ('lost', LOST)):
-        chosen = [p for p, c in zip(probabilities, labels) if c == cls and p is not None]
+        chosen = [r[0] for r, c in zip(probabilities, labels) if c == cls and r is not None]
         flagged = sum(1 for p in chosen if p > config.prob_thresh)
         out[name] = {'readings': len(chosen), 'labelled_lost': flagged,
                      'rate': report.rate(flagged, len(chosen))}
@@ -751,7 +766,8 @@ def evaluate(recordings, config):
 
     Uses :func:`detectors.lost_detector_tiers` (the full node path, not the grid's shortcut).
     """
-    tiers = [detectors.lost_detector_tiers(r.readings, config) for r in recordings]
+    tiers = [detectors.lost_detector_tiers(r.readings, config, r.pose_fixes)
+             for r in recordings]
     return score_recordings(recordings, tiers)
 
 

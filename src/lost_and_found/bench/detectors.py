@@ -112,16 +112,29 @@ def nav2_tier(reading):
     return 0 if (vx < NAV2_VAR_XY and vy < NAV2_VAR_XY and vyaw < NAV2_VAR_YAW) else 2
 
 
-def lost_detector_tiers(readings, config):
+def reset_indices(times, resets):
+    """Indices of the readings before which the detector is reset: for every reset time, the
+    first reading at or after it (a reset after the last reading is left out)."""
+    times = np.asarray(times, dtype=float)
+    return frozenset(int(i) for i in np.searchsorted(times, sorted(resets), side='left')
+                     if i < len(times))
+
+
+def lost_detector_tiers(readings, config, resets=()):
     """The tier of every reading for a LostDetector built from ``config`` (one run, in order).
 
     A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
     A sixth value of a reading is its scan miss fraction (None: none), used only when the
-    config's scan check is on, as in the node.
+    config's scan check is on, as in the node. ``resets`` are the times of pose fixes (an
+    initial pose from a person or a fiducial): lost_service resets the detector on each, so
+    the replay does too, before the first reading at or after it.
     """
     detector = LostDetector(config)
+    before = reset_indices([r[0] for r in readings], resets)
     tiers = []
-    for reading in readings:
+    for index, reading in enumerate(readings):
+        if index in before:
+            detector.reset()
         miss = reading[5] if len(reading) > 5 and config.scan_check else None
         try:
             features = covariance_features(covariance_of(reading)) + (miss,)
@@ -131,10 +144,14 @@ def lost_detector_tiers(readings, config):
     return tiers
 
 
-def run_all(readings, config):
-    """name -> list of tiers (one per reading) for every detector of :data:`NAMES`."""
+def run_all(readings, config, resets=()):
+    """name -> list of tiers (one per reading) for every detector of :data:`NAMES`.
+
+    ``resets``: times at which lost_service would reset the lost detector (pose fixes); the
+    covariance rules keep no state.
+    """
     return {
-        'lost_detector': lost_detector_tiers(readings, config),
+        'lost_detector': lost_detector_tiers(readings, config, resets),
         'amcl_diag': [amcl_diag_tier(r) for r in readings],
         'nav2_islocalized': [nav2_tier(r) for r in readings],
     }
