@@ -56,6 +56,9 @@ RESET_TIMEOUT = 40.0
 #: Sim seconds between goals at the reset pose while waiting for the package to forget the
 #: old goal.
 RESET_RESEND_PERIOD = 5.0
+#: Sim seconds between two samples of a trial's trace (truth, estimate error, state), kept
+#: in the trial's record to tell afterwards what went wrong.
+TRACE_PERIOD = 1.0
 #: Sim seconds for the recovery node to save the trial's goal, and how often to try.
 SAVE_TIMEOUT = 10.0
 SAVE_ATTEMPTS = 3
@@ -91,11 +94,18 @@ class Trial:
         self.t_lost = None
         self.need_help = False
         self.states = []
+        self.trace = []
 
     def on_sample(self, t, truth, estimate):
         """One look at the truth and the estimate (estimate None: no belief yet)."""
+        error = pose_error(estimate, truth) if estimate is not None else None
+        if not self.trace or t - self.t_put_down - self.trace[-1][0] >= TRACE_PERIOD:
+            self.trace.append([round(t - self.t_put_down, 2)]
+                              + [round(v, 3) for v in truth[:3]]
+                              + ([round(v, 3) for v in error] if error else [None, None])
+                              + [self.states[-1][1] if self.states else None])
         if self.t_recovered is None:
-            close = estimate is not None and is_right(pose_error(estimate, truth))
+            close = error is not None and is_right(error)
             if not close:
                 self.close_since = None
             elif self.close_since is None:
@@ -136,6 +146,9 @@ class Trial:
             'time_to_lost': since(self.t_lost),
             'need_help': self.need_help,
             'states': [(round(t - self.t_put_down, 2), s) for t, s in self.states],
+            't_put_down_sim': self.t_put_down,
+            # [t from the put-down, truth x, y, yaw, error xy (m), error yaw (rad), state]
+            'trace': self.trace,
         }
 
 
