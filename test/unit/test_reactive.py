@@ -491,6 +491,39 @@ def test_oscillation_backs_up():
     assert len(ws) == CFG.oscillation_flips + 2
 
 
+def test_driving_forward_without_moving_is_a_stall_backs_up_and_turns_left_blind():
+    """FORWARD into something the laser does not show (the odometry stays put): after
+    stall_time it backs up, then turns left by stall_turn without driving, then drives again.
+    Progress, or no odometry at all, is no stall."""
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander = ReactiveWander(CFG)
+    dt = 0.1
+    odom = (1.0, 2.0)
+    commands = []
+    for k in range(200):
+        v, w = wander.step(open_scan, k * dt, odom)
+        commands.append((k * dt, wander.state, v, w))
+    forward_from = next(t for t, state, v, _ in commands if state is ReactiveState.FORWARD)
+    first = next(i for i, c in enumerate(commands) if c[1] is ReactiveState.BACK_UP)
+    last = next(i for i in range(first, len(commands))
+                if commands[i][1] is not ReactiveState.BACK_UP) - 1
+    backup = commands[first:last + 1]
+    assert all(v < 0.0 for _, _, v, _ in backup)
+    assert backup[0][0] - forward_from >= CFG.stall_time - 1e-9
+    # After the back-up: a left turn in place for stall_turn / turn_speed s, then forward.
+    after = commands[last + 1:]
+    blind = [c for c in after if c[0] < after[0][0] + CFG.stall_turn / CFG.turn_speed - dt]
+    assert blind and all(v == 0.0 and w == pytest.approx(CFG.turn_speed)
+                         for _, _, v, w in blind[1:])
+    assert any(state is ReactiveState.FORWARD and v > 0.0 for _, state, v, _ in after)
+    # Moving more than stall_distance now and then, or no odometry, never stalls.
+    for odometry in ((lambda k: (0.02 * k, 0.0)), (lambda k: None)):
+        other = ReactiveWander(CFG)
+        for k in range(int(3 * CFG.stall_time / dt)):
+            other.step(open_scan, k * dt, odometry(k))
+            assert other.state is not ReactiveState.BACK_UP
+
+
 def test_slow_direction_changes_are_not_oscillation():
     """The same flips spread wider than oscillation_window never trigger BACK_UP."""
     wander = ReactiveWander(CFG)

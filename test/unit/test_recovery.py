@@ -26,13 +26,16 @@ class FakeWander:
         """Return ``twist`` from every step."""
         self.twist = twist
         self.scans = []
+        self.odoms = []
         self.resets = 0
 
-    def step(self, scan, t):
-        """Record the scan; a scan of None is 'bad input' (ValueError like the real one)."""
+    def step(self, scan, t, odom=None):
+        """Record the scan and odometry; a scan of None is 'bad input' (ValueError like the
+        real one)."""
         if scan.ranges is None:
             raise ValueError('no ranges')
         self.scans.append((scan, t))
+        self.odoms.append(odom)
         return self.twist
 
     def reset(self):
@@ -176,6 +179,29 @@ def test_reactive_strategy_publishes_twists_from_scans():
     assert runner.step().twist == (0.0, 0.0)
     core.on_scan(SCAN, runner.t)
     assert runner.step().twist == (0.15, -0.2)
+
+
+def test_the_wander_gets_fresh_odometry_only():
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.run(5.0)
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.odoms[-1] is None          # none yet
+    core.on_odom(1.0, 2.0, runner.t)
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.odoms[-1] == (1.0, 2.0)
+    core.on_odom(float('nan'), 2.0, runner.t)       # ignored, with a warning
+    runner.run(0.3)
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.odoms[-1] == (1.0, 2.0)
+    runner.run(0.5)                                 # older than scan_timeout: not used
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.odoms[-1] is None
 
 
 def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():

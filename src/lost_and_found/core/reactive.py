@@ -71,6 +71,15 @@ class ReactiveConfig:
         oscillation_flips: more turn-direction changes than this ...
         oscillation_window: ... within this many seconds (without reaching FORWARD) -> BACK_UP.
         warn_period: minimum interval (s) between repeated warnings about bad scans.
+        stall_time: driving FORWARD this long (s) while the odometry moves less than
+            ``stall_distance`` means the robot is stuck against something the laser cannot
+            see (a corner beside a Kinect's narrow view) -> BACK_UP, then a blind turn to the
+            left by ``stall_turn`` before looking for a gap again (on the left or ahead).
+            Needs odometry.
+        stall_distance: ... this far (m).
+        stall_turn: the blind turn (rad) after a stall's back-up: the laser never showed the
+            obstacle, so only turning away from the heading that stalled avoids it; repeated
+            stalls keep turning the same way, so the robot cannot swing back and forth.
     """
 
     clear_distance: float = 0.6
@@ -95,6 +104,9 @@ class ReactiveConfig:
     oscillation_flips: int = 4
     oscillation_window: float = 10.0
     warn_period: float = 5.0
+    stall_time: float = 3.0
+    stall_distance: float = 0.05
+    stall_turn: float = math.pi / 3
 
     def validate(self):
         """Check every field and their relations.
@@ -107,7 +119,7 @@ class ReactiveConfig:
                      'slow_distance', 'stop_distance', 'turn_speed', 'turn_gain',
                      'max_turn_speed', 'steer_gain', 'max_steer',
                      'too_close', 'backup_speed', 'backup_time', 'oscillation_window',
-                     'warn_period'):
+                     'warn_period', 'stall_time', 'stall_distance', 'stall_turn'):
             check.positive(name)
         check.non_negative('side_margin')
         check.non_negative('min_turn_speed')
@@ -372,6 +384,9 @@ class ReactiveWander:
         self._backup_start = None
         self._last_t = None
         self._last_warn = {}
+        self._progress = None          # (t, x, y): odometry when FORWARD last made progress
+        self._stalled_backup = False   # the BACK_UP in progress is a stall's
+        self._blind_turn_end = None    # turn left without looking until then (after a stall)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -395,8 +410,25 @@ class ReactiveWander:
     def _reset_timers(self, t):
         self._flips = []
         self._last_warn = {}
+        self._progress = None
+        self._blind_turn_end = None
         if self._backup_start is not None:
             self._backup_start = t
+
+    def _stalled(self, v, odom, t):
+        """True when FORWARD has commanded ``v > 0`` for ``stall_time`` without progress.
+
+        ``odom`` is the robot's ``(x, y)`` in the odometry frame, or None (unknown: no check).
+        """
+        if self.state is not ReactiveState.FORWARD or v <= 0.0 or odom is None:
+            self._progress = None
+            return False
+        x, y = odom
+        if self._progress is None or math.hypot(x - self._progress[1], y - self._progress[2]) \
+                > self.config.stall_distance:
+            self._progress = (t, x, y)
+            return False
+        return t - self._progress[0] >= self.config.stall_time
 
     def _record_turn(self, w, t):
         """Track turn-direction changes for the oscillation check."""
@@ -459,12 +491,14 @@ class ReactiveWander:
 
     # --- the state machine -------------------------------------------------------------------
 
-    def step(self, scan, t):
+    def step(self, scan, t, odom=None):
         """Advance the state machine with one scan and return the command.
 
         Args:
             scan: a :class:`Scan`.
             t: time of the scan (s), any monotonic clock; a jump backwards resets the timers.
+            odom: the robot's ``(x, y)`` (m) in its odometry frame now, or None when unknown
+                (then a stall goes unnoticed).
 
         Returns:
             ``(v, w)``: linear (m/s) and angular (rad/s) velocity, floats.
@@ -503,6 +537,8 @@ class ReactiveWander:
             }[self.state]
             cmd = handler(prep, spans, t)
         v, w = cmd
+        if self._stalled(v, odom, t):
+            return self._start_stall_backup(prep, t)
         if self.state in (ReactiveState.FIND_NEW_DIR, ReactiveState.TURNING):
             self._record_turn(w, t)
             if self._oscillating(t):
@@ -543,9 +579,20 @@ class ReactiveWander:
             self._turn_dir = -1.0 if side > 0.0 else 1.0
         self._set_state(ReactiveState.BACK_UP, t)
         self._backup_start = t
+        self._stalled_backup = False
         self._flips = []
         self._last_w_sign = 0.0
         return -self.config.backup_speed, 0.0
+
+    def _start_stall_backup(self, prep, t):
+        """Back up from an obstacle the laser does not show; a blind left turn follows."""
+        self._progress = None
+        _log.info('reactive: no progress for %.1f s while driving forward: backing up, then '
+                  'turning left %.0f deg', self.config.stall_time,
+                  math.degrees(self.config.stall_turn))
+        cmd = self._start_backup(prep, t)
+        self._stalled_backup = True
+        return cmd
 
     def _back_up(self, prep, spans, t):
         cfg = self.config
@@ -553,12 +600,20 @@ class ReactiveWander:
         blocked_behind = bool((close & self._sector(prep, cfg.behind_angle, math.pi)).any())
         if blocked_behind or t - self._backup_start >= cfg.backup_time:
             self._backup_start = None
+            if self._stalled_backup:
+                self._stalled_backup = False
+                self._turn_dir = 1.0
+                self._blind_turn_end = t + cfg.stall_turn / cfg.turn_speed
             self._avoid_dir = self._turn_dir
             self._set_state(ReactiveState.FIND_NEW_DIR, t)
             return 0.0, 0.0
         return -cfg.backup_speed, 0.0
 
     def _find_new_dir(self, prep, spans, t):
+        if self._blind_turn_end is not None:
+            if t < self._blind_turn_end:
+                return 0.0, self._turn_dir * self.config.turn_speed
+            self._blind_turn_end = None
         span = self._pick(spans, prep)
         if span is None:
             return 0.0, self._turn_dir * self.config.turn_speed

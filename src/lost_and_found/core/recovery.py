@@ -91,6 +91,7 @@ class RecoveryConfig:
         resume_retry_delay: seconds between that abort and the next attempt.
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
+            Odometry older than this is not used (the wander's stall check is then off).
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -130,6 +131,9 @@ class RecoveryConfig:
     reactive_oscillation_flips: int = _reactive('oscillation_flips')
     reactive_oscillation_window: float = _reactive('oscillation_window')
     reactive_warn_period: float = _reactive('warn_period')
+    reactive_stall_time: float = _reactive('stall_time')
+    reactive_stall_distance: float = _reactive('stall_distance')
+    reactive_stall_turn: float = _reactive('stall_turn')
 
     @property
     def spin_duration(self):
@@ -311,6 +315,7 @@ class RecoveryCore:
         self._pose = None               # last (x, y, yaw) of any kind
         self._scan = None
         self._scan_t = None
+        self._odom = self._odom_t = None
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._warned = {}               # warning key -> time of the last warning
@@ -416,6 +421,16 @@ class RecoveryCore:
             return
         self._scan, self._scan_t = scan, t
 
+    def on_odom(self, x, y, t):
+        """The robot's position (m) in its odometry frame at ``t`` (the wander's stall check)."""
+        t = self._time(t)
+        if t is None:
+            return
+        if not _finite(x, y):
+            self._warn('odom', 'ignoring non-finite odometry (%r, %r)' % (x, y))
+            return
+        self._odom, self._odom_t = (float(x), float(y)), t
+
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
         self.move_base_available = bool(available)
@@ -479,7 +494,8 @@ class RecoveryCore:
             delta = t - self._last_t
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
-            for name in ('_episode_start', '_phase_end', '_scan_t', '_last_help', '_retry_at'):
+            for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
+                         '_retry_at'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
@@ -600,8 +616,10 @@ class RecoveryCore:
             self._warn('scan', 'no fresh scan (timeout %.2f s): standing still'
                        % self.config.scan_timeout)
             return (0.0, 0.0)
+        odom = self._odom if self._odom_t is not None and \
+            t - self._odom_t <= self.config.scan_timeout else None
         try:
-            v, w = self.wander.step(self._scan, t)
+            v, w = self.wander.step(self._scan, t, odom)
         except ValueError as error:
             self._warn('wander', 'unusable scan (%s): standing still' % error)
             return (0.0, 0.0)

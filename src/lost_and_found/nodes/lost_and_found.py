@@ -10,6 +10,7 @@ from actionlib_msgs.msg import GoalID
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActionResult, \
     MoveBaseGoal
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core.reactive import Scan
@@ -95,6 +96,7 @@ class RecoveryNode:
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
+        odom (nav_msgs/Odometry): wheel odometry, for the reactive wander's stall check
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -137,6 +139,7 @@ class RecoveryNode:
         self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
         rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=5)
         rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=1)
+        rospy.Subscriber('odom', Odometry, self._on_odom, queue_size=1)
         rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple_goal,
                          queue_size=5)
         rospy.Subscriber(action + '/goal', MoveBaseActionGoal, self._on_action_goal,
@@ -176,6 +179,10 @@ class RecoveryNode:
 
     def _on_scan(self, msg):
         self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now()))
+
+    def _on_odom(self, msg):
+        position = msg.pose.pose.position
+        self._guard('odom', lambda: self._core.on_odom(position.x, position.y, self._now()))
 
     def _on_simple_goal(self, msg):
         if _callerid(msg) == self._name:
