@@ -301,6 +301,31 @@ def test_a_tight_cloud_without_a_scan_cannot_overturn_the_scans_lost():
     assert detector.queue_length == 2
 
 
+def test_the_scans_verdict_holds_for_at_most_hold_readings():
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   window_meta_tier0_normal=2, hold_readings=3))
+    run(detector, [NORMAL + (0.95,)] * 3)
+    assert detector.tier == Tier.LOST
+    tight = NORMAL + (None,)
+    # Three skipped, then they count again: two normals end the sticky tier 2.
+    assert run(detector, [tight] * 5) == [Tier.LOST] * 4 + [Tier.NORMAL]
+    # A scan that misses again restarts the hold.
+    run(detector, [NORMAL + (0.95,)] * 3)
+    assert run(detector, [tight] * 3) == [Tier.LOST] * 3
+    detector.update(NORMAL + (0.95,))
+    assert run(detector, [tight] * 3) == [Tier.LOST] * 3
+
+
+@pytest.mark.parametrize('probability', [float('nan'), -0.1, 1.5])
+def test_add_refuses_a_probability_outside_0_1(probability):
+    detector = LostDetector(LostDetectorConfig())
+    run(detector, [LOST] * 3)
+    tier, length = detector.tier, detector.queue_length
+    with pytest.raises(ValueError):
+        detector.add(probability, scanned=False)
+    assert (detector.tier, detector.queue_length) == (tier, length)
+
+
 def test_without_any_scan_covariance_normal_readings_count():
     # No scan verdict yet (or after a reset): the covariance alone decides, both ways.
     detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,

@@ -524,6 +524,28 @@ def test_driving_forward_without_moving_is_a_stall_backs_up_and_turns_left_blind
             assert other.state is not ReactiveState.BACK_UP
 
 
+def test_a_pause_between_steps_is_not_a_stall():
+    """The recovery node stops stepping the wander while scans are stale; the robot stood
+    still because it was told to, so that time does not count as driving without progress."""
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander = ReactiveWander(CFG)
+    odom = (0.0, 0.0)
+    for k in range(5):
+        wander.step(open_scan, 0.1 * k, odom)
+    assert wander.state is ReactiveState.FORWARD
+    # A 10 s pause, then less than stall_time of driving without progress: no stall yet.
+    t = 10.4
+    while t < 10.4 + CFG.stall_time - 0.5:
+        wander.step(open_scan, t, odom)
+        assert wander.state is ReactiveState.FORWARD
+        t += 0.1
+    # Driving on without progress does stall.
+    for _ in range(10):
+        wander.step(open_scan, t, odom)
+        t += 0.1
+    assert wander.state is ReactiveState.BACK_UP
+
+
 def test_slow_direction_changes_are_not_oscillation():
     """The same flips spread wider than oscillation_window never trigger BACK_UP."""
     wander = ReactiveWander(CFG)

@@ -996,7 +996,8 @@ def render_yaml(calibration, train_args, date):
         enabled=str(config.scan_check).lower(), base_frame=config.base_frame,
         hit_tolerance=_yaml_float(config.hit_tolerance), max_beams=config.max_beams,
         min_beams=config.min_beams,
-        stamp_tolerance=_yaml_float(config.stamp_tolerance)).splitlines()
+        stamp_tolerance=_yaml_float(config.stamp_tolerance),
+        hold_readings=config.hold_readings).splitlines()
     return '\n'.join(lines) + '\n'
 
 
@@ -1024,7 +1025,12 @@ scan_check:
   min_beams: {min_beams}
   # amcl stamps its pose with the stamp of the scan it used; a scan within this many seconds
   # of the pose's stamp is that scan (> 0, well below the scan period).
-  stamp_tolerance: {stamp_tolerance}"""
+  stamp_tolerance: {stamp_tolerance}
+  # After a reading whose scan missed the map (lost), at most this many readings without a
+  # scan feature that the covariance alone calls normal are skipped (integer >= 1): a tight
+  # cloud is no evidence against the laser, but a laser that stays blind must not freeze the
+  # detector for ever.
+  hold_readings: {hold_readings}"""
 
 
 def evaluation_rows(name, score):

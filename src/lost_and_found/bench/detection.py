@@ -26,6 +26,7 @@ import numpy as np
 from lost_and_found.bench import detectors, report
 from lost_and_found.bench.places import FreeSpace
 from lost_and_found.bench.simrun import Driver, SimSession
+from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.sim.gridmap import load_map
 
 #: Trials per run, and with --quick.
@@ -88,8 +89,7 @@ class Stream:
             else [(math.inf, math.inf)] * len(self.readings)
         steps = np.hypot(np.diff(truth[:, 1]), np.diff(truth[:, 2])) if len(truth) > 1 \
             else np.zeros(0)
-        turns = np.abs(np.angle(np.exp(1j * np.diff(truth[:, 3])))) if len(truth) > 1 \
-            else np.zeros(0)
+        turns = np.abs(wrap_angle(np.diff(truth[:, 3]))) if len(truth) > 1 else np.zeros(0)
         # A teleport is not driving: steps faster than any robot are left out.
         dt = np.diff(truth[:, 0]) if len(truth) > 1 else np.zeros(0)
         jumps = steps > 2.0 * np.maximum(dt, 1e-3) + 0.05

@@ -3,7 +3,9 @@
 Each detector maps every amcl_pose reading to a tier (0 normal, 1 confused, 2 lost):
 
 - ``lost_detector``: this package's detector (:class:`lost_and_found.core.lost_detector.
-  LostDetector`) with a given YAML, exactly as the node runs it.
+  LostDetector`) with a given YAML, as the node runs it, reset at every pose fix as
+  lost_service resets it (the replay does not model lost_service's exception: no reset while
+  LOCALIZING).
 - ``amcl_diag``: amcl's diagnostics rule: tier 2 when the standard deviation of x or y exceeds
   0.2 m or that of yaw exceeds 0.1 rad (amcl's ``std_warn_level_x/y/yaw`` defaults).
 - ``nav2_islocalized``: the historic Nav2 ``IsLocalized`` condition: localized when
@@ -126,8 +128,10 @@ def lost_detector_tiers(readings, config, resets=()):
     A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
     A sixth value of a reading is its scan miss fraction (None: none), used only when the
     config's scan check is on, as in the node. ``resets`` are the times of pose fixes (an
-    initial pose from a person or a fiducial): lost_service resets the detector on each, so
-    the replay does too, before the first reading at or after it.
+    initial pose from a person or a fiducial): lost_service resets the detector on each (but
+    not while LOCALIZING, which the replay does not model), so the replay does too, before the
+    first reading at or after it (fix times are the publisher's clock, readings carry amcl's
+    scan stamps: a reading may fall on the other side of a reset).
     """
     detector = LostDetector(config)
     before = reset_indices([r[0] for r in readings], resets)

@@ -17,7 +17,7 @@ State kept between readings:
 - ``normal_run``: how many normal readings arrived in a row;
 - ``tier``: the tier returned for the previous reading (tier 2 is sticky);
 - ``scan_says_lost``: the label of the latest reading that had the scan feature (None before
-  the first one and after a reset).
+  the first one and after a reset), and ``held``: how many readings rule 0 skipped since.
 
 Rules, applied in this exact order to every reading (:meth:`LostDetector.update`):
 
@@ -25,9 +25,10 @@ Rules, applied in this exact order to every reading (:meth:`LostDetector.update`
    covariance alone labels normal, while ``scan_says_lost`` is True, is skipped (nothing is
    queued, the previous tier is returned). amcl's cloud can be tight at a wrong pose, so a tight
    covariance is no evidence against the laser's latest verdict; it lasts until the next
-   reading with a scan (or a reset). Without a scan check (disabled, or no map or usable scan
-   yet) this rule never applies. A covariance-only *lost* reading always counts: a wide cloud
-   is lost whatever the scan said.
+   reading with a scan, a reset, or ``hold_readings`` skipped readings (a laser that stays
+   blind, or one odd scan near a wall, must not freeze the detector for ever). Without a scan
+   check (disabled, or no map or usable scan yet) this rule never applies. A covariance-only
+   *lost* reading always counts: a wide cloud is lost whatever the scan said.
 1. Classify the reading, append its label to ``queue`` (the oldest label drops out once the
    queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` (a lost reading
    sets it to 0).
@@ -41,9 +42,10 @@ Rules, applied in this exact order to every reading (:meth:`LostDetector.update`
 5. Tier 1: if this reading is lost, return ``CONFUSED``.
 6. Tier 0: return ``NORMAL``.
 
-:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and sets tier 0, as if the
-detector had just started. Outside tier 2 a run of normal readings resets nothing: the queue just
-slides, so tiers 0 and 1 never go back through the ``queue_min`` gate on their own.
+:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run``, forgets ``scan_says_lost``
+and sets tier 0, as if the detector had just started. Outside tier 2 a run of normal readings
+resets nothing: the queue just slides, so tiers 0 and 1 never go back through the
+``queue_min`` gate on their own.
 
 amcl publishes a pose only after a filter update (the robot must move), and right after
 ``global_localization`` its covariance is huge by construction: such readings are simply
@@ -123,6 +125,8 @@ class LostDetectorConfig:
         max_beams: beams per scan used for the feature, at most (evenly subsampled).
         min_beams: fewer usable beams than this give no scan feature for the reading.
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
+        hold_readings: rule 0 skips at most this many covariance-only normal readings after a
+            scan said lost; the next ones count again.
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -144,6 +148,7 @@ class LostDetectorConfig:
     max_beams: int = param_field('scan_check/max_beams', 60)
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
+    hold_readings: int = param_field('scan_check/hold_readings', 10)
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -159,6 +164,7 @@ class LostDetectorConfig:
         check.positive('hit_tolerance')
         check.positive_int('max_beams')
         check.positive_int('min_beams')
+        check.positive_int('hold_readings')
         check.positive('stamp_tolerance')
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
@@ -320,6 +326,7 @@ class LostDetector:
         self._normal_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
+        self._held = 0
         self.last_probability = None
 
     @property
@@ -385,12 +392,19 @@ class LostDetector:
 
         Returns:
             The :class:`Tier` for this reading.
+
+        Raises:
+            ValueError: for a probability that is not in [0, 1] (state unchanged).
         """
+        probability = float(probability)
+        if not 0.0 <= probability <= 1.0:           # also NaN
+            raise ValueError('P(lost) must be in [0, 1], got %r' % probability)
         lost = probability > self._config.prob_thresh
         self.last_probability = probability
         if scanned:
-            self._scan_says_lost = lost
-        elif not lost and self._scan_says_lost:
+            self._scan_says_lost, self._held = lost, 0
+        elif not lost and self._scan_says_lost and self._held < self._config.hold_readings:
+            self._held += 1
             return self._tier                       # rule 0
         # Rule 1: record the label.
         self._queue.append(lost)
@@ -422,6 +436,7 @@ class LostDetector:
         self._queue.clear()
         self._normal_run = 0
         self._scan_says_lost = None
+        self._held = 0
 
 
 def stamp_order(last_stamp, stamp):

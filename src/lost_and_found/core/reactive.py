@@ -1,4 +1,4 @@
-"""Reactive, laser-only wandering: steer into the widest safe gap in the scan.
+"""Reactive wandering steered by the laser alone: head for the widest safe gap in the scan.
 
 This is the ``reactive`` search strategy of the recovery node. It needs no map and no pose, so it
 keeps working when the localization is wrong, which is exactly when the search runs.
@@ -15,7 +15,8 @@ Two parts:
   angle half the robot (plus a side margin) subtends at the edge, and dropped when nothing is left
   or when the opening is narrower than the robot.
 * :class:`ReactiveWander` is a small state machine (STOPPED, FIND_NEW_DIR, TURNING, FORWARD,
-  BACK_UP) that turns successive scans into velocity commands ``(v, w)``.
+  BACK_UP) that turns successive scans into velocity commands ``(v, w)``. Optional wheel
+  odometry only tells it when it is stuck (driving forward without moving).
 
 Angles follow the scan: a beam ``i`` lies at ``angle_min + i * angle_increment`` (REP 103: 0 is
 straight ahead, positive to the left). Pure Python + numpy: no ROS, time is an argument.
@@ -31,6 +32,10 @@ from lost_and_found.core.config import Checker
 from lost_and_found.core.geometry import wrap_angle as normalize_angle
 
 _log = logging.getLogger('rosout')
+
+#: Two steps further apart than this (s) mean the wander was paused (e.g. the recovery node
+#: stood still for a stale scan): that time is not counted as driving without progress.
+STEP_GAP = 1.0
 
 
 class ReactiveState(enum.Enum):
@@ -384,7 +389,8 @@ class ReactiveWander:
         self._backup_start = None
         self._last_t = None
         self._last_warn = {}
-        self._progress = None          # (t, x, y): odometry when FORWARD last made progress
+        self._progress = None          # (x, y, s): odometry at the last progress, seconds since
+        self._last_step = None         # time of the previous step (for the stall clock)
         self._stalled_backup = False   # the BACK_UP in progress is a stall's
         self._blind_turn_end = None    # turn left without looking until then (after a stall)
 
@@ -411,7 +417,9 @@ class ReactiveWander:
         self._flips = []
         self._last_warn = {}
         self._progress = None
-        self._blind_turn_end = None
+        self._last_step = None
+        if self._blind_turn_end is not None:
+            self._blind_turn_end = t + self.config.stall_turn / self.config.turn_speed
         if self._backup_start is not None:
             self._backup_start = t
 
@@ -419,16 +427,23 @@ class ReactiveWander:
         """True when FORWARD has commanded ``v > 0`` for ``stall_time`` without progress.
 
         ``odom`` is the robot's ``(x, y)`` in the odometry frame, or None (unknown: no check).
+        Only time between consecutive steps (at most :data:`STEP_GAP` apart) counts: a robot
+        that was told to stand still meanwhile did not fail to move.
         """
+        last, self._last_step = self._last_step, t
         if self.state is not ReactiveState.FORWARD or v <= 0.0 or odom is None:
             self._progress = None
             return False
         x, y = odom
-        if self._progress is None or math.hypot(x - self._progress[1], y - self._progress[2]) \
+        if self._progress is None or math.hypot(x - self._progress[0], y - self._progress[1]) \
                 > self.config.stall_distance:
-            self._progress = (t, x, y)
+            self._progress = (x, y, 0.0)
             return False
-        return t - self._progress[0] >= self.config.stall_time
+        seconds = self._progress[2]
+        if last is not None and 0.0 < t - last <= STEP_GAP:
+            seconds += t - last
+        self._progress = (self._progress[0], self._progress[1], seconds)
+        return seconds >= self.config.stall_time
 
     def _record_turn(self, w, t):
         """Track turn-direction changes for the oscillation check."""
@@ -460,8 +475,9 @@ class ReactiveWander:
         """
         cfg = self.config
         if spans and self._front_min(prep) < cfg.stop_distance:
-            spans = [s for s in spans
-                     if abs(normalize_angle(s.best_angle)) > cfg.front_half_angle]
+            # Wider than the heading tolerance too: a span the turn would call "faced" must go.
+            ahead = max(cfg.front_half_angle, cfg.heading_tolerance)
+            spans = [s for s in spans if abs(normalize_angle(s.best_angle)) > ahead]
         if not spans:
             return None
         if self._avoid_dir:
@@ -580,6 +596,7 @@ class ReactiveWander:
         self._set_state(ReactiveState.BACK_UP, t)
         self._backup_start = t
         self._stalled_backup = False
+        self._blind_turn_end = None
         self._flips = []
         self._last_w_sign = 0.0
         return -self.config.backup_speed, 0.0

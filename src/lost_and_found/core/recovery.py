@@ -11,7 +11,7 @@ An episode starts when the state becomes LOST::
     cancel the user's goal (it stays saved) -> spin 360 deg -> search
         spiral:   leg 1 -> spin -> leg 2 -> spin -> ...   (each leg ends when move_base finishes
                                                            it or after ``goal_timeout``)
-        reactive: laser-only wander, one twist per step
+        reactive: the wander steered by the laser, one twist per step
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
@@ -74,9 +74,10 @@ class RecoveryConfig:
 
     Attributes:
         strategy: search after the first spin: ``'spiral'`` (move_base legs) or ``'reactive'``
-            (laser-only wander); ``'none'`` neither spins nor searches: the robot stands still
-            until the localizer alone finds it (the goal is still kept, resumed, and help
-            asked for after ``max_search_time``), the baseline the benchmarks compare with.
+            (wander steered by the laser alone); ``'none'`` neither spins nor searches: the
+            robot stands still until the localizer alone finds it (the goal is still kept,
+            resumed, and help asked for after ``max_search_time``), the baseline the
+            benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
         spiral_step: growth (m) of the spiral every two legs.
         goal_timeout: a spiral leg is cancelled after this long (s).
@@ -252,7 +253,7 @@ class Phase(enum.Enum):
     IDLE = 'IDLE'          # not searching: the state is not LOST (or not known yet)
     SPIN = 'SPIN'          # open-loop 360 deg spin in place
     LEG = 'LEG'            # a spiral leg is in flight at move_base
-    WANDER = 'WANDER'      # reactive laser-only wander
+    WANDER = 'WANDER'      # the reactive wander
     WAIT = 'WAIT'          # strategy none: standing still, waiting for the localizer
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
 
