@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from lost_and_found.bench import detection, detectors, report
+from lost_and_found.bench import detection, detectors, recovery, report
 from lost_and_found.bench.places import FreeSpace, PlacesError
 from lost_and_found.bench.recovery import FOUND_HOLD, RECOVERY_BUDGET, Trial
 from lost_and_found.core.lost_detector import LostDetectorConfig
@@ -97,6 +97,21 @@ def test_sampling_in_a_distance_band_and_widening_when_empty():
         free.sample(rng, (3.0, 2.5), 100.0, 200.0)
     x, y, _ = free.sample_at_distance(rng, (3.0, 2.5), 100.0)
     assert free.contains(x, y)
+
+
+def test_a_band_farther_than_the_region_reaches_shrinks_to_half_the_farthest():
+    free = FreeSpace(box_map(), clearance=0.5)
+    far = free.farthest((3.0, 2.5))
+    assert 0.0 < far < 100.0
+    assert free.band((3.0, 2.5), 1.0, 5.0) == (1.0, 5.0)
+    assert free.band((3.0, 2.5), 100.0, 200.0) == (0.5 * far, 200.0)
+
+
+def test_recovery_trials_plan_on_a_map_smaller_than_the_goal_distance():
+    free = FreeSpace(box_map(width=24, height=16), clearance=0.5)      # 6 m x 4 m
+    assert max(free.farthest((x, y)) for x, y in zip(free.xs, free.ys)) < recovery.GOAL_DISTANCE[0]
+    plan = recovery.plan_trials(np.random.default_rng(3), free, 5)
+    assert len(plan) == 5 and all(free.contains(*p['goal'][:2]) for p in plan)
 
 
 def test_unknown_space_counts_as_an_obstacle_for_clearance():

@@ -601,6 +601,29 @@ def test_all_nan_scan_stops_with_throttled_warning(caplog):
     assert wander.state is not ReactiveState.STOPPED
 
 
+def test_a_laser_that_reads_only_too_close_turns_in_place_until_it_sees_again():
+    """A Kinect facing a wall nearer than its minimum range reads -inf everywhere (REP 117):
+    that is no reason to stop for ever (seen in the recovery benchmark: a robot in a room's
+    corner stood still until its search budget ran out); it turns in place, never forward."""
+    # A wall 0.3 m ahead across the whole view, open to the left beyond 90 degrees.
+    world = KinectWorld([((0.3, -5.0), (0.3, 5.0)), ((0.3, -5.0), (-5.0, -5.0))])
+
+    def scan():
+        ranges = cast(kinect_angles(), world.segments, (world.x, world.y, world.th))
+        return kinect_scan(np.where(ranges < 0.45, -np.inf, ranges))     # as a Kinect reads
+    wander = ReactiveWander(CFG)
+    assert np.all(np.isneginf(scan().ranges))
+    t, dt = 0.0, 0.1
+    for _ in range(100):
+        v, w = wander.step(scan(), t)
+        assert wander.state is not ReactiveState.STOPPED
+        world.apply(v, w, dt)
+        t += dt
+        if v > 0.0:
+            break
+    assert v > 0.0 and abs(world.th) > 1.0
+
+
 def test_empty_and_garbage_scans_stop():
     """Empty ranges, a zero increment or non-numeric ranges stop the robot, never raise."""
     wander = ReactiveWander(CFG)

@@ -86,6 +86,17 @@ class FreeSpace:
         n = int(rng.integers(xs.size))
         return float(xs[n]), float(ys[n]), float(rng.uniform(-math.pi, math.pi))
 
+    def farthest(self, near):
+        """The largest distance (m) from ``(x, y)`` to a cell of the region."""
+        return float(np.max(np.hypot(self.xs - near[0], self.ys - near[1])))
+
+    def band(self, near, min_distance, max_distance):
+        """``(min_distance, max_distance)``, with the minimum lowered to half the farthest
+        distance when no cell of the region is that far from ``near`` (a small map: the
+        nearest the band can get to what was asked while still drawing from a range)."""
+        far = self.farthest(near)
+        return (min_distance if far >= min_distance else 0.5 * far), max_distance
+
     def sample_at_distance(self, rng, near, distance, tolerance=0.25):
         """A random pose whose distance to ``near`` is ``distance`` +- ``tolerance`` (m).
 

@@ -70,9 +70,11 @@ def plan_trials(rng, free, count):
     plan = []
     for index in range(count):
         start = free.sample(rng)
-        goal = free.sample(rng, start[:2], *GOAL_DISTANCE)
+        # On a small map (the lab, 10 m x 8 m) nothing may be that far: the bands shrink.
+        goal = free.sample(rng, start[:2], *free.band(start[:2], *GOAL_DISTANCE))
         drive = float(rng.uniform(*DRIVE))
-        put_down = free.sample(rng, start[:2], KIDNAP_DISTANCE + DRIVE[1])
+        put_down = free.sample(rng, start[:2],
+                               *free.band(start[:2], KIDNAP_DISTANCE + DRIVE[1], math.inf))
         plan.append({'index': index, 'start': list(start), 'goal': list(goal),
                      'drive': drive, 'put_down': list(put_down),
                      'seed': int(rng.integers(2 ** 31))})
@@ -233,7 +235,7 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
     put_down = tuple(spec['put_down'])
     if math.hypot(put_down[0] - lift[0], put_down[1] - lift[1]) < KIDNAP_DISTANCE:
         free = driver.free_space
-        put_down = free.sample(rng, lift[:2], KIDNAP_DISTANCE)
+        put_down = free.sample(rng, lift[:2], *free.band(lift[:2], KIDNAP_DISTANCE, math.inf))
     raised_before = len(session.wheel_raised)
     seen = [len(session.states)]        # states from the lift on (FLYING, LOST, ...)
     t_lift = session.now()

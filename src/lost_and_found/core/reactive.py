@@ -226,12 +226,14 @@ class _Prepared:
             self.abs_inc * self.n >= 2.0 * math.pi - 1.5 * self.abs_inc
 
     def has_data(self):
-        """Whether any beam carries information: a valid range, or a real return below
-        ``range_min`` (something very close, which must still trigger BACK_UP)."""
+        """Whether any beam carries information: a valid range, a real return below
+        ``range_min`` (something very close, which must still trigger BACK_UP), or ``-inf``
+        (REP 117: an obstacle nearer than the sensor can measure; a Kinect facing a wall
+        closer than 0.45 m reads nothing else, and turning in place is how it gets out)."""
         if not self.n:
             return False
         with np.errstate(invalid='ignore'):
-            close = np.isfinite(self.raw) & (self.raw > 0.0)
+            close = (np.isfinite(self.raw) & (self.raw > 0.0)) | np.isneginf(self.raw)
         return bool(np.any(self.valid) or np.any(close))
 
 
