@@ -6,13 +6,16 @@
 # $BENCH_OUT/SUMMARY.md; bench/RESULTS.md quotes them with these commands.
 # Environment: BENCH_OUT, BENCH_SEED (default 1; the lab map and seeds >= 100 are the
 # detector calibration's training data, never evaluated here), SHARED_DATA (default
-# ../shared/data), BENCH_SUITES (default "detection recovery real-logs compute").
+# ../shared/data), BENCH_SUITES (default "detection recovery real-logs compute"), BENCH_RESUME
+# (1: keep the results of suites that already wrote their DIR/<suite>.json, e.g. after an
+# interrupted run; default 0 runs everything again).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT="${BENCH_OUT:-$ROOT/build/bench}"
 SEED="${BENCH_SEED:-1}"
 SHARED="${SHARED_DATA:-$ROOT/../shared/data}"
 SUITES="${BENCH_SUITES:-detection recovery real-logs compute}"
+RESUME="${BENCH_RESUME:-0}"
 export PATH="/usr/bin:/bin:$PATH"
 set +u  # the catkin setup scripts read unset variables
 # shellcheck disable=SC1091
@@ -25,6 +28,10 @@ failed=()
 want() { [[ " $SUITES " == *" $1 "* ]]; }
 bench() {  # bench <label> <suite> [args...]
   local label=$1; shift
+  local done_json="$OUT/$label/${1//-/_}.json"
+  if [ "$RESUME" = 1 ] && [ -f "$done_json" ]; then
+    echo "== bench $*: kept $done_json (BENCH_RESUME=1)"; return
+  fi
   echo "== bench $* (-> $OUT/$label)"
   if ! rosrun lost_and_found bench "$@" --seed "$SEED" --label "$label" --out "$OUT/$label"; then
     failed+=("$label: bench $*")
