@@ -8,7 +8,7 @@ import pytest
 
 from lost_and_found.bench import detection, detectors, recovery, report
 from lost_and_found.bench.places import FreeSpace, PlacesError
-from lost_and_found.bench.recovery import FOUND_HOLD, RECOVERY_BUDGET, Trial
+from lost_and_found.bench.recovery import FOUND_HOLD, RECOVERY_BUDGET, Odometer, Trial
 from lost_and_found.core.lost_detector import LostDetectorConfig
 from lost_and_found.sim.gridmap import GridMap
 
@@ -296,6 +296,17 @@ def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     assert trial.done(RECOVERY_BUDGET + 1.0)
     result = trial.result()
     assert not result['recovered'] and result['need_help'] and result['time_to_lost'] == 5.0
+
+
+def test_the_odometer_ignores_stale_truth_from_before_the_put_down():
+    odometer = Odometer(100.0, (10.0, 0.0, 0.0))
+    odometer.add(100.1, (0.0, 0.0, 0.0))        # still the lift point: the kidnap not seen yet
+    odometer.add(100.2, (10.1, 0.0, 0.0))       # arrived: counts from the put-down pose
+    odometer.add(101.0, (10.1, 1.0, 0.0))
+    odometer.add(102.0, (10.1, 3.0, 0.0))
+    assert odometer.until(101.5) == pytest.approx(1.1)
+    assert odometer.until() == pytest.approx(3.1)
+    assert Odometer(0.0, (5.0, 5.0)).until() == 0.0
 
 
 def test_a_trial_traces_truth_error_and_state_once_per_period():

@@ -62,6 +62,10 @@ TRACE_PERIOD = 1.0
 #: Sim seconds for the recovery node to save the trial's goal, and how often to try.
 SAVE_TIMEOUT = 10.0
 SAVE_ATTEMPTS = 3
+#: The odometer of a trial starts once the ground truth is within this of the put-down pose
+#: (m): the truth and the wheel-drop events arrive on separate topics, so the first truth
+#: samples after the put-down may still show the lift point.
+ARRIVED = 0.5
 
 
 def plan_trials(rng, free, count):
@@ -79,6 +83,31 @@ def plan_trials(rng, free, count):
                      'drive': drive, 'put_down': list(put_down),
                      'seed': int(rng.integers(2 ** 31))})
     return plan
+
+
+class Odometer:
+    """Metres the robot drove since the put-down, from ground-truth samples (pure: no ROS)."""
+
+    def __init__(self, t_put_down, put_down):
+        """Count from ``put_down`` (x, y, ...) once a sample shows the robot there."""
+        self.origin = tuple(put_down[:2])
+        self.last = None                        # the last counted (x, y); None: not arrived
+        self.readings = [(t_put_down, 0.0)]     # (sim time, metres since the put-down)
+
+    def add(self, t, truth):
+        """One ground-truth sample; samples before the robot shows up at the put-down (stale,
+        from before the kidnap) are ignored."""
+        if self.last is None:
+            if math.hypot(truth[0] - self.origin[0], truth[1] - self.origin[1]) > ARRIVED:
+                return
+            self.last = self.origin
+        step = math.hypot(truth[0] - self.last[0], truth[1] - self.last[1])
+        self.last = (truth[0], truth[1])
+        self.readings.append((t, self.readings[-1][1] + step))
+
+    def until(self, t=None):
+        """Metres driven up to sim time ``t`` (None: up to the last sample)."""
+        return max(m for s, m in self.readings if t is None or s <= t)
 
 
 class Trial:
@@ -247,15 +276,12 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
     goal_budget = GOAL_BUDGET + GOAL_BUDGET_PER_M * math.hypot(
         spec['goal'][0] - put_down[0], spec['goal'][1] - put_down[1])
     trial = Trial(spec['goal'], t_put_down, goal_budget)
-    path = [session.truth_pose()]
-    odometer = [(t_put_down, 0.0)]     # (sim time, metres driven since the put-down)
+    odometer = Odometer(t_put_down, put_down)
 
     def tick():
         now = session.now()
         truth = session.truth_pose()
-        step = math.hypot(truth[0] - path[-1][0], truth[1] - path[-1][1])
-        path[-1] = truth
-        odometer.append((now, odometer[-1][1] + step))
+        odometer.add(now, truth)
         with session.lock:
             new, seen[0] = session.states[seen[0]:], len(session.states)
         for t, state in new:
@@ -269,8 +295,7 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
         'lift': list(lift), 'put_down': list(put_down),
         'kidnap_distance': math.hypot(put_down[0] - lift[0], put_down[1] - lift[1]),
         'collisions': session.collisions - collisions,
-        'driven_m': (max(m for t, m in odometer if t <= trial.t_recovered)
-                     if trial.t_recovered is not None else odometer[-1][1]),
+        'driven_m': odometer.until(trial.t_recovered),
     })
     if oracle is not None:
         seconds, detail = oracle.time(put_down)
