@@ -364,7 +364,7 @@ def run(ctx):
     summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
                     'readings': len(readings), 'detector_config': args.detector_config})
     write_stream(ctx.path('detection_stream.json'), stream, trials, args.label)
-    plots = [plot_delays(ctx, trials)]
+    plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
     return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, args.label),
             'plots': plots}
 
@@ -393,14 +393,24 @@ def write_stream(path, stream, trials, label):
     })
 
 
-def plot_delays(ctx, trials):
-    """CDF of the delay to tier 2 per detector, over the delocalized silent trials >= 2 m."""
+#: The delay plots: trial key -> (file name prefix, x label). The target counts seconds of
+#: driving (amcl publishes only while the robot moves); elapsed seconds are shown beside them.
+DELAY_PLOTS = {
+    'delay_s': ('detection_delay_cdf', 'delay to tier 2 (sim s)'),
+    'delay_driving_s': ('detection_driving_delay_cdf', 'delay to tier 2 (sim s of driving)'),
+}
+
+
+def plot_delays(ctx, trials, key='delay_s'):
+    """CDF of the delay to tier 2 (``key`` of :data:`DELAY_PLOTS`) per detector, over the
+    delocalized silent trials >= 2 m."""
     chosen = [t for t in trials if t['kind'] == 'teleport' and t['delocalized']
               and t['distance'] >= HEADLINE_DISTANCE]
-    series = {name: [t['detectors'][name]['delay_s'] for t in chosen]
+    series = {name: [t['detectors'][name][key] for t in chosen]
               for name in detectors.NAMES}
-    name = 'detection_delay_cdf_%s.png' % ctx.args.label
-    report.cdf_plot(os.path.join(ctx.out, name), series, 'delay to tier 2 (sim s)',
+    prefix, xlabel = DELAY_PLOTS[key]
+    name = '%s_%s.png' % (prefix, ctx.args.label)
+    report.cdf_plot(os.path.join(ctx.out, name), series, xlabel,
                     'Silent delocalizations >= %.0f m, map %s' % (HEADLINE_DISTANCE,
                                                                   ctx.args.label),
                     censor=QUICK_PHASES['observe'] if ctx.args.quick else PHASES['observe'],
