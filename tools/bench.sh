@@ -7,8 +7,9 @@
 # Environment: BENCH_OUT, BENCH_SEED (default 1; the lab map and seeds >= 100 are the
 # detector calibration's training data, never evaluated here), SHARED_DATA (default
 # ../shared/data), BENCH_SUITES (default "detection recovery real-logs compute"), BENCH_RESUME
-# (1: keep the results of suites that already wrote their DIR/<suite>.json, e.g. after an
-# interrupted run; default 0 runs everything again).
+# (1: keep the suites that already finished with this seed, i.e. wrote DIR/<suite>.json
+# without an error and DIR/<suite>.md, e.g. after an interrupted run; default 0 runs
+# everything again).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT="${BENCH_OUT:-$ROOT/build/bench}"
@@ -25,11 +26,24 @@ export PYTHONDONTWRITEBYTECODE=1
 mkdir -p "$OUT"
 failed=()
 
+finished() {  # finished <suite.json>: a whole result of this seed, with its tables, no error
+  [ -f "$1" ] && [ -f "${1%.json}.md" ] || return 1
+  /usr/bin/python3 - "$1" "$SEED" <<'PY'
+import json
+import sys
+try:
+    with open(sys.argv[1]) as stream:
+        result = json.load(stream)
+except (OSError, ValueError):
+    sys.exit(1)
+sys.exit(0 if not result.get('error') and str(result.get('seed')) == sys.argv[2] else 1)
+PY
+}
 want() { [[ " $SUITES " == *" $1 "* ]]; }
 bench() {  # bench <label> <suite> [args...]
   local label=$1; shift
   local done_json="$OUT/$label/${1//-/_}.json"
-  if [ "$RESUME" = 1 ] && [ -f "$done_json" ]; then
+  if [ "$RESUME" = 1 ] && finished "$done_json"; then
     echo "== bench $*: kept $done_json (BENCH_RESUME=1)"; return
   fi
   echo "== bench $* (-> $OUT/$label)"

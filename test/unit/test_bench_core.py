@@ -300,13 +300,21 @@ def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
 
 def test_the_odometer_ignores_stale_truth_from_before_the_put_down():
     odometer = Odometer(100.0, (10.0, 0.0, 0.0))
-    odometer.add(100.1, (0.0, 0.0, 0.0))        # still the lift point: the kidnap not seen yet
-    odometer.add(100.2, (10.1, 0.0, 0.0))       # arrived: counts from the put-down pose
+    odometer.add(99.9, (0.0, 0.0, 0.0))         # the lift point, stamped before the put-down
+    odometer.add(100.2, (10.1, 0.0, 0.0))       # counts from the put-down pose
     odometer.add(101.0, (10.1, 1.0, 0.0))
     odometer.add(102.0, (10.1, 3.0, 0.0))
     assert odometer.until(101.5) == pytest.approx(1.1)
     assert odometer.until() == pytest.approx(3.1)
+    assert odometer.until(50.0) == 0.0
     assert Odometer(0.0, (5.0, 5.0)).until() == 0.0
+
+
+def test_the_odometer_never_adds_the_kidnap_when_the_first_sample_is_off_the_put_down():
+    odometer = Odometer(100.0, (10.0, 0.0, 0.0))
+    odometer.add(100.1, (12.0, 0.0, 0.0))       # not where the robot was put down
+    odometer.add(101.0, (12.0, 1.0, 0.0))
+    assert odometer.until() == pytest.approx(1.0)
 
 
 def test_a_trial_traces_truth_error_and_state_once_per_period():

@@ -409,10 +409,11 @@ def plot_delays(ctx, trials, key='delay_s'):
     series = {name: [t['detectors'][name][key] for t in chosen]
               for name in detectors.NAMES}
     prefix, xlabel = DELAY_PLOTS[key]
+    window = QUICK_PHASES['observe'] if ctx.args.quick else PHASES['observe']
     name = '%s_%s.png' % (prefix, ctx.args.label)
     report.cdf_plot(os.path.join(ctx.out, name), series, xlabel,
                     'Silent delocalizations >= %.0f m, map %s' % (HEADLINE_DISTANCE,
                                                                   ctx.args.label),
-                    censor=QUICK_PHASES['observe'] if ctx.args.quick else PHASES['observe'],
+                    censor=window if key == 'delay_s' else None,   # the window is elapsed s
                     marks={'%.0f s target' % WITHIN: WITHIN})
     return name

@@ -62,9 +62,9 @@ TRACE_PERIOD = 1.0
 #: Sim seconds for the recovery node to save the trial's goal, and how often to try.
 SAVE_TIMEOUT = 10.0
 SAVE_ATTEMPTS = 3
-#: The odometer of a trial starts once the ground truth is within this of the put-down pose
-#: (m): the truth and the wheel-drop events arrive on separate topics, so the first truth
-#: samples after the put-down may still show the lift point.
+#: The odometer counts from the put-down pose when its first sample (stamped at or after the
+#: put-down) is within this of it (m); a farther first sample is counted from itself, so a
+#: pose that is not the put-down's never adds the kidnap's length.
 ARRIVED = 0.5
 
 
@@ -86,28 +86,32 @@ def plan_trials(rng, free, count):
 
 
 class Odometer:
-    """Metres the robot drove since the put-down, from ground-truth samples (pure: no ROS)."""
+    """Metres the robot drove since the put-down, from stamped ground-truth samples (pure: no
+    ROS). The truth and the wheel-drop events arrive on separate topics, so samples stamped
+    before the put-down (the lift point) may come after it; they are ignored."""
 
     def __init__(self, t_put_down, put_down):
-        """Count from ``put_down`` (x, y, ...) once a sample shows the robot there."""
+        """Count from ``put_down`` (x, y, ...), at sim time ``t_put_down``."""
+        self.t_put_down = t_put_down
         self.origin = tuple(put_down[:2])
-        self.last = None                        # the last counted (x, y); None: not arrived
+        self.last = None                        # the last counted (x, y); None: none yet
         self.readings = [(t_put_down, 0.0)]     # (sim time, metres since the put-down)
 
-    def add(self, t, truth):
-        """One ground-truth sample; samples before the robot shows up at the put-down (stale,
-        from before the kidnap) are ignored."""
+    def add(self, stamp, truth):
+        """One ground-truth sample (x, y, ...) stamped ``stamp`` (sim s)."""
+        if stamp < self.t_put_down:
+            return
         if self.last is None:
-            if math.hypot(truth[0] - self.origin[0], truth[1] - self.origin[1]) > ARRIVED:
-                return
-            self.last = self.origin
+            near = math.hypot(truth[0] - self.origin[0],
+                              truth[1] - self.origin[1]) <= ARRIVED
+            self.last = self.origin if near else (truth[0], truth[1])
         step = math.hypot(truth[0] - self.last[0], truth[1] - self.last[1])
         self.last = (truth[0], truth[1])
-        self.readings.append((t, self.readings[-1][1] + step))
+        self.readings.append((stamp, self.readings[-1][1] + step))
 
     def until(self, t=None):
         """Metres driven up to sim time ``t`` (None: up to the last sample)."""
-        return max(m for s, m in self.readings if t is None or s <= t)
+        return max((m for s, m in self.readings if t is None or s <= t), default=0.0)
 
 
 class Trial:
@@ -280,8 +284,8 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
 
     def tick():
         now = session.now()
-        truth = session.truth_pose()
-        odometer.add(now, truth)
+        stamp, truth = session.truth_sample()
+        odometer.add(stamp, truth)
         with session.lock:
             new, seen[0] = session.states[seen[0]:], len(session.states)
         for t, state in new:

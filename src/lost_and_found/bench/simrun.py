@@ -284,6 +284,11 @@ class SimSession:
         with self.lock:
             return self.truth[1:]
 
+    def truth_sample(self):
+        """The latest ground truth with its stamp: (stamp, (x, y, yaw))."""
+        with self.lock:
+            return self.truth[0], self.truth[1:]
+
     def estimate(self, base_frame='base_footprint'):
         """The localizer's belief now: (x, y, yaw) of the base in the map frame from tf, or None.
         """
