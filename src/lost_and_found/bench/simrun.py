@@ -281,8 +281,7 @@ class SimSession:
 
     def truth_pose(self):
         """The latest ground truth (x, y, yaw)."""
-        with self.lock:
-            return self.truth[1:]
+        return self.truth_sample()[1]
 
     def truth_sample(self):
         """The latest ground truth with its stamp: (stamp, (x, y, yaw))."""
