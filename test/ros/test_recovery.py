@@ -2,9 +2,9 @@
 """rostest: lost_and_found saves the user's goal, spins, spirals, stops and resumes it.
 
 This script plays lost_service (latched ``/lost_service/state``, ``/lost_service/change_state``
-applying legal transitions) and amcl (latched ``amcl_pose``), sends the user's goal the way rviz
-does (``move_base_simple/goal``, which fake_move_base forwards to its action like move_base), and
-reads what the fake move_base got from its ``~events``.
+applying legal transitions), amcl (latched ``amcl_pose``) and the base (latched ``odom``), sends
+the user's goal the way rviz does (``move_base_simple/goal``, which fake_move_base forwards to its
+action like move_base), and reads what the fake move_base got from its ``~events``.
 """
 import json
 import math
@@ -15,6 +15,7 @@ import rosgraph
 import rospy
 import rostest
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
+from nav_msgs.msg import Odometry
 from std_msgs.msg import String
 
 from lost_and_found.core.spiral import SpiralSearch
@@ -25,6 +26,7 @@ from ros_wait import wait_for
 NODE = '/lost_and_found'
 HOME = (1.5, -0.5, 0.4)               # the last good pose published on amcl_pose
 GOAL = (4.0, 3.0, 1.0)                # the user's goal (x, y, yaw) in map
+ODOM = (-2.0, 0.75)                   # where odometry says the robot is, in 'odom'
 
 
 def stays(predicate, duration):
@@ -61,6 +63,7 @@ class RecoveryTest(unittest.TestCase):
         self.requests = []
         self.spin_speed = rospy.get_param('~spin_speed')
         self.goal_timeout = rospy.get_param('~goal_timeout')
+        self.per_metre = rospy.get_param('~goal_timeout_per_metre')
         self.spiral_step = rospy.get_param('~spiral_step')
         self.state = State.IDLE
         self.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1, latch=True)
@@ -69,6 +72,13 @@ class RecoveryTest(unittest.TestCase):
         self.amcl_pub = rospy.Publisher('amcl_pose', PoseWithCovarianceStamped, queue_size=1,
                                         latch=True)
         self.amcl_pub.publish(pose_msg(*HOME, cls=PoseWithCovarianceStamped))
+        self.odom_pub = rospy.Publisher('odom', Odometry, queue_size=1, latch=True)
+        odom = Odometry()
+        odom.header.frame_id, odom.child_frame_id = 'odom', 'base_footprint'
+        odom.header.stamp = rospy.Time.now()
+        odom.pose.pose.position.x, odom.pose.pose.position.y = ODOM
+        odom.pose.pose.orientation.w = 1.0
+        self.odom_pub.publish(odom)
         self.goal_pub = rospy.Publisher('move_base_simple/goal', PoseStamped, queue_size=1)
         self.subs = [
             rospy.Subscriber('/move_base/events', String, self.on_event, queue_size=100),
@@ -133,6 +143,7 @@ class RecoveryTest(unittest.TestCase):
         return has(subs, '/move_base/status') and has(pubs, '/move_base/goal') and \
             self.state_pub.get_num_connections() > 0 and \
             self.amcl_pub.get_num_connections() > 0 and \
+            self.odom_pub.get_num_connections() > 0 and \
             self.goal_pub.get_num_connections() >= 2
 
     # ------------------------------------------------------------ the scenario
@@ -160,20 +171,22 @@ class RecoveryTest(unittest.TestCase):
                              for _, v, w in self.twists_since(lost_at)),
                  5.0, 'a spin at spin_speed on cmd_vel')
 
-        # 3. Spiral legs around the last good pose, with a spin between them.
+        # 3. Spiral legs in the odometry frame around where the robot is, with a spin between
+        # them; the first leg (spiral_step long) is cancelled after its timeout.
         spin_time = 2.0 * math.pi / self.spin_speed
-        wait_for(lambda: len(self.goals_from(NODE)) >= 2, 4.0 * (spin_time + self.goal_timeout),
+        leg_timeout = self.goal_timeout + self.per_metre * self.spiral_step
+        wait_for(lambda: len(self.goals_from(NODE)) >= 2, 4.0 * (spin_time + leg_timeout),
                  'two spiral legs')
         legs = self.goals_from(NODE)[:2]
-        expected = SpiralSearch(HOME[0], HOME[1], self.spiral_step)
+        expected = SpiralSearch(ODOM[0], ODOM[1], self.spiral_step)
         for (_, leg), (x, y, yaw) in zip(legs, (expected.next_goal(), expected.next_goal())):
-            self.assertEqual(leg['frame'], 'map')
+            self.assertEqual(leg['frame'], 'odom')
             self.assertAlmostEqual(leg['x'], x, places=4)
             self.assertAlmostEqual(leg['y'], y, places=4)
             self.assertAlmostEqual(math.cos(leg['yaw'] - yaw), 1.0, places=4)
         self.assertGreaterEqual(legs[0][0] - lost_at, spin_time - 0.3)
         gap = legs[1][0] - legs[0][0]
-        self.assertGreaterEqual(gap, self.goal_timeout + spin_time - 0.3)
+        self.assertGreaterEqual(gap, leg_timeout + spin_time - 0.3)
         self.assertTrue(self.has_event('cancel', legs[0][1]['id']), 'leg 1 timed out')
         between = [w for t, _, w in self.twists_since(legs[0][0]) if t < legs[1][0]]
         self.assertTrue(any(abs(w - self.spin_speed) < 1e-6 for w in between),
@@ -200,7 +213,7 @@ class RecoveryTest(unittest.TestCase):
         twists_before = len(self.twists_since(0.0))
         quiet = stays(lambda: len(self.goals_from(NODE)) == legs_before and
                       len(self.twists_since(0.0)) == twists_before,
-                      self.goal_timeout + spin_time + 0.5)
+                      leg_timeout + spin_time + 0.5)
         self.assertTrue(quiet, 'the search went on after the state left LOST')
         with self.lock:
             self.assertEqual(self.twists[-1][1:], (0.0, 0.0))

@@ -14,6 +14,7 @@ from lost_and_found.state import State
 
 DT = 0.1
 HOME = (2.0, -1.0, 0.3)
+ODOM = (10.0, -3.0)           # where wheel odometry says the robot is (frame 'odom')
 GOAL = UserGoal('map', 5.0, 4.0, 0.0, 0.0, 0.0, 0.0, 1.0, goal_id='/rviz-1-10.0')
 SCAN = Scan(ranges=(2.0,) * 5, angle_min=-1.0, angle_increment=0.5, range_min=0.1,
             range_max=10.0)
@@ -44,11 +45,12 @@ class FakeWander:
 
 
 def make_core(**overrides):
-    """A core with a fake wander, localized (IDLE) at HOME with move_base up."""
+    """A core with a fake wander, localized (IDLE) at HOME, at ODOM in 'odom', move_base up."""
     core = RecoveryCore(RecoveryConfig(**overrides), wander=FakeWander())
     core.on_move_base_available(True)
     core.on_state(State.IDLE, 0.0)
     core.on_pose(*HOME)
+    core.on_odom(*ODOM, 0.0, 'odom')
     return core
 
 
@@ -99,7 +101,7 @@ def user_goal_then_lost(core, runner):
 
 
 def test_full_spiral_episode():
-    core = make_core()
+    core = make_core()       # spiral_anchor odom: around where odometry says the robot is
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     lost_at = runner.t
@@ -112,17 +114,27 @@ def test_full_spiral_episode():
     assert runner.t - lost_at == pytest.approx(5.0, abs=DT + 1e-9)
     spins = [c for t, c in runner.log if lost_at < t < runner.t]
     assert all(c.twist == (0.0, pytest.approx(1.2566, abs=1e-4)) for c in spins[:-1])
-    expected = SpiralSearch(9.0, 9.0, 1.0)
+    expected = SpiralSearch(ODOM[0], ODOM[1], 1.0)
     assert leg.send_goal == pytest.approx(expected.next_goal())
+    assert leg.goal_frame == 'odom'
     assert leg.twist == (0.0, 0.0)
-    # move_base never finishes the leg: it is cancelled after goal_timeout, then a spin.
+    # move_base never finishes the 1 m leg: it is cancelled after goal_timeout (5 s) + 5 s/m,
+    # then a spin.
     sent = runner.t
     timeout = runner.until(lambda c: c.cancel)
-    assert runner.t - sent == pytest.approx(5.0, abs=DT + 1e-9)
+    assert runner.t - sent == pytest.approx(10.0, abs=DT + 1e-9)
     assert timeout.twist[1] == pytest.approx(1.2566, abs=1e-4)
     assert core.phase == Phase.SPIN
     core.on_goal_done(PREEMPTED, True, runner.t)     # the cancelled leg: ignored
     assert core.phase == Phase.SPIN
+    # The robot got half way: the next leg's timeout is measured from where it is now.
+    core.on_odom(ODOM[0] + 0.5, ODOM[1], runner.t)
+    leg2 = runner.until(lambda c: c.send_goal is not None)
+    assert leg2.send_goal == pytest.approx(expected.next_goal())
+    sent = runner.t
+    core.on_goal_done(PREEMPTED, True, runner.t, leg.goal_tag)    # late: still ignored
+    assert runner.until(lambda c: c.cancel) and core.phase == Phase.SPIN
+    assert runner.t - sent == pytest.approx(5.0 + 5.0 * math.hypot(0.5, 1.0), abs=DT + 1e-9)
     leg2 = runner.until(lambda c: c.send_goal is not None)
     assert leg2.send_goal == pytest.approx(expected.next_goal())
     # A leg that move_base completes ends early, then a spin between legs.
@@ -131,6 +143,7 @@ def test_full_spiral_episode():
     assert core.phase == Phase.SPIN and core.saved_goal == GOAL
     leg3 = runner.until(lambda c: c.send_goal is not None)
     assert leg3.send_goal == pytest.approx(expected.next_goal())
+    assert core.legs_sent == 4 and core.strategy == 'spiral'
     # Localization fix: stop within one step, cancel the leg, nothing more afterwards.
     core.on_state(State.LOCALIZING, runner.t)
     stop = runner.step()
@@ -219,8 +232,56 @@ def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():
     assert any(v > 0.0 for v, _ in twists)
 
 
-def test_missing_move_base_falls_back_to_reactive():
+def test_map_anchored_spiral_is_around_the_last_good_pose():
+    core = make_core(spiral_anchor='map', goal_timeout_per_metre=0.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    expected = SpiralSearch(9.0, 9.0, 1.0)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert leg.send_goal == pytest.approx(expected.next_goal()) and leg.goal_frame == 'map'
+    sent = runner.t
+    runner.until(lambda c: c.cancel)
+    assert runner.t - sent == pytest.approx(5.0, abs=DT + 1e-9)      # no allowance per metre
+    # A jump of the estimate (global localization) does not move the spiral.
+    core.on_pose(-20.0, 7.0, 0.0)
+    assert runner.until(lambda c: c.send_goal is not None).send_goal == \
+        pytest.approx(expected.next_goal())
+
+
+def test_odom_anchored_spiral_takes_the_odometry_frame():
     core = make_core()
+    core.on_odom(1.0, 2.0, 0.0, '/odom_combined')
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert leg.goal_frame == 'odom_combined'
+    assert leg.send_goal[:2] == pytest.approx((2.0, 2.0))
+    # The odometry frame is fixed for the episode; a later message without one keeps it.
+    core.on_odom(1.5, 2.0, runner.t, '')
+    core.on_goal_done(SUCCEEDED, True, runner.t, leg.goal_tag)
+    leg2 = runner.until(lambda c: c.send_goal is not None)
+    assert leg2.goal_frame == 'odom_combined'
+    assert leg2.send_goal[:2] == pytest.approx((2.0, 3.0))
+
+
+def test_timed_out_legs_count_towards_max_aborts():
+    core = make_core(max_aborts=3)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    runner.until(lambda c: c.cancel)                 # timed out: 1
+    runner.until(lambda c: c.send_goal is not None)
+    core.on_goal_done(ABORTED, True, runner.t)       # aborted: 2
+    runner.until(lambda c: c.send_goal is not None)
+    assert core.strategy == 'spiral'
+    last = runner.until(lambda c: c.cancel)          # timed out: 3, fall back at once
+    assert core.strategy == 'reactive' and 'timed out' in core.fallback_reason
+    assert core.phase == Phase.WANDER and last.send_goal is None
+    assert core.legs_sent == 3
+
+
+def test_missing_move_base_falls_back_to_reactive():
+    core = make_core(spiral_anchor='map')
     core.on_move_base_available(False)
     runner = Runner(core)
     core.on_state(State.LOST, runner.t)
@@ -240,17 +301,20 @@ def test_missing_move_base_falls_back_to_reactive():
         pytest.approx((HOME[0] + 1.0, HOME[1]))
 
 
-def test_no_pose_at_all_falls_back_to_reactive():
-    core = RecoveryCore(RecoveryConfig(), wander=FakeWander())
+@pytest.mark.parametrize('anchor, missing', [('map', 'pose'), ('odom', 'odometry')])
+def test_nothing_to_anchor_the_spiral_falls_back_to_reactive(anchor, missing):
+    core = RecoveryCore(RecoveryConfig(spiral_anchor=anchor), wander=FakeWander())
     core.on_move_base_available(True)
+    if anchor == 'odom':
+        core.on_pose(*HOME)        # a pose does not anchor an odom spiral
     runner = Runner(core)
     core.on_state(State.LOST, 0.0)
     runner.run(6.0)
-    assert core.phase == Phase.WANDER and 'pose' in core.fallback_reason
+    assert core.phase == Phase.WANDER and missing in core.fallback_reason
 
 
 def test_current_estimate_is_the_centre_without_a_good_pose():
-    core = RecoveryCore(RecoveryConfig(), wander=FakeWander())
+    core = RecoveryCore(RecoveryConfig(spiral_anchor='map'), wander=FakeWander())
     core.on_move_base_available(True)
     core.on_state(State.LOST, 0.0)
     core.on_pose(3.0, 4.0, 0.0)
@@ -442,13 +506,14 @@ def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
     assert stop.twist == (0.0, 0.0) and stop.cancel
     assert runner.run(10.0) == []
     assert core.saved_goal == GOAL
+    core.on_odom(-4.0, 6.0, runner.t)       # put down elsewhere
     core.on_state(State.LOST, runner.t)
     lost_at = runner.t
     assert runner.step().twist[1] == pytest.approx(1.2566, abs=1e-4)
     leg = runner.until(lambda c: c.send_goal is not None)
     assert runner.t - lost_at == pytest.approx(5.0, abs=DT + 1e-9)
-    # A fresh spiral around the same last good pose.
-    assert leg.send_goal == pytest.approx(SpiralSearch(9.0, 9.0, 1.0).next_goal())
+    # A fresh spiral around where the robot was put down.
+    assert leg.send_goal == pytest.approx(SpiralSearch(-4.0, 6.0, 1.0).next_goal())
 
 
 def test_bad_input_is_skipped():
@@ -461,9 +526,10 @@ def test_bad_input_is_skipped():
     core.on_state('LOST', runner.t)
     assert core.saved_goal is None and core.state == State.IDLE
     assert core.step(float('nan')) == Command()
+    core.on_odom(float('inf'), 0.0, runner.t)
     core.on_state(State.LOST, runner.t)
     leg = runner.until(lambda c: c.send_goal is not None)
-    assert leg.send_goal[:2] == pytest.approx((HOME[0] + 1.0, HOME[1]))
+    assert leg.send_goal[:2] == pytest.approx((ODOM[0] + 1.0, ODOM[1]))
 
 
 def test_clock_jumping_back_keeps_the_remaining_spin():
@@ -491,6 +557,8 @@ def test_shutdown_cancels_and_stops():
     ({'spin_speed': 0.0}, 'spin_speed'),
     ({'spiral_step': -1.0}, 'spiral_step'),
     ({'goal_timeout': float('nan')}, 'goal_timeout'),
+    ({'goal_timeout_per_metre': -1.0}, 'goal_timeout_per_metre'),
+    ({'spiral_anchor': 'base_link'}, 'spiral_anchor'),
     ({'rate': 0.0}, 'rate'),
     ({'max_aborts': 0}, 'max_aborts'),
     ({'max_aborts': 1.5}, 'max_aborts'),
@@ -521,6 +589,7 @@ def test_config_defaults_and_reactive_group():
     assert (default.spin_speed, default.spiral_step, default.goal_timeout,
             default.max_search_time, default.rate, default.map_frame) == (
         pytest.approx(1.2566, abs=1e-4), 1.0, 5.0, 120.0, 10.0, 'map')
+    assert (default.spiral_anchor, default.goal_timeout_per_metre) == ('odom', 5.0)
     assert default.reactive_config() == ReactiveConfig()
 
 

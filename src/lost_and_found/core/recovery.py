@@ -10,7 +10,8 @@ An episode starts when the state becomes LOST::
 
     cancel the user's goal (it stays saved) -> spin 360 deg -> search
         spiral:   leg 1 -> spin -> leg 2 -> spin -> ...   (each leg ends when move_base finishes
-                                                           it or after ``goal_timeout``)
+                                                           it or after its timeout: goal_timeout
+                                                           plus goal_timeout_per_metre per metre)
         reactive: the wander steered by the laser, one twist per step
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
@@ -19,8 +20,12 @@ An episode starts when the state becomes LOST::
        ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
-The spiral falls back to ``reactive`` for the rest of an episode when move_base is unavailable
-when a leg is due, when ``max_aborts`` legs in a row abort, or when no pose estimate exists.
+The spiral is laid out in the odometry frame around where the search starts
+(``spiral_anchor: odom``, the default), so a jump of the pose estimate (global localization, a
+re-seed) does not move the legs away from the robot; or in ``map_frame`` around the last good
+pose (``spiral_anchor: map``). It falls back to ``reactive`` for the rest of an episode when
+move_base is unavailable when a leg is due, when ``max_aborts`` legs in a row fail (aborted,
+rejected or timed out), or when there is nothing to anchor it to (no odometry, no pose).
 
 Pure Python: no ROS, no clock reads. Move_base goal statuses are the integers of
 actionlib_msgs/GoalStatus, mirrored below.
@@ -58,6 +63,9 @@ WARN_PERIOD = 10.0
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
 
+#: Where the spiral is laid out (RecoveryConfig.spiral_anchor).
+ANCHORS = ('odom', 'map')
+
 #: The ReactiveConfig fields exposed as ``reactive/<name>`` parameters.
 REACTIVE_FIELDS = tuple(f.name for f in dataclasses.fields(ReactiveConfig))
 
@@ -80,13 +88,20 @@ class RecoveryConfig:
             benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
         spiral_step: growth (m) of the spiral every two legs.
-        goal_timeout: a spiral leg is cancelled after this long (s).
+        spiral_anchor: ``'odom'`` lays the spiral out in the frame of the ``odom`` messages
+            around the odometry position where the search starts; ``'map'`` in ``map_frame``
+            around the last good pose.
+        goal_timeout: a spiral leg is cancelled after this long (s) plus
+            ``goal_timeout_per_metre`` per metre from the robot to the leg's goal.
+        goal_timeout_per_metre: the leg timeout's allowance per metre (s/m); 0 gives every leg
+            the same ``goal_timeout``.
         max_search_time: budget (s) of one LOST episode before asking for help.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
-        map_frame: frame of the spiral goals.
+        map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         move_base_timeout: wait (s) for the move_base action server at start (in the background).
         move_base_retry: interval (s) between connection attempts while move_base is missing.
-        max_aborts: this many aborted legs in a row switch the episode to ``reactive``.
+        max_aborts: this many failed legs in a row (aborted, rejected or timed out) switch the
+            episode to ``reactive``.
         resume_retries: times the saved goal is sent again when move_base aborts it after a
             recovery (a re-localized robot may have been put down against an obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
@@ -99,7 +114,9 @@ class RecoveryConfig:
     strategy: str = 'spiral'
     spin_speed: float = math.radians(72.0)
     spiral_step: float = 1.0
+    spiral_anchor: str = 'odom'
     goal_timeout: float = 5.0
+    goal_timeout_per_metre: float = 5.0
     max_search_time: float = 120.0
     rate: float = 10.0
     map_frame: str = 'map'
@@ -151,6 +168,7 @@ class RecoveryConfig:
         """Raise ConfigError naming every bad value (the reactive ones as ``reactive/<name>``)."""
         check = Checker(self)
         check.one_of('strategy', STRATEGIES)
+        check.one_of('spiral_anchor', ANCHORS)
         for name in ('spin_speed', 'spiral_step', 'goal_timeout', 'max_search_time',
                      'move_base_retry', 'scan_timeout'):
             check.positive(name)
@@ -158,6 +176,7 @@ class RecoveryConfig:
         # the robot in time.
         check.in_range('rate', 0.1, 1000.0)
         check.non_negative('move_base_timeout')
+        check.non_negative('goal_timeout_per_metre')
         check.positive_int('max_aborts')
         check.require(isinstance(self.resume_retries, int)
                       and not isinstance(self.resume_retries, bool)
@@ -224,7 +243,8 @@ class Command:
     Attributes:
         twist: ``(v, w)`` (m/s, rad/s) to publish on ``cmd_vel``, or None to publish nothing
             (move_base or a person drives).
-        send_goal: ``(x, y, yaw)`` of a spiral leg to send to move_base in ``map_frame``.
+        send_goal: ``(x, y, yaw)`` of a spiral leg to send to move_base in ``goal_frame``.
+        goal_frame: the frame of ``send_goal``.
         cancel: cancel the goal this node has in flight at move_base (a leg or the re-sent goal),
             before sending any new goal.
         cancel_user: cancel someone else's goal at move_base: its goal id, or '' when the id is
@@ -239,6 +259,7 @@ class Command:
 
     twist: tuple = None
     send_goal: tuple = None
+    goal_frame: str = ''
     cancel: bool = False
     cancel_user: str = None
     resend_saved_goal: bool = False
@@ -301,7 +322,9 @@ class RecoveryCore:
         self.move_base_available = False
         self.legs_sent = 0
         self._spiral = None
-        self._center = None             # (x, y) of the spiral, fixed per episode
+        self._spiral_frame = None       # the frame of the episode's spiral
+        self._center = None             # last good pose when the episode started
+        self._leg_timeout = None        # seconds the leg in flight was given
         self._episode_start = None
         self._phase_end = None          # end of the spin, or the deadline of the leg
         self._aborts = 0                # aborted legs in a row
@@ -317,6 +340,7 @@ class RecoveryCore:
         self._scan = None
         self._scan_t = None
         self._odom = self._odom_t = None
+        self._odom_frame = 'odom'       # frame_id of the odometry messages
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._warned = {}               # warning key -> time of the last warning
@@ -422,8 +446,12 @@ class RecoveryCore:
             return
         self._scan, self._scan_t = scan, t
 
-    def on_odom(self, x, y, t):
-        """The robot's position (m) in its odometry frame at ``t`` (the wander's stall check)."""
+    def on_odom(self, x, y, t, frame_id=''):
+        """The robot's position (m) in its odometry frame ``frame_id`` at ``t``.
+
+        It anchors the spiral (``spiral_anchor: odom``) and feeds the wander's stall check. An
+        empty ``frame_id`` keeps the previous one ('odom' at first).
+        """
         t = self._time(t)
         if t is None:
             return
@@ -431,6 +459,8 @@ class RecoveryCore:
             self._warn('odom', 'ignoring non-finite odometry (%r, %r)' % (x, y))
             return
         self._odom, self._odom_t = (float(x), float(y)), t
+        if isinstance(frame_id, str) and frame_id.strip('/ '):
+            self._odom_frame = frame_id.lstrip('/')
 
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
@@ -465,9 +495,9 @@ class RecoveryCore:
             elif self.phase == Phase.LEG:
                 if t >= self._phase_end:
                     _log.info('recovery: leg %d timed out after %.1f s, cancelling it',
-                              self.legs_sent, self.config.goal_timeout)
+                              self.legs_sent, self._leg_timeout)
                     self._out['cancel'] = True
-                    self._spin(t)
+                    self._leg_over(True, t)
             if self.phase == Phase.WANDER:
                 self._out['twist'] = self._wander(t)
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
@@ -552,6 +582,7 @@ class RecoveryCore:
         self.legs_sent = 0
         self._aborts = 0
         self._spiral = None
+        self._spiral_frame = None
         self._center = self._good_pose or self._pose
         self.wander.reset()
         if self.strategy == 'none':
@@ -575,32 +606,52 @@ class RecoveryCore:
         if self.strategy == 'spiral':
             if not self.move_base_available:
                 self._fall_back('move_base is unavailable')
-            elif self._center is None and self._pose is None:
-                self._fall_back('there is no pose estimate to spiral around')
+            elif self._here() is None:
+                self._fall_back('there is no odometry (odom) to lay the spiral out in'
+                                if self.config.spiral_anchor == 'odom' else
+                                'there is no pose estimate to spiral around')
             else:
                 self._send_leg(t)
                 return
         self.phase = Phase.WANDER
 
+    def _here(self):
+        """The robot's latest (x, y) in the spiral's frame, or None when there is none."""
+        if self.config.spiral_anchor == 'odom':
+            return self._odom
+        pose = self._pose or self._center
+        return pose[:2] if pose is not None else None
+
     def _send_leg(self, t):
+        here = self._here()
         if self._spiral is None:
-            x0, y0 = (self._center or self._pose)[:2]
-            self._spiral = self._spiral_factory(x0, y0, self.config.spiral_step)
+            if self.config.spiral_anchor == 'odom':
+                self._spiral_frame, origin = self._odom_frame, here
+            else:
+                self._spiral_frame = self.config.map_frame
+                origin = self._center[:2] if self._center is not None else here
+            self._spiral = self._spiral_factory(origin[0], origin[1], self.config.spiral_step)
         goal = tuple(float(v) for v in self._spiral.next_goal())
         self.legs_sent += 1
         self.phase = Phase.LEG
-        self._phase_end = t + self.config.goal_timeout
+        self._leg_timeout = self.config.goal_timeout + self.config.goal_timeout_per_metre * \
+            math.hypot(goal[0] - here[0], goal[1] - here[1])
+        self._phase_end = t + self._leg_timeout
         self._out['send_goal'] = goal
+        self._out['goal_frame'] = self._spiral_frame
         self._out['goal_tag'] = self._next_tag('leg')
-        _log.info('recovery: spiral leg %d to (%.2f, %.2f)', self.legs_sent, goal[0], goal[1])
+        _log.info('recovery: spiral leg %d to (%.2f, %.2f) in %s, %.1f s', self.legs_sent,
+                  goal[0], goal[1], self._spiral_frame, self._leg_timeout)
 
     def _leg_done(self, status, t):
-        if status in _FAILED:
-            self._aborts += 1
-        else:
-            self._aborts = 0
+        self._leg_over(status in _FAILED, t)
+
+    def _leg_over(self, failed, t):
+        """A leg ended (``failed``: aborted, rejected or timed out): spin, or fall back."""
+        self._aborts = self._aborts + 1 if failed else 0
         if self._aborts >= self.config.max_aborts:
-            self._fall_back('%d spiral legs in a row failed' % self._aborts)
+            self._fall_back('%d spiral legs in a row failed (aborted or timed out)'
+                            % self._aborts)
             self.phase = Phase.WANDER
             return
         self._spin(t)

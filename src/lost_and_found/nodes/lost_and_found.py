@@ -28,6 +28,9 @@ _CHECK_TIMEOUT = 0.5
 #: Interval (s) between connection checks while move_base is up: notices it going away.
 _CHECK_INTERVAL_UP = 1.0
 
+#: Longest wall-clock wait (s) between two looks at the ROS clock while pausing.
+_POLL = 0.1
+
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
 
@@ -90,13 +93,15 @@ class RecoveryNode:
 
     Subscribed topics:
         /lost_service/state (std_msgs/String, latched; via StateClient, ``~state_namespace``)
-        amcl_pose (geometry_msgs/PoseWithCovarianceStamped): the spiral's centre
+        amcl_pose (geometry_msgs/PoseWithCovarianceStamped): the last good pose (the spiral's
+            centre with ``spiral_anchor: map``)
         scan (sensor_msgs/LaserScan): the reactive wander
         move_base_simple/goal (geometry_msgs/PoseStamped): user goals to remember
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
-        odom (nav_msgs/Odometry): wheel odometry, for the reactive wander's stall check
+        odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
+            odom``), and the reactive wander's stall check
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -106,9 +111,10 @@ class RecoveryNode:
     Action clients:
         move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
     Parameters:
-        see RecoveryConfig (strategy, spin_speed, spiral_step, goal_timeout, max_search_time,
-        rate, map_frame, move_base_timeout, move_base_retry, max_aborts, resume_retries,
-        resume_retry_delay, state_namespace, scan_timeout, reactive/*).
+        see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
+        goal_timeout_per_metre, max_search_time, rate, map_frame, move_base_timeout,
+        move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
+        scan_timeout, reactive/*).
     """
 
     def __init__(self, core, config):
@@ -182,7 +188,8 @@ class RecoveryNode:
 
     def _on_odom(self, msg):
         position = msg.pose.pose.position
-        self._guard('odom', lambda: self._core.on_odom(position.x, position.y, self._now()))
+        self._guard('odom', lambda: self._core.on_odom(position.x, position.y, self._now(),
+                                                       msg.header.frame_id))
 
     def _on_simple_goal(self, msg):
         if _callerid(msg) == self._name:
@@ -236,7 +243,8 @@ class RecoveryNode:
             self._cancel_pub.publish(GoalID(stamp=stamp, id=command.cancel_user))
         if command.send_goal is not None:
             self._client.send_goal(
-                move_base_goal_from_leg(command.send_goal, self._config.map_frame, now),
+                move_base_goal_from_leg(command.send_goal,
+                                        command.goal_frame or self._config.map_frame, now),
                 done_cb=functools.partial(self._on_done, command.goal_tag))
         if command.resend_saved_goal:
             with self._lock:
@@ -297,8 +305,17 @@ class RecoveryNode:
                 self._available = available
             with self._lock:
                 self._core.on_move_base_available(available)
-            self._stopping.wait(
-                _CHECK_INTERVAL_UP if available else self._config.move_base_retry)
+            self._pause(_CHECK_INTERVAL_UP if available else self._config.move_base_retry)
+
+    def _pause(self, seconds):
+        """Wait ``seconds`` of ROS time (sim time in a simulation, like every other period of
+        this node), returning early on shutdown or when the clock jumps back."""
+        start = rospy.get_time()
+        while not self._stopping.is_set() and not rospy.is_shutdown():
+            now = rospy.get_time()
+            if now < start or now - start >= seconds:
+                return
+            self._stopping.wait(min(seconds - (now - start), _POLL))
 
     def _on_shutdown(self):
         self._stopping.set()
