@@ -233,19 +233,34 @@ def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():
 
 
 def test_map_anchored_spiral_is_around_the_last_good_pose():
-    core = make_core(spiral_anchor='map', goal_timeout_per_metre=0.0)
+    core = make_core(spiral_anchor='map')
     runner = Runner(core)
-    user_goal_then_lost(core, runner)
+    user_goal_then_lost(core, runner)     # the estimate then jumps to (-50, 30)
     expected = SpiralSearch(9.0, 9.0, 1.0)
     leg = runner.until(lambda c: c.send_goal is not None)
     assert leg.send_goal == pytest.approx(expected.next_goal()) and leg.goal_frame == 'map'
+    # The timeout goes by the leg's length (1 m from the centre), not by the distance from the
+    # jumped estimate (64 m, which would outlast the whole search).
     sent = runner.t
     runner.until(lambda c: c.cancel)
-    assert runner.t - sent == pytest.approx(5.0, abs=DT + 1e-9)      # no allowance per metre
-    # A jump of the estimate (global localization) does not move the spiral.
+    assert runner.t - sent == pytest.approx(10.0, abs=DT + 1e-9)
     core.on_pose(-20.0, 7.0, 0.0)
-    assert runner.until(lambda c: c.send_goal is not None).send_goal == \
-        pytest.approx(expected.next_goal())
+    leg2 = runner.until(lambda c: c.send_goal is not None)
+    assert leg2.send_goal == pytest.approx(expected.next_goal())
+    sent = runner.t
+    runner.until(lambda c: c.cancel)
+    assert runner.t - sent == pytest.approx(10.0, abs=DT + 1e-9)     # (10, 9) -> (10, 10)
+
+
+def test_map_anchored_spiral_without_allowance_gives_every_leg_goal_timeout():
+    core = make_core(spiral_anchor='map', goal_timeout_per_metre=0.0)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    for _ in range(2):
+        runner.until(lambda c: c.send_goal is not None)
+        sent = runner.t
+        runner.until(lambda c: c.cancel)
+        assert runner.t - sent == pytest.approx(5.0, abs=DT + 1e-9)
 
 
 def test_odom_anchored_spiral_takes_the_odometry_frame():
@@ -256,12 +271,17 @@ def test_odom_anchored_spiral_takes_the_odometry_frame():
     leg = runner.until(lambda c: c.send_goal is not None)
     assert leg.goal_frame == 'odom_combined'
     assert leg.send_goal[:2] == pytest.approx((2.0, 2.0))
-    # The odometry frame is fixed for the episode; a later message without one keeps it.
-    core.on_odom(1.5, 2.0, runner.t, '')
+    # The frame is fixed for the episode, even when the odometry's changes.
+    core.on_odom(1.5, 2.0, runner.t, 'wheel_odom')
     core.on_goal_done(SUCCEEDED, True, runner.t, leg.goal_tag)
     leg2 = runner.until(lambda c: c.send_goal is not None)
     assert leg2.goal_frame == 'odom_combined'
     assert leg2.send_goal[:2] == pytest.approx((2.0, 3.0))
+    # The next episode takes the new one; a message without a frame keeps the previous one.
+    core.on_odom(1.5, 2.0, runner.t, '')
+    core.on_state(State.LOCALIZING, runner.t)
+    core.on_state(State.LOST, runner.t)
+    assert runner.until(lambda c: c.send_goal is not None).goal_frame == 'wheel_odom'
 
 
 def test_timed_out_legs_count_towards_max_aborts():
@@ -275,7 +295,7 @@ def test_timed_out_legs_count_towards_max_aborts():
     runner.until(lambda c: c.send_goal is not None)
     assert core.strategy == 'spiral'
     last = runner.until(lambda c: c.cancel)          # timed out: 3, fall back at once
-    assert core.strategy == 'reactive' and 'timed out' in core.fallback_reason
+    assert core.strategy == 'reactive' and 'the last timed out' in core.fallback_reason
     assert core.phase == Phase.WANDER and last.send_goal is None
     assert core.legs_sent == 3
 
@@ -337,6 +357,7 @@ def test_max_aborts_in_a_row_fall_back_to_reactive():
         runner.until(lambda c: c.send_goal is not None)
         core.on_goal_done(ABORTED, True, runner.t)
     assert core.strategy == 'reactive' and '3' in core.fallback_reason
+    assert 'the last aborted' in core.fallback_reason
     assert core.phase == Phase.WANDER
     assert core.legs_sent == 6
     core.on_scan(SCAN, runner.t)

@@ -79,7 +79,7 @@ ODOM_WAIT = 0.1
 
 #: Every topic the nodes of the two launch files subscribe to (what Part A replays).
 RECORD_TOPICS = (
-    '/scan', '/tf', '/tf_static', '/amcl_pose', '/initialpose', '/cmd_vel',
+    '/scan', '/odom', '/tf', '/tf_static', '/amcl_pose', '/initialpose', '/cmd_vel',
     '/mobile_base/sensors/core', '/mobile_base/events/wheel_drop', '/fiducial_transforms',
     '/lost_detector/status', '/lost_detector/reset', '/kidnap_monitor/picked_up',
     '/kidnap_monitor/kidnapped', '/kidnap_monitor/on_dock', '/lost_service/state',
@@ -1004,14 +1004,18 @@ class RecoveryHarness(Harness):
 
     node = 'lost_and_found'
     primary = ('amcl_pose', 'scan', 'timer')
-    order = ('amcl_pose', 'scan', 'move_base/goal', 'move_base/result', 'state', 'timer')
-    inputs = {'amcl_pose': '/amcl_pose', 'scan': '/scan', 'move_base/goal': '/move_base/goal',
-              'move_base/result': '/move_base/result', 'state': '/lost_service/state'}
+    order = ('amcl_pose', 'scan', 'odom', 'move_base/goal', 'move_base/result', 'state',
+             'timer')
+    inputs = {'amcl_pose': '/amcl_pose', 'scan': '/scan', 'odom': '/odom',
+              'move_base/goal': '/move_base/goal', 'move_base/result': '/move_base/result',
+              'state': '/lost_service/state'}
     covers = {
         'amcl_pose': 'RecoveryNode._on_pose: yaw_from_quaternion + RecoveryCore.on_pose under '
         'the lock + the saved-goal check.',
         'scan': 'RecoveryNode._on_scan: scan_from_msg (the ranges copied into a tuple) + '
         'RecoveryCore.on_scan.',
+        'odom': 'RecoveryNode._on_odom: RecoveryCore.on_odom (position and frame, for the '
+        'spiral\'s anchor and the wander\'s stall check) under the lock + the saved-goal check.',
         'move_base/goal': 'RecoveryNode._on_action_goal: user_goal_from_pose + '
         'RecoveryCore.on_user_goal (its own goals skipped by caller id).',
         'move_base/result': 'RecoveryNode._on_result: RecoveryCore.on_goal_done.',
@@ -1048,6 +1052,7 @@ class RecoveryHarness(Harness):
                 'state', lambda: node._on_state(_state_of(m))),
             '/amcl_pose': lambda t, m: watch.measure('amcl_pose', node._on_pose, m),
             '/scan': lambda t, m: watch.measure('scan', node._on_scan, m),
+            '/odom': lambda t, m: watch.measure('odom', node._on_odom, m),
             '/move_base_simple/goal': lambda t, m: watch.measure(
                 'move_base_simple/goal', node._on_simple_goal, m),
             '/move_base/goal': lambda t, m: watch.measure('move_base/goal',
@@ -1072,17 +1077,18 @@ class WanderHarness(RecoveryHarness):
         'timer while wandering (reactive)': 'RecoveryNode._on_timer with strategy reactive in '
         'phase WANDER: RecoveryCore.step runs ReactiveWander on the latest recorded scan + the '
         'twist message. The robot state is forced to LOST at the start of each pass; the '
-        'recorded scans and poses are fed as they came.',
+        'recorded scans, poses and odometry are fed as they came.',
         'timer while spinning': 'RecoveryNode._on_timer in phase SPIN (the open-loop spin '
         'that starts each search).',
     }
     strategy = 'reactive'
 
     def handlers(self, watch):
-        """Scans and poses only (the state is imposed)."""
+        """Scans, poses and odometry only (the state is imposed)."""
         node = self.adapter
         return {'/amcl_pose': lambda t, m: node._on_pose(m),
-                '/scan': lambda t, m: node._on_scan(m)}
+                '/scan': lambda t, m: node._on_scan(m),
+                '/odom': lambda t, m: node._on_odom(m)}
 
     def run_pass(self, events, watch, clock):
         """Impose LOST at the first event, then replay."""

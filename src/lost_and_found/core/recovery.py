@@ -11,7 +11,8 @@ An episode starts when the state becomes LOST::
     cancel the user's goal (it stays saved) -> spin 360 deg -> search
         spiral:   leg 1 -> spin -> leg 2 -> spin -> ...   (each leg ends when move_base finishes
                                                            it or after its timeout: goal_timeout
-                                                           plus goal_timeout_per_metre per metre)
+                                                           plus goal_timeout_per_metre per metre
+                                                           of the leg)
         reactive: the wander steered by the laser, one twist per step
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
@@ -20,12 +21,13 @@ An episode starts when the state becomes LOST::
        ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
-The spiral is laid out in the odometry frame around where the search starts
-(``spiral_anchor: odom``, the default), so a jump of the pose estimate (global localization, a
-re-seed) does not move the legs away from the robot; or in ``map_frame`` around the last good
-pose (``spiral_anchor: map``). It falls back to ``reactive`` for the rest of an episode when
-move_base is unavailable when a leg is due, when ``max_aborts`` legs in a row fail (aborted,
-rejected or timed out), or when there is nothing to anchor it to (no odometry, no pose).
+The spiral is laid out in the odometry frame around where the robot is when its first leg is
+sent, after the first spin (``spiral_anchor: odom``, the default), so a jump of the pose
+estimate (global localization, a re-seed) does not move the legs away from the robot; or in
+``map_frame`` around the last good pose (``spiral_anchor: map``). It falls back to
+``reactive`` for the rest of an episode when move_base is unavailable when a leg is due, when
+``max_aborts`` legs in a row fail (aborted, rejected, lost or timed out), or when there is
+nothing to anchor it to (no odometry, no pose).
 
 Pure Python: no ROS, no clock reads. Move_base goal statuses are the integers of
 actionlib_msgs/GoalStatus, mirrored below.
@@ -50,8 +52,9 @@ REJECTED = 5
 RECALLED = 8
 GOAL_LOST = 9
 
-#: Leg outcomes that count towards ``max_aborts``: move_base could not drive the leg.
-_FAILED = frozenset({ABORTED, REJECTED, GOAL_LOST})
+#: Leg outcomes that count towards ``max_aborts`` (with a timeout): move_base could not drive
+#: the leg. Their names are for the logs.
+_FAILED = {ABORTED: 'aborted', REJECTED: 'rejected', GOAL_LOST: 'lost'}
 
 #: Seconds between repeated NEED_HELP requests while lost_service has not granted it (the
 #: service may be restarting; asking every step would flood it).
@@ -89,10 +92,12 @@ class RecoveryConfig:
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
         spiral_step: growth (m) of the spiral every two legs.
         spiral_anchor: ``'odom'`` lays the spiral out in the frame of the ``odom`` messages
-            around the odometry position where the search starts; ``'map'`` in ``map_frame``
+            around the odometry position when the first leg is sent; ``'map'`` in ``map_frame``
             around the last good pose.
         goal_timeout: a spiral leg is cancelled after this long (s) plus
-            ``goal_timeout_per_metre`` per metre from the robot to the leg's goal.
+            ``goal_timeout_per_metre`` per metre of the leg: from the robot's odometry position
+            to the leg's goal (``spiral_anchor: odom``), or from the previous leg's goal (or
+            the centre) with ``spiral_anchor: map``, where the estimate may have jumped.
         goal_timeout_per_metre: the leg timeout's allowance per metre (s/m); 0 gives every leg
             the same ``goal_timeout``.
         max_search_time: budget (s) of one LOST episode before asking for help.
@@ -323,11 +328,12 @@ class RecoveryCore:
         self.legs_sent = 0
         self._spiral = None
         self._spiral_frame = None       # the frame of the episode's spiral
-        self._center = None             # last good pose when the episode started
+        self._center = None             # last good pose (else latest pose) at the episode start
+        self._leg_start = None          # (x, y) the leg in flight is measured from
         self._leg_timeout = None        # seconds the leg in flight was given
         self._episode_start = None
         self._phase_end = None          # end of the spin, or the deadline of the leg
-        self._aborts = 0                # aborted legs in a row
+        self._aborts = 0                # failed legs in a row (aborted, rejected, timed out)
         self._resume = False            # an episode happened: re-send the goal when localized
         self._resent = False            # our re-send of the saved goal is at move_base
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
@@ -497,7 +503,7 @@ class RecoveryCore:
                     _log.info('recovery: leg %d timed out after %.1f s, cancelling it',
                               self.legs_sent, self._leg_timeout)
                     self._out['cancel'] = True
-                    self._leg_over(True, t)
+                    self._leg_over('timed out', t)
             if self.phase == Phase.WANDER:
                 self._out['twist'] = self._wander(t)
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
@@ -623,19 +629,23 @@ class RecoveryCore:
         return pose[:2] if pose is not None else None
 
     def _send_leg(self, t):
-        here = self._here()
         if self._spiral is None:
             if self.config.spiral_anchor == 'odom':
-                self._spiral_frame, origin = self._odom_frame, here
+                self._spiral_frame, origin = self._odom_frame, self._odom
             else:
                 self._spiral_frame = self.config.map_frame
-                origin = self._center[:2] if self._center is not None else here
+                origin = self._center[:2] if self._center is not None else self._here()
             self._spiral = self._spiral_factory(origin[0], origin[1], self.config.spiral_step)
+            self._leg_start = origin
+        # Odometry is where the robot really went; in the map the estimate may have jumped
+        # anywhere, so there a leg is measured from the previous leg's goal.
+        start = self._odom if self.config.spiral_anchor == 'odom' else self._leg_start
         goal = tuple(float(v) for v in self._spiral.next_goal())
+        self._leg_start = goal[:2]
         self.legs_sent += 1
         self.phase = Phase.LEG
         self._leg_timeout = self.config.goal_timeout + self.config.goal_timeout_per_metre * \
-            math.hypot(goal[0] - here[0], goal[1] - here[1])
+            math.hypot(goal[0] - start[0], goal[1] - start[1])
         self._phase_end = t + self._leg_timeout
         self._out['send_goal'] = goal
         self._out['goal_frame'] = self._spiral_frame
@@ -644,14 +654,15 @@ class RecoveryCore:
                   goal[0], goal[1], self._spiral_frame, self._leg_timeout)
 
     def _leg_done(self, status, t):
-        self._leg_over(status in _FAILED, t)
+        self._leg_over(_FAILED.get(status), t)
 
-    def _leg_over(self, failed, t):
-        """A leg ended (``failed``: aborted, rejected or timed out): spin, or fall back."""
-        self._aborts = self._aborts + 1 if failed else 0
+    def _leg_over(self, failure, t):
+        """A leg ended, ``failure`` says how it failed ('aborted', 'timed out', ...) or is None:
+        spin, or fall back after ``max_aborts`` failures in a row."""
+        self._aborts = self._aborts + 1 if failure else 0
         if self._aborts >= self.config.max_aborts:
-            self._fall_back('%d spiral legs in a row failed (aborted or timed out)'
-                            % self._aborts)
+            self._fall_back('%d spiral legs in a row failed (aborted, rejected or timed out; '
+                            'the last %s)' % (self._aborts, failure))
             self.phase = Phase.WANDER
             return
         self._spin(t)

@@ -242,9 +242,12 @@ class RecoveryNode:
             stamp = rospy.Time(0) if command.cancel_user else now
             self._cancel_pub.publish(GoalID(stamp=stamp, id=command.cancel_user))
         if command.send_goal is not None:
+            frame = command.goal_frame or self._config.map_frame
+            # A leg in another frame (odom) is stamped 0, "the latest transform": move_base
+            # transforms a goal at its stamp, and map -> odom at "now" may not exist yet.
+            stamp = now if frame == self._config.map_frame else rospy.Time(0)
             self._client.send_goal(
-                move_base_goal_from_leg(command.send_goal,
-                                        command.goal_frame or self._config.map_frame, now),
+                move_base_goal_from_leg(command.send_goal, frame, stamp),
                 done_cb=functools.partial(self._on_done, command.goal_tag))
         if command.resend_saved_goal:
             with self._lock:
