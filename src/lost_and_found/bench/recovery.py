@@ -188,15 +188,44 @@ class Trial:
 
 
 def build_oracle(ctx, grid, free):
-    """The oracle bound for this map, or None (no fiducials, or the module cannot build it)."""
+    """The oracle bounds for this map, or None without fiducials.
+
+    Returns ``{'camera': Oracle, 'fix': Oracle}``: the first counts every tag the simulated
+    camera reports (the issue's bound), the second only detections fiducial_localizer keeps
+    (its distance, view-angle and object-error gates): the least time to being *found*.
+    """
     if not ctx.args.fiducials:
         return None
-    from lost_and_found.bench.oracle import Oracle
+    from lost_and_found.bench.oracle import Oracle, localizer_acceptance
     from lost_and_found.core.fiducial import load_fiducial_map
+    fiducials = load_fiducial_map(ctx.args.fiducials)
     ctx.progress('oracle: what the camera sees from every place of the map...')
-    built = Oracle(grid, load_fiducial_map(ctx.args.fiducials))
+    built = {'camera': Oracle(grid, fiducials)}
+    ctx.progress('oracle: ... and what the fiducial node keeps of it')
+    built['fix'] = Oracle(grid, fiducials, acceptance=localizer_acceptance())
     ctx.progress('oracle: ready')
     return built
+
+
+def oracle_fields(oracles, put_down, time_to_recover):
+    """The record's oracle fields for a trial put down at ``put_down``.
+
+    ``oracle_s`` / ``oracle`` / ``oracle_ratio`` / ``oracle_excess_s`` for the camera's bound,
+    ``oracle_fix_s`` / ``oracle_fix_ratio`` for the fiducial node's; a ratio only when the
+    trial recovered and the bound is > 0.
+    """
+    fields = {}
+    for key, name in (('camera', 'oracle'), ('fix', 'oracle_fix')):
+        seconds, detail = oracles[key].time(put_down)
+        fields[name + '_s'] = seconds
+        if key == 'camera':
+            fields['oracle'] = detail
+        if time_to_recover is not None and seconds is not None:
+            if key == 'camera':
+                fields['oracle_excess_s'] = time_to_recover - seconds
+            if seconds > 0:
+                fields[name + '_ratio'] = time_to_recover / seconds
+    return fields
 
 
 def reset(session, driver, pose):
@@ -302,13 +331,7 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
         'driven_m': odometer.until(trial.t_recovered),
     })
     if oracle is not None:
-        seconds, detail = oracle.time(put_down)
-        record['oracle_s'] = seconds
-        record['oracle'] = detail
-        if record['time_to_recover'] is not None and seconds is not None:
-            record['oracle_excess_s'] = record['time_to_recover'] - seconds
-            if seconds > 0:
-                record['oracle_ratio'] = record['time_to_recover'] / seconds
+        record.update(oracle_fields(oracle, put_down, record['time_to_recover']))
     return record
 
 
@@ -329,6 +352,8 @@ def summarize(trials, strategies):
             'time_to_goal': report.stats([t['time_to_goal'] for t in mine if t['resumed']]),
             'oracle_s': report.stats([t.get('oracle_s') for t in mine]),
             'oracle_ratio': report.stats([t.get('oracle_ratio') for t in recovered]),
+            'oracle_fix_s': report.stats([t.get('oracle_fix_s') for t in mine]),
+            'oracle_fix_ratio': report.stats([t.get('oracle_fix_ratio') for t in recovered]),
             'oracle_excess_s': report.stats([t.get('oracle_excess_s') for t in recovered]),
             'need_help': sum(1 for t in mine if t['need_help']),
             'collisions': sum(t['collisions'] for t in mine),
@@ -352,16 +377,21 @@ def markdown(summary, label, strategies):
             '%s / %s' % (report.fmt(s['oracle_s']['median'], 1),
                          report.fmt(s['oracle_s']['p90'], 1)),
             report.fmt(ratio['median'], 1), report.fmt(s['oracle_excess_s']['median'], 1),
+            '%s / %s' % (report.fmt(s['oracle_fix_s']['median'], 1),
+                         report.fmt(s['oracle_fix_s']['p90'], 1)),
+            report.fmt(s['oracle_fix_ratio']['median'], 1),
             s['need_help'], s['collisions'], report.fmt(s['driven_m']['median'], 1)])
     return 'Map `%s`: lift kidnaps (3 s, put down >= %.0f m away) while driving to a goal; ' \
         'recovered = within %.2f m / %.2f rad of the truth for %.0f s, within %.0f s of the ' \
         'put-down. Times in sim s from the put-down (median / p90); the ratio to the oracle ' \
-        'is over trials whose bound is > 0.\n\n%s\n' % (
+        'is over trials whose bound is > 0. The oracle bound counts every tag the camera ' \
+        'reports; the fix bound only the detections fiducial_localizer keeps.\n\n%s\n' % (
             label, KIDNAP_DISTANCE, FOUND_XY, FOUND_YAW, FOUND_HOLD, RECOVERY_BUDGET,
             report.markdown_table(
                 ['strategy', 'trials', 'recovered', 'goal resumed', 'time to recover',
                  'time to goal', 'oracle bound', 'recover / oracle (median)',
-                 'recover - oracle (median s)', 'NEED_HELP',
+                 'recover - oracle (median s)', 'fix bound', 'recover / fix bound (median)',
+                 'NEED_HELP',
                  'collisions', 'm driven to recover (median)'], rows))
 
 
