@@ -284,6 +284,21 @@ def test_odom_anchored_spiral_takes_the_odometry_frame():
     assert runner.until(lambda c: c.send_goal is not None).goal_frame == 'wheel_odom'
 
 
+def test_a_spiral_on_stale_odometry_is_sent_with_a_warning(caplog):
+    core = make_core()          # odometry at t = 0 only
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert leg.send_goal[:2] == pytest.approx((ODOM[0] + 1.0, ODOM[1]))
+    assert any('odometry 5.0 s old' in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    core.on_odom(*ODOM, runner.t)
+    core.on_state(State.LOCALIZING, runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    assert not any('old' in r.getMessage() for r in caplog.records)
+
+
 def test_timed_out_legs_count_towards_max_aborts():
     core = make_core(max_aborts=3)
     runner = Runner(core)

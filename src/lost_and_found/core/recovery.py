@@ -63,6 +63,10 @@ NEED_HELP_RETRY = 5.0
 #: Seconds between two warnings about the same repeating problem.
 WARN_PERIOD = 10.0
 
+#: Odometry older than this (s) when a spiral is anchored on it gets a warning: a TurtleBot's
+#: base publishes it at 20-50 Hz, so the base driver has probably stopped.
+ODOM_STALE = 2.0
+
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
 
@@ -632,6 +636,9 @@ class RecoveryCore:
         if self._spiral is None:
             if self.config.spiral_anchor == 'odom':
                 self._spiral_frame, origin = self._odom_frame, self._odom
+                if t - self._odom_t > ODOM_STALE:
+                    self._warn('odom_stale', 'the spiral is laid out around odometry %.1f s '
+                               'old: is the base driver publishing odom?' % (t - self._odom_t))
             else:
                 self._spiral_frame = self.config.map_frame
                 origin = self._center[:2] if self._center is not None else self._here()
