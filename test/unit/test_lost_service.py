@@ -103,6 +103,30 @@ def test_a_cloud_that_never_doubted_does_not_localize_a_kidnapped_robot():
     assert service.state == State.IDLE
 
 
+def test_kidnap_needs_fix_ends_a_kidnap_only_through_a_pose_fix():
+    service = localized_service(localized_after=3, kidnap_needs_fix=True)
+    lift_and_put_down(service, 3.0)
+    localize(service, 20.0, count=10)   # amcl doubts, then converges: not enough after a kidnap
+    assert service.state == State.LOST
+    service.on_initialpose(40.0)         # a fiducial fix
+    assert service.state == State.LOCALIZING
+    for i in range(3):
+        service.on_pose(HOME, TIGHT, 41.0 + i)
+    assert service.state == State.IDLE
+    # Lost again without a kidnap (tier 2 on the ground): amcl alone may end it.
+    service.on_detector_status('lost', 50.0)
+    assert service.state == State.LOST
+    localize(service, 51.0)
+    assert service.state == State.IDLE
+
+
+def test_without_kidnap_needs_fix_amcl_alone_ends_a_kidnap():
+    service = localized_service(localized_after=3)
+    lift_and_put_down(service, 3.0)
+    localize(service, 20.0)
+    assert service.state == State.IDLE
+
+
 def test_tier2_on_the_ground_goes_lost_and_calls_global_localization_once():
     service = localized_service(global_localization_holdoff=20.0)
     service.on_detector_status('confused', 1.0)

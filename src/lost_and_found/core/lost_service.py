@@ -25,7 +25,10 @@ Rules:
   ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
   not enough: right after a reset it reads ``normal`` until ``queue_min`` readings arrived.
   While LOST, tight poses count only once amcl has shown doubt (a pose that is not tight) since
-  the robot got lost: a cloud that stayed tight through a kidnap proves nothing.
+  the robot got lost: a cloud that stayed tight through a kidnap proves nothing. With
+  ``kidnap_needs_fix``, tight poses do not end a LOST that began with a kidnap at all: only a
+  pose fix (LOCALIZING) does, since amcl can converge tight at a place that looks like the
+  right one.
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
@@ -81,6 +84,8 @@ class LostServiceConfig:
             LOST; 0 waits for ever.
         kidnap_grace: a ``kidnapped`` that arrives this many seconds after a short-lift
             put-down still makes it a kidnap.
+        kidnap_needs_fix: after a kidnap, leave LOST only through a pose fix (a fiducial, a
+            person's initialpose, docking), never on tight amcl poses alone.
     """
 
     reseed_sigma_xy: float = 0.5
@@ -97,6 +102,7 @@ class LostServiceConfig:
     reseed_holdoff: float = 10.0
     localizing_timeout: float = 20.0
     kidnap_grace: float = 0.5
+    kidnap_needs_fix: bool = False
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -185,6 +191,7 @@ class LostService:
         self._last_global_call = None
         self._last_nomotion = None
         self._lift_kidnapped = False    # kidnapped rose during the current / last lift
+        self._kidnap_episode = False    # the robot has not been localized since a kidnap
         self._short_put_down = None     # time of the last put-down after a short lift
         self._reseed_at = None          # time of the last put-down re-seed
         self._localizing_since = None
@@ -204,6 +211,7 @@ class LostService:
             _log.info('state %s -> %s: %s', before.value, target.value, reason)
             if target in LOCALIZED:
                 self._global_armed = True
+                self._kidnap_episode = False
             if target == State.LOST and before in LOCALIZED:
                 self._seen_doubt = False
             if target == State.LOCALIZING:
@@ -288,6 +296,7 @@ class LostService:
         self._change(State.LOST, reason)
         self._seen_doubt = False
         self._global_armed = True
+        self._kidnap_episode = True
         actions.reset_detector = True
         pose = self.last_good_pose or self.last_pose
         if pose is not None:
@@ -352,7 +361,13 @@ class LostService:
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0
-            if self._tight_streak >= self.config.localized_after:
+            if self._tight_streak >= self.config.localized_after and \
+                    self.state == State.LOST and self.config.kidnap_needs_fix and \
+                    self._kidnap_episode:
+                if self._tight_streak == self.config.localized_after:
+                    _log.info('%d tight poses in a row, but after a kidnap only a pose fix ends '
+                              'LOST (kidnap_needs_fix)', self._tight_streak)
+            elif self._tight_streak >= self.config.localized_after:
                 self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
                              'localized' % self._tight_streak)
         return Actions()
