@@ -214,17 +214,15 @@ def oracle_fields(oracles, put_down, time_to_recover):
     ``oracle_fix_s`` / ``oracle_fix_ratio`` for the fiducial node's; a ratio only when the
     trial recovered and the bound is > 0.
     """
-    fields = {}
-    for key, name in (('camera', 'oracle'), ('fix', 'oracle_fix')):
-        seconds, detail = oracles[key].time(put_down)
-        fields[name + '_s'] = seconds
-        if key == 'camera':
-            fields['oracle'] = detail
-        if time_to_recover is not None and seconds is not None:
-            if key == 'camera':
-                fields['oracle_excess_s'] = time_to_recover - seconds
-            if seconds > 0:
-                fields[name + '_ratio'] = time_to_recover / seconds
+    camera_s, detail = oracles['camera'].time(put_down)
+    fix_s, _ = oracles['fix'].time(put_down)
+    fields = {'oracle_s': camera_s, 'oracle': detail, 'oracle_fix_s': fix_s}
+    if time_to_recover is not None:
+        if camera_s is not None:
+            fields['oracle_excess_s'] = time_to_recover - camera_s
+        for name, seconds in (('oracle_ratio', camera_s), ('oracle_fix_ratio', fix_s)):
+            if seconds is not None and seconds > 0:
+                fields[name] = time_to_recover / seconds
     return fields
 
 

@@ -361,15 +361,14 @@ class LostService:
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0
-            if self._tight_streak >= self.config.localized_after and \
-                    self.state == State.LOST and self.config.kidnap_needs_fix and \
-                    self._kidnap_episode:
-                if self._tight_streak == self.config.localized_after:
-                    _log.info('%d tight poses in a row, but after a kidnap only a pose fix ends '
-                              'LOST (kidnap_needs_fix)', self._tight_streak)
-            elif self._tight_streak >= self.config.localized_after:
+            needs_fix = self.state == State.LOST and self.config.kidnap_needs_fix and \
+                self._kidnap_episode
+            if self._tight_streak >= self.config.localized_after and not needs_fix:
                 self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
                              'localized' % self._tight_streak)
+            elif self._tight_streak == self.config.localized_after:
+                _log.info('%d tight poses in a row, but after a kidnap only a pose fix ends '
+                          'LOST (kidnap_needs_fix)', self._tight_streak)
         return Actions()
 
     def on_initialpose(self, t):
