@@ -1,0 +1,183 @@
+"""A short memory of laser returns around the robot, in the odometry frame.
+
+A TurtleBot2's Kinect sees 57 degrees ahead and nothing nearer than 0.45 m: the wall the robot
+is about to touch, or the door jamb beside it, has left the view by then. move_base keeps such
+returns in its local costmap (marked where a beam ended, cleared where a later beam passed
+through, in the ``odom`` frame so a wrong ``map`` pose does not move them), and that is what
+keeps it off walls it can no longer see. :class:`ObstacleMemory` is the same idea, small enough
+for a reactive controller:
+
+* :meth:`ObstacleMemory.add_scan` first *clears* every remembered point that a beam of the new
+  scan passed through (a valid range, or no return at all, longer than the point's distance),
+  then *marks* the scan's returns nearer than ``mark_range``. Beams with no information (NaN,
+  ``-inf``: nearer than the sensor measures, readings below ``range_min``) clear nothing: a
+  Kinect facing a wall at 0.3 m reads ``-inf``, and the wall must stay remembered.
+* Points farther than ``keep_radius`` from the sensor are forgotten (a rolling window), and at
+  most one point is kept per ``cell`` (the newest), so the memory stays small.
+* A robot that moved farther than ``jump_distance`` between two scans did not drive there: its
+  odometry was reset (or a scan came from another run), and everything is forgotten.
+* :meth:`ObstacleMemory.points_around` gives the remembered points in the robot's frame.
+
+Odometry drifts slowly, so points remembered a few metres ago stay good enough to stop for.
+Pure Python + numpy: no ROS; poses are ``(x, y, yaw)`` in the odometry frame.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from lost_and_found.core.config import Checker
+from lost_and_found.core.scan_agreement import LaserMount
+
+
+@dataclasses.dataclass(frozen=True)
+class ObstacleMemoryConfig:
+    """How much of what the laser saw is remembered.
+
+    Attributes:
+        cell: one point is kept per square cell of this size (m): the memory's resolution.
+        mark_range: only returns nearer than this (m) to the sensor are remembered.
+        keep_radius: points farther than this (m) from the sensor are forgotten; at least
+            ``mark_range``.
+        clear_margin: a beam clears a remembered point when it reached at least this much
+            (m) beyond it (range noise must not erase the wall the beam ended on).
+        jump_distance: the robot's odometry moving farther than this (m) from one scan to the
+            next means the odometry was reset: everything remembered is forgotten.
+    """
+
+    cell: float = 0.05
+    mark_range: float = 2.5
+    keep_radius: float = 3.0
+    clear_margin: float = 0.1
+    jump_distance: float = 1.0
+
+    def validate(self):
+        """Raise ConfigError naming every bad value."""
+        check = Checker(self)
+        for field in dataclasses.fields(self):
+            check.positive(field.name)
+        if not check.problems and self.keep_radius < self.mark_range:
+            check.problem('keep_radius=%r < mark_range=%r: a point would be forgotten as soon '
+                          'as it is marked' % (self.keep_radius, self.mark_range))
+        check.done()
+
+
+def to_frame(points, pose):
+    """``points`` (N, 2) given in the frame of the world, expressed in the frame of ``pose``."""
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = points[:, 0] - x, points[:, 1] - y
+    return np.column_stack((c * dx + s * dy, -s * dx + c * dy))
+
+
+def from_frame(points, pose):
+    """``points`` (N, 2) given in the frame of ``pose``, expressed in the world's frame."""
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    px, py = points[:, 0], points[:, 1]
+    return np.column_stack((x + c * px - s * py, y + s * px + c * py))
+
+
+class ObstacleMemory:
+    """Laser returns remembered in the odometry frame (see the module docstring).
+
+    Args:
+        config: an :class:`ObstacleMemoryConfig` (validated here).
+
+    Raises:
+        ConfigError: when ``config`` is invalid.
+    """
+
+    def __init__(self, config=ObstacleMemoryConfig()):
+        """An empty memory."""
+        config.validate()
+        self.config = config
+        self._points = np.empty((0, 2))
+        self._last_pose = None          # the robot's odometry pose at the last scan
+
+    def __len__(self):
+        """Number of remembered points."""
+        return len(self._points)
+
+    def clear(self):
+        """Forget everything (e.g. the robot was carried somewhere else)."""
+        self._points = np.empty((0, 2))
+        self._last_pose = None
+
+    def add_scan(self, robot_pose, scan, mount=LaserMount()):
+        """Clear what the scan saw through, then remember its near returns.
+
+        Args:
+            robot_pose: the robot's ``(x, y, yaw)`` in the odometry frame when it scanned.
+            scan: the scan's ``ranges`` (m; REP 117 codes allowed), ``angle_min``,
+                ``angle_increment`` (rad, may be negative), ``range_min`` and ``range_max``
+                (a reactive or scan_agreement ``Scan``).
+            mount: where the laser sits on the robot (a scan_agreement ``LaserMount``).
+
+        Raises:
+            ValueError: for a non-finite pose or bad angles or limits; the memory is unchanged.
+        """
+        x, y, yaw = (float(v) for v in robot_pose)
+        if not all(math.isfinite(v) for v in (x, y, yaw)):
+            raise ValueError('robot pose %r must be three finite numbers' % (robot_pose,))
+        angle_min, inc = float(scan.angle_min), float(scan.angle_increment)
+        range_min, range_max = float(scan.range_min), float(scan.range_max)
+        if not (math.isfinite(angle_min) and math.isfinite(inc) and inc != 0.0):
+            raise ValueError('bad scan angles: angle_min=%r angle_increment=%r'
+                             % (angle_min, inc))
+        if not (math.isfinite(range_min) and math.isfinite(range_max) and range_max > 0.0):
+            raise ValueError('bad scan limits: range_min=%r range_max=%r'
+                             % (range_min, range_max))
+        if self._last_pose is not None and math.hypot(
+                x - self._last_pose[0], y - self._last_pose[1]) > self.config.jump_distance:
+            self._points = np.empty((0, 2))
+        self._last_pose = (x, y)
+        if mount.upside_down:
+            angle_min, inc = -angle_min, -inc       # its angles run clockwise
+        sensor = from_frame(np.array([[mount.x, mount.y]]), (x, y, yaw))[0]
+        sensor = (float(sensor[0]), float(sensor[1]), yaw + mount.yaw)
+        ranges = np.asarray(scan.ranges, dtype=float).ravel()
+        with np.errstate(invalid='ignore'):
+            valid = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
+            # How far each beam saw free space: to its return, or all the way without one.
+            reach = np.where(valid, ranges, np.nan)
+            reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
+        kept = self._clear(to_frame(self._points, sensor), reach, angle_min, inc)
+        marked = valid & (ranges <= self.config.mark_range)
+        angles = angle_min + inc * np.flatnonzero(marked)
+        new = np.column_stack((ranges[marked] * np.cos(angles), ranges[marked] * np.sin(angles)))
+        points = np.concatenate((self._points[kept], from_frame(new, sensor)))
+        near = np.hypot(points[:, 0] - sensor[0], points[:, 1] - sensor[1]) <= \
+            self.config.keep_radius
+        self._points = self._one_per_cell(points[near])
+
+    def _clear(self, local, reach, angle_min, inc):
+        """Mask of the remembered points (``local``: in the sensor frame) that stay."""
+        n = len(reach)
+        keep = np.ones(len(local), dtype=bool)
+        if not n or not len(local):
+            return keep
+        distance = np.hypot(local[:, 0], local[:, 1])
+        offset = np.mod(np.arctan2(local[:, 1], local[:, 0]) - angle_min + math.pi,
+                        2.0 * math.pi) - math.pi
+        beam = np.rint(offset / inc).astype(int)
+        if abs(inc) * n >= 2.0 * math.pi - 1.5 * abs(inc):
+            beam %= n               # a full circle: the beams wrap around
+        inside = (beam >= 0) & (beam < n)
+        seen = np.full(len(local), np.nan)
+        seen[inside] = reach[beam[inside]]
+        with np.errstate(invalid='ignore'):
+            keep &= ~(seen >= distance + self.config.clear_margin)
+        return keep
+
+    def _one_per_cell(self, points):
+        """The newest point of each cell (later rows are newer)."""
+        if not len(points):
+            return points
+        cells = np.floor(points / self.config.cell).astype(np.int64)
+        _, last = np.unique(cells[::-1], axis=0, return_index=True)
+        return points[::-1][np.sort(last)][::-1]
+
+    def points_around(self, robot_pose):
+        """The remembered points (N, 2) in the frame of ``robot_pose`` (odometry frame)."""
+        return to_frame(self._points, tuple(float(v) for v in robot_pose))
