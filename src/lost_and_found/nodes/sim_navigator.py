@@ -3,7 +3,8 @@
 It serves move_base's interface on the simulator: the ``move_base`` action
 (move_base_msgs/MoveBaseAction) and ``move_base_simple/goal``, a global plan on the inflated map
 (sim/planner.py) from the *estimated* pose (tf ``map`` -> ``base_footprint``, the localizer's
-estimate, as move_base does), and a pure-pursuit controller that stops for obstacles in ``scan``.
+estimate, as move_base does), and a pure-pursuit controller that stops for obstacles in ``scan``,
+remembered in the odometry frame as move_base's local costmap remembers them.
 Runs on sim time: every rate and timeout follows /clock.
 """
 import math
@@ -11,6 +12,7 @@ import sys
 import threading
 
 import actionlib
+import numpy as np
 import rospy
 import tf2_ros
 from actionlib.goal_id_generator import GoalIDGenerator
@@ -21,6 +23,8 @@ from nav_msgs.msg import Path
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core import geometry
+from lost_and_found.core.obstacle_memory import ObstacleMemory
+from lost_and_found.core.scan_agreement import LaserMount
 from lost_and_found.nodes.conversions import quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
@@ -33,6 +37,9 @@ _THROTTLE = 5.0
 
 #: Wait (s) for the transform of a goal given in another frame.
 _GOAL_TF_TIMEOUT = 1.0
+
+#: Wait (s) for the odometry transform at a scan's stamp before taking the latest one.
+_SCAN_TF_TIMEOUT = 0.1
 
 
 # ------------------------------------------------------------------ conversions (no master)
@@ -98,11 +105,14 @@ class NavigationNode:
     """Runs a Navigation on ROS with move_base's interface.
 
     Subscribed topics:
-        scan (sensor_msgs/LaserScan): the obstacle stop (scans older than ``~scan_timeout``
-            are ignored); its frame is looked up in tf once.
+        scan (sensor_msgs/LaserScan): the obstacle stop: the latest scan (ignored when older
+            than ``~scan_timeout``) and the returns of earlier ones, remembered in
+            ``~odom_frame`` until a later beam passes through them (see
+            core/obstacle_memory.py); its frame is looked up in tf once.
         move_base_simple/goal (geometry_msgs/PoseStamped): a goal, forwarded to our own action
             (as move_base does, under this node's caller id).
-        tf: ``~global_frame`` -> ``~robot_base_frame`` (the estimated pose), the laser frame.
+        tf: ``~global_frame`` -> ``~robot_base_frame`` (the estimated pose), the laser frame,
+            ``~odom_frame`` -> ``~robot_base_frame`` (where remembered returns are).
     Published topics:
         cmd_vel (geometry_msgs/Twist): at ``~controller_frequency`` while a goal is active;
             one zero twist when a goal ends; nothing while idle (so others may drive).
@@ -114,7 +124,8 @@ class NavigationNode:
             pose or a goal that cannot be transformed; PREEMPTED on a new goal or a cancel.
             Feedback: the estimated pose at every control period.
     Parameters:
-        see NavigatorConfig (map_file, global_frame, robot_base_frame, controller_frequency,
+        see NavigatorConfig (map_file, global_frame, robot_base_frame, odom_frame,
+        controller_frequency,
         planner_frequency, max_planning_retries, pose_timeout, scan_timeout, planner and
         follower parameters).
     """
@@ -124,8 +135,9 @@ class NavigationNode:
         self._nav = navigation
         self._config = config
         self._name = rospy.get_name()
-        self._lock = threading.Lock()          # guards the latest scan and the laser poses
+        self._lock = threading.Lock()          # guards the scan, the memory, the laser poses
         self._scan = None                      # (receive time, LaserScan)
+        self._memory = ObstacleMemory()        # returns of past scans, in the odom frame
         self._laser_poses = {}                 # scan frame_id -> (x, y, yaw) in the base frame
         self._ids = GoalIDGenerator()
         self._server = None
@@ -154,6 +166,17 @@ class NavigationNode:
     def _on_scan(self, msg):
         with self._lock:
             self._scan = (rospy.get_time(), msg)
+        if not self._config.odom_frame:
+            return
+        laser_pose = self._laser_pose(msg.header.frame_id)
+        robot = self._odom_pose(msg.header.stamp)
+        if laser_pose is None or robot is None:
+            return
+        try:
+            with self._lock:
+                self._memory.add_scan(robot, msg, LaserMount(*laser_pose))
+        except (ValueError, TypeError) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad scan: %r' % (self._name, error))
 
     def _on_simple_goal(self, msg):
         # What move_base does with a goal from rviz: send it to its own action.
@@ -229,7 +252,37 @@ class NavigationNode:
                 matrix_from_transform(transform.transform))
         return self._laser_poses[frame]
 
+    def _odom_pose(self, stamp):
+        """(x, y, yaw) of the robot in the odometry frame at ``stamp`` (else the latest), or
+        None."""
+        odom, frame = self._config.odom_frame, self._config.robot_base_frame
+        for when, wait in ((stamp, _SCAN_TF_TIMEOUT), (rospy.Time(0), 0.0)):
+            try:
+                transform = self._tf.lookup_transform(odom, frame, when, rospy.Duration(wait))
+                return pose2d_from_matrix(matrix_from_transform(transform.transform))
+            except tf2_ros.ExtrapolationException:
+                continue        # not at that stamp (yet): the latest will do
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException) as error:
+                rospy.logwarn_throttle(_THROTTLE, '%s: no %s -> %s transform: the obstacle '
+                                       'stop sees the latest scan only: %s'
+                                       % (self._name, odom, frame, error))
+                return None
+        return None
+
     def _obstacles(self, now):
+        """Robot-frame points of the latest fresh scan and the remembered returns, or None."""
+        remembered = None
+        if self._config.odom_frame:
+            robot = self._odom_pose(rospy.Time(0))
+            if robot is not None:
+                with self._lock:
+                    remembered = self._memory.points_around(robot)
+        latest = self._latest_obstacles(now)
+        if remembered is None or latest is None:
+            return latest if remembered is None else remembered
+        return np.concatenate((latest, remembered))
+
+    def _latest_obstacles(self, now):
         """Robot-frame points of the latest fresh scan, or None."""
         with self._lock:
             scan = self._scan

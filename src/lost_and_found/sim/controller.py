@@ -377,6 +377,9 @@ class NavigatorConfig:
         map_file: the map_server YAML of the map to plan on (required).
         global_frame: frame of the plan and of goals (goals in other frames are transformed).
         robot_base_frame: the robot frame whose pose in ``global_frame`` is the estimate.
+        odom_frame: the odometry frame: the obstacle stop remembers laser returns in it, as
+            move_base's local costmap does, so a wall the laser no longer sees (a Kinect sees
+            nothing nearer than 0.45 m) still stops the robot. Empty: only the latest scan.
         controller_frequency: rate (Hz, sim time) of the control loop.
         planner_frequency: re-plan rate (Hz) while following; 0 plans only on new goals.
         max_planning_retries: failed plans in a row before a goal is aborted. Without any path
@@ -394,6 +397,7 @@ class NavigatorConfig:
     map_file: str = ''
     global_frame: str = 'map'
     robot_base_frame: str = 'base_footprint'
+    odom_frame: str = 'odom'
     controller_frequency: float = 10.0
     planner_frequency: float = 0.5
     max_planning_retries: int = 3
