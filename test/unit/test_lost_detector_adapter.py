@@ -80,7 +80,7 @@ def node():
                                 ratio_thresh_detections_tier2_lost=0.5)
     n = LostDetectorNode(LostDetector(config), config)
     n._status_pub = Recorder()
-    n._mounts['laser'] = MOUNT
+    n._mounts.known['laser'] = MOUNT
     n.on_map(wall_map())
     return n
 

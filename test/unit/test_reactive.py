@@ -657,3 +657,68 @@ def test_reset_returns_to_stopped():
     wander.reset()
     assert wander.state is ReactiveState.STOPPED
     assert wander.best_span is None
+
+
+# --- remembered returns (what the laser cannot see now) ----------------------------------------
+
+def test_a_remembered_point_ahead_stops_forward_though_the_scan_is_clear():
+    """A Kinect cannot see the wall 0.3 m ahead; the memory can: FORWARD stops, and the gap
+    straight ahead is no way out while the point is there."""
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    wall = np.array([[0.3, y] for y in np.linspace(-0.5, 0.5, 21)])
+    v, w = wander.step(open_scan, 0.2, remembered=wall)
+    assert wander.state is ReactiveState.FIND_NEW_DIR and v == 0.0
+    for k in range(3, 30):
+        v, w = wander.step(open_scan, 0.1 * k, remembered=wall)
+        assert v <= 0.0, 'drove at a remembered wall (state %s)' % wander.state.name
+    assert w != 0.0, 'it turns to find another way'
+
+
+def test_a_remembered_point_beside_the_path_does_not_stop_forward():
+    """A wall alongside, clear of the footprint's path: drive on."""
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    beside = np.array([[x, 0.4] for x in np.linspace(-0.5, 1.5, 21)])
+    wander.step(open_scan, 0.0, remembered=beside)
+    v, _ = wander.step(open_scan, 0.1, remembered=beside)
+    assert wander.state is ReactiveState.FORWARD and v == pytest.approx(CFG.max_speed)
+
+
+def test_a_remembered_point_slows_forward_like_a_reading():
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    v, _ = wander.step(open_scan, 0.2, remembered=[[0.7, 0.0]])
+    assert wander.state is ReactiveState.FORWARD
+    assert 0.0 < v < CFG.max_speed
+
+
+def test_a_remembered_point_behind_ends_back_up():
+    """The Kinect never sees behind; a wall remembered there ends the back-up at once."""
+    wander = ReactiveWander(CFG)
+    ang = lidar_angles()
+    front = np.full(LIDAR_N, np.inf)
+    front[np.abs(ang - 0.3) < 0.1] = 0.2
+    wander.step(lidar_scan(front), 0.0)
+    assert wander.state is ReactiveState.BACK_UP
+    v, _ = wander.step(lidar_scan(front), 0.1, remembered=[[-0.3, 0.0]])
+    assert wander.state is ReactiveState.FIND_NEW_DIR and v == 0.0
+    far_behind = [[-(CFG.robot_radius + CFG.too_close) - 0.05, 0.0]]
+    wander = ReactiveWander(CFG)
+    wander.step(lidar_scan(front), 0.0)
+    v, _ = wander.step(lidar_scan(front), 0.1, remembered=far_behind)
+    assert wander.state is ReactiveState.BACK_UP and v < 0.0
+
+
+def test_non_finite_remembered_points_are_ignored():
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    junk = [[math.nan, 0.0], [0.3, math.inf]]
+    wander.step(open_scan, 0.0, remembered=junk)
+    v, _ = wander.step(open_scan, 0.1, remembered=junk)
+    assert wander.state is ReactiveState.FORWARD and v == pytest.approx(CFG.max_speed)

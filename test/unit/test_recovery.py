@@ -28,15 +28,17 @@ class FakeWander:
         self.twist = twist
         self.scans = []
         self.odoms = []
+        self.remembered = []
         self.resets = 0
 
-    def step(self, scan, t, odom=None):
+    def step(self, scan, t, odom=None, remembered=None):
         """Record the scan and odometry; a scan of None is 'bad input' (ValueError like the
         real one)."""
         if scan.ranges is None:
             raise ValueError('no ranges')
         self.scans.append((scan, t))
         self.odoms.append(odom)
+        self.remembered.append(remembered)
         return self.twist
 
     def reset(self):
@@ -215,6 +217,47 @@ def test_the_wander_gets_fresh_odometry_only():
     core.on_scan(SCAN, runner.t)
     runner.step()
     assert core.wander.odoms[-1] is None
+
+
+def test_the_wander_gets_what_the_spin_saw_placed_by_odometry():
+    """A return seen 2 m ahead during the spin is 1.5 m ahead after driving 0.5 m; the next
+    episode (the robot was carried away) starts with nothing remembered."""
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    ahead = Scan(ranges=(math.nan, math.nan, 2.0, math.nan, math.nan), angle_min=-1.0,
+                 angle_increment=0.5, range_min=0.1, range_max=10.0)
+    core.on_scan(ahead, runner.t)       # not searching: not remembered
+    core.on_state(State.LOST, runner.t)
+    core.on_odom(0.0, 0.0, runner.t, 'odom', yaw=0.0)
+    core.on_scan(ahead, runner.t)       # spinning
+    runner.run(5.0)
+    assert core.phase == Phase.WANDER
+    core.on_odom(0.5, 0.0, runner.t, 'odom', yaw=0.0)
+    core.on_scan(Scan((math.nan,) * 5, -1.0, 0.5, 0.1, 10.0), runner.t)
+    runner.step()
+    assert core.wander.remembered[-1].ravel().tolist() == pytest.approx([1.5, 0.0], abs=0.03)
+    core.on_state(State.IDLE, runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.run(5.0)
+    core.on_odom(0.5, 0.0, runner.t, 'odom', yaw=0.0)
+    core.on_scan(Scan((math.nan,) * 5, -1.0, 0.5, 0.1, 10.0), runner.t)
+    runner.step()
+    assert len(core.wander.remembered[-1]) == 0
+
+
+def test_without_a_heading_nothing_is_remembered():
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.run(5.0)
+    core.on_odom(0.5, 0.0, runner.t, 'odom')
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.remembered[-1] is None
+    core.on_odom(0.5, 0.0, runner.t, 'odom', yaw=float('nan'))     # ignored, with a warning
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.wander.remembered[-1] is None
 
 
 def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():

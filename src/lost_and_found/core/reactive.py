@@ -16,7 +16,12 @@ Two parts:
   or when the opening is narrower than the robot.
 * :class:`ReactiveWander` is a small state machine (STOPPED, FIND_NEW_DIR, TURNING, FORWARD,
   BACK_UP) that turns successive scans into velocity commands ``(v, w)``. Optional wheel
-  odometry only tells it when it is stuck (driving forward without moving).
+  odometry only tells it when it is stuck (driving forward without moving). Optional
+  remembered returns (core/obstacle_memory.py: what earlier scans showed, placed by odometry)
+  cover what the laser cannot see now: a Kinect sees 57 degrees ahead and nothing nearer than
+  0.45 m, so the wall beside or just in front of the robot is known only from memory. They
+  stop FORWARD like a near reading ahead and end a BACK_UP like a reading behind; gaps are
+  still found in the current scan alone.
 
 Angles follow the scan: a beam ``i`` lies at ``angle_min + i * angle_increment`` (REP 103: 0 is
 straight ahead, positive to the left). Pure Python + numpy: no ROS, time is an argument.
@@ -358,6 +363,14 @@ def find_spans(scan, config):
     return _spans(prep, config)
 
 
+def _finite_points(points):
+    """``points`` as an (N, 2) float array of its finite rows (empty for None)."""
+    if points is None:
+        return np.empty((0, 2))
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    return points[np.isfinite(points).all(axis=1)]
+
+
 class ReactiveWander:
     """Laser-only wander: FIND_NEW_DIR -> TURNING -> FORWARD, with BACK_UP when too close.
 
@@ -395,6 +408,7 @@ class ReactiveWander:
         self._last_step = None         # time of the previous step (for the stall clock)
         self._stalled_backup = False   # the BACK_UP in progress is a stall's
         self._blind_turn_end = None    # turn left without looking until then (after a stall)
+        self._memory = np.empty((0, 2))  # remembered returns of this step, robot frame
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -509,7 +523,7 @@ class ReactiveWander:
 
     # --- the state machine -------------------------------------------------------------------
 
-    def step(self, scan, t, odom=None):
+    def step(self, scan, t, odom=None, remembered=None):
         """Advance the state machine with one scan and return the command.
 
         Args:
@@ -517,6 +531,8 @@ class ReactiveWander:
             t: time of the scan (s), any monotonic clock; a jump backwards resets the timers.
             odom: the robot's ``(x, y)`` (m) in its odometry frame now, or None when unknown
                 (then a stall goes unnoticed).
+            remembered: obstacle points ``(N, 2)`` (m) in the robot frame that earlier scans
+                showed (see the module docstring), or None; non-finite rows are ignored.
 
         Returns:
             ``(v, w)``: linear (m/s) and angular (rad/s) velocity, floats.
@@ -528,6 +544,7 @@ class ReactiveWander:
         if not math.isfinite(t):
             _log.warning('reactive: non-finite time %r, command zero', t)
             return 0.0, 0.0
+        self._memory = _finite_points(remembered)
         if self._last_t is not None and t < self._last_t:
             _log.warning('reactive: clock jumped backwards (%.3f -> %.3f s), timers reset',
                          self._last_t, t)
@@ -580,7 +597,7 @@ class ReactiveWander:
         if not ahead.any():
             return None
         behind = close & self._sector(prep, cfg.behind_angle, math.pi)
-        if behind.any():
+        if behind.any() or self._remembered_behind():
             # Boxed in: reversing would hit what is behind; turn in place instead.
             self._warn('boxed_in', t, 'obstacles closer than %.2f m ahead and behind',
                        cfg.too_close)
@@ -616,7 +633,8 @@ class ReactiveWander:
     def _back_up(self, prep, spans, t):
         cfg = self.config
         close = self._close_readings(prep, max(prep.range_min, cfg.too_close))
-        blocked_behind = bool((close & self._sector(prep, cfg.behind_angle, math.pi)).any())
+        blocked_behind = bool((close & self._sector(prep, cfg.behind_angle, math.pi)).any()) \
+            or self._remembered_behind()
         if blocked_behind or t - self._backup_start >= cfg.backup_time:
             self._backup_start = None
             if self._stalled_backup:
@@ -655,7 +673,26 @@ class ReactiveWander:
         self._turn_dir = math.copysign(1.0, angle)
         return 0.0, self._rotate_toward(angle)
 
+    def _remembered_ahead(self):
+        """Distance (m) from the robot centre to the nearest remembered point in the path of
+        its footprint straight ahead; inf when there is none."""
+        points = self._memory
+        ahead = (points[:, 0] > 0.0) & (np.abs(points[:, 1]) <= self.config.half_width)
+        return float(points[ahead, 0].min()) if ahead.any() else math.inf
+
+    def _remembered_behind(self):
+        """Whether a remembered point lies within ``too_close`` behind the footprint."""
+        cfg, points = self.config, self._memory
+        return bool(np.any((points[:, 0] < 0.0) &
+                           (points[:, 0] >= -(cfg.robot_radius + cfg.too_close)) &
+                           (np.abs(points[:, 1]) <= cfg.half_width)))
+
     def _front_min(self, prep):
+        """Nearest reading in the front sector, or remembered point in the footprint's path
+        ahead; 0 when the sector has no information."""
+        return min(self._front_reading(prep), self._remembered_ahead())
+
+    def _front_reading(self, prep):
         """Nearest reading in the front sector; 0 when the sector has no information."""
         cfg = self.config
         sector = self._sector(prep, 0.0, cfg.front_half_angle)

@@ -13,7 +13,9 @@ An episode starts when the state becomes LOST::
                                                            it or after its timeout: goal_timeout
                                                            plus goal_timeout_per_metre per metre
                                                            of the leg)
-        reactive: the wander steered by the laser, one twist per step
+        reactive: the wander steered by the laser, one twist per step (with the returns of
+                  this episode's scans remembered in the odometry frame: what the laser
+                  saw during the spin and the search covers what it cannot see now)
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
@@ -38,7 +40,9 @@ import logging
 import math
 
 from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
+from lost_and_found.core.scan_agreement import LaserMount
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.state import LOCALIZED, State
 
@@ -107,6 +111,8 @@ class RecoveryConfig:
         max_search_time: budget (s) of one LOST episode before asking for help.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
+        base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
+            the scan's frame) places the returns the wander remembers.
         move_base_timeout: wait (s) for the move_base action server at start (in the background).
         move_base_retry: interval (s) between connection attempts while move_base is missing.
         max_aborts: this many failed legs in a row (aborted, rejected or timed out) switch the
@@ -129,6 +135,7 @@ class RecoveryConfig:
     max_search_time: float = 120.0
     rate: float = 10.0
     map_frame: str = 'map'
+    base_frame: str = 'base_footprint'
     move_base_timeout: float = 5.0
     move_base_retry: float = 10.0
     max_aborts: int = 3
@@ -192,6 +199,7 @@ class RecoveryConfig:
                       and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
         check.non_negative('resume_retry_delay')
         check.non_empty('map_frame')
+        check.non_empty('base_frame')
         check.non_empty('state_namespace')
         spin_ok = isinstance(self.spin_speed, (int, float)) and math.isfinite(self.spin_speed) \
             and self.spin_speed > 0
@@ -316,8 +324,8 @@ class RecoveryCore:
 
         Args:
             config: a RecoveryConfig (validated).
-            wander: the reactive wanderer (``step(scan, t) -> (v, w)``, ``reset()``); default a
-                ReactiveWander built from ``config.reactive_config()``.
+            wander: the reactive wanderer (``step(scan, t, odom, remembered) -> (v, w)``,
+                ``reset()``); default a ReactiveWander built from ``config.reactive_config()``.
             spiral_factory: ``(x0, y0, step) -> object with next_goal()``; default SpiralSearch.
         """
         self.config = config
@@ -350,7 +358,9 @@ class RecoveryCore:
         self._scan = None
         self._scan_t = None
         self._odom = self._odom_t = None
+        self._odom_yaw = None           # heading of the odometry pose, when it came with one
         self._odom_frame = 'odom'       # frame_id of the odometry messages
+        self._memory = ObstacleMemory()  # this episode's laser returns, in the odometry frame
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._warned = {}               # warning key -> time of the last warning
@@ -449,26 +459,41 @@ class RecoveryCore:
         if self.state in LOCALIZED:
             self._good_pose = self._pose
 
-    def on_scan(self, scan, t):
-        """A laser scan (reactive Scan) received at ``t``."""
-        t = self._time(t)
-        if t is None:
-            return
-        self._scan, self._scan_t = scan, t
+    def on_scan(self, scan, t, mount=None):
+        """A laser scan (reactive Scan) received at ``t``.
 
-    def on_odom(self, x, y, t, frame_id=''):
-        """The robot's position (m) in its odometry frame ``frame_id`` at ``t``.
-
-        It anchors the spiral (``spiral_anchor: odom``) and feeds the wander's stall check. An
-        empty ``frame_id`` keeps the previous one ('odom' at first).
+        During a search (spin, legs, wander) its returns are also remembered at the latest
+        odometry pose, for the wander. ``mount`` is where the laser sits on the robot (a
+        scan_agreement LaserMount); None: at the robot's centre, facing forward.
         """
         t = self._time(t)
         if t is None:
             return
-        if not _finite(x, y):
-            self._warn('odom', 'ignoring non-finite odometry (%r, %r)' % (x, y))
+        self._scan, self._scan_t = scan, t
+        pose = self._odom_pose(t)
+        if pose is None or self.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER):
+            return
+        try:
+            self._memory.add_scan(pose, scan, mount or LaserMount())
+        except (TypeError, ValueError) as error:
+            self._warn('memory', 'scan not remembered: %s' % error)
+
+    def on_odom(self, x, y, t, frame_id='', yaw=None):
+        """The robot's position (m) and heading (rad, None: unknown) in its odometry frame
+        ``frame_id`` at ``t``.
+
+        It anchors the spiral (``spiral_anchor: odom``), feeds the wander's stall check and,
+        with the heading, places the returns the wander remembers. An empty ``frame_id`` keeps
+        the previous one ('odom' at first).
+        """
+        t = self._time(t)
+        if t is None:
+            return
+        if not _finite(x, y) or (yaw is not None and not _finite(yaw)):
+            self._warn('odom', 'ignoring non-finite odometry (%r, %r, %r)' % (x, y, yaw))
             return
         self._odom, self._odom_t = (float(x), float(y)), t
+        self._odom_yaw = None if yaw is None else float(yaw)
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
 
@@ -595,6 +620,8 @@ class RecoveryCore:
         self._spiral_frame = None
         self._center = self._good_pose or self._pose
         self.wander.reset()
+        # The robot was carried here: what it saw before is somewhere else.
+        self._memory.clear()
         if self.strategy == 'none':
             _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
                       '(strategy none)', 'kept' if self.saved_goal is not None else 'none')
@@ -688,8 +715,10 @@ class RecoveryCore:
             return (0.0, 0.0)
         odom = self._odom if self._odom_t is not None and \
             t - self._odom_t <= self.config.scan_timeout else None
+        pose = self._odom_pose(t)
+        remembered = self._memory.points_around(pose) if pose is not None else None
         try:
-            v, w = self.wander.step(self._scan, t, odom)
+            v, w = self.wander.step(self._scan, t, odom, remembered)
         except ValueError as error:
             self._warn('wander', 'unusable scan (%s): standing still' % error)
             return (0.0, 0.0)
@@ -697,6 +726,12 @@ class RecoveryCore:
             self._warn('wander', 'the wander returned a non-finite twist: standing still')
             return (0.0, 0.0)
         return (float(v), float(w))
+
+    def _odom_pose(self, t):
+        """The fresh odometry pose ``(x, y, yaw)`` at ``t``, or None (none, stale, no yaw)."""
+        if self._odom_yaw is None or t - self._odom_t > self.config.scan_timeout:
+            return None
+        return self._odom + (self._odom_yaw,)
 
     def _give_up(self, t):
         _log.warning('recovery: still lost after %.0f s: asking for help, stopping',

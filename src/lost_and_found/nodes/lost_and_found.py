@@ -6,6 +6,7 @@ import threading
 
 import actionlib
 import rospy
+import tf2_ros
 from actionlib_msgs.msg import GoalID
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActionResult, \
@@ -16,6 +17,7 @@ from sensor_msgs.msg import LaserScan
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
 from lost_and_found.nodes.conversions import quaternion_from_yaw, yaw_from_quaternion
+from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
 from lost_and_found.state import StateClient
 
@@ -95,13 +97,14 @@ class RecoveryNode:
         /lost_service/state (std_msgs/String, latched; via StateClient, ``~state_namespace``)
         amcl_pose (geometry_msgs/PoseWithCovarianceStamped): the last good pose (the spiral's
             centre with ``spiral_anchor: map``)
-        scan (sensor_msgs/LaserScan): the reactive wander
+        scan (sensor_msgs/LaserScan): the reactive wander (during a search its returns are
+            remembered in the odometry frame, placed by tf ``~base_frame`` <- the scan's frame)
         move_base_simple/goal (geometry_msgs/PoseStamped): user goals to remember
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
-            odom``), and the reactive wander's stall check
+            odom``), the reactive wander's stall check and where its remembered returns are
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -112,7 +115,7 @@ class RecoveryNode:
         move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
-        goal_timeout_per_metre, max_search_time, rate, map_frame, move_base_timeout,
+        goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
         move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
         scan_timeout, reactive/*).
     """
@@ -132,6 +135,7 @@ class RecoveryNode:
         self._available = None
         self._client = None
         self._state_client = None
+        self._mounts = LaserMounts(config.base_frame, None, "for the wander's memory")
 
     def start(self):
         """Create publishers, subscribers, the action client, the workers and the timer."""
@@ -143,6 +147,9 @@ class RecoveryNode:
         self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)
         self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
         self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
+        self._tf_buffer = tf2_ros.Buffer()
+        self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+        self._mounts.tf_buffer = self._tf_buffer
         rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=5)
         rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=1)
         rospy.Subscriber('odom', Odometry, self._on_odom, queue_size=1)
@@ -184,12 +191,14 @@ class RecoveryNode:
             pose.position.x, pose.position.y, yaw_from_quaternion(pose.orientation)))
 
     def _on_scan(self, msg):
-        self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now()))
+        mount = self._mounts.get(msg.header.frame_id)
+        self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now(), mount))
 
     def _on_odom(self, msg):
-        position = msg.pose.pose.position
-        self._guard('odom', lambda: self._core.on_odom(position.x, position.y, self._now(),
-                                                       msg.header.frame_id))
+        pose = msg.pose.pose
+        self._guard('odom', lambda: self._core.on_odom(
+            pose.position.x, pose.position.y, self._now(), msg.header.frame_id,
+            yaw_from_quaternion(pose.orientation)))
 
     def _on_simple_goal(self, msg):
         if _callerid(msg) == self._name:

@@ -14,7 +14,8 @@ from lost_and_found.core.lost_detector import (
     CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
 from lost_and_found.core.scan_agreement import ScanChecker
 from lost_and_found.nodes.conversions import (
-    distance_map_from_msg, laser_mount_from_transform, scan_from_msg, yaw_from_quaternion)
+    distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
+from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
 
 #: Seconds between repeats of the same warning about bad input.
@@ -65,9 +66,8 @@ class LostDetectorNode:
         """Keep the core; nothing talks to ROS until :meth:`start`."""
         self._detector = detector
         self._config = config
-        self._base_frame = config.base_frame
         self._checker = ScanChecker.from_config(config) if config.scan_check else None
-        self._mounts = {}                 # laser frame -> LaserMount
+        self._mounts = LaserMounts(config.base_frame, None, 'for the scan check')
         self._tf_buffer = None
         self._tf_listener = None
         self._scan_reason = None          # the kind of reason of the last reading ('' = ok)
@@ -87,6 +87,7 @@ class LostDetectorNode:
         if self._checker is not None:
             self._tf_buffer = tf2_ros.Buffer()
             self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
+            self._mounts.tf_buffer = self._tf_buffer
             self._subscribers += [
                 rospy.Subscriber('map', OccupancyGrid, self.on_map, queue_size=1),
                 rospy.Subscriber('scan', LaserScan, self.on_scan, queue_size=5),
@@ -117,33 +118,13 @@ class LostDetectorNode:
 
     def on_scan(self, msg):
         """Keep a scan (with its laser mount) for the pose amcl will compute from it."""
-        mount = self._mount(msg.header.frame_id)
+        mount = self._mounts.get(msg.header.frame_id)
         if mount is None:
             return
         with self._lock:
             self._checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg), mount)
             if self._pending is not None:
                 self._try_pending()
-
-    def _mount(self, frame):
-        """The LaserMount of ``frame``, looked up once; None (warned) while tf lacks it."""
-        mount = self._mounts.get(frame)
-        if mount is not None:
-            return mount
-        try:
-            stamped = self._tf_buffer.lookup_transform(self._base_frame, frame, rospy.Time(0))
-            mount = laser_mount_from_transform(stamped.transform)
-        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException,
-                ValueError) as error:
-            self._warn('mount', '%s: no usable transform %s <- %r for the scan check: %s'
-                       % (rospy.get_name(), self._base_frame, frame, error))
-            return None
-        self._mounts[frame] = mount
-        rospy.loginfo('%s: laser %s at (%.3f, %.3f, %.3f rad%s) in %s', rospy.get_name(),
-                      frame, mount.x, mount.y, mount.yaw,
-                      ', upside down' if mount.upside_down else '', self._base_frame)
-        return mount
 
     def _classify(self, features, miss):
         """Update the detector with one reading and publish its tier. Call with the lock held.
