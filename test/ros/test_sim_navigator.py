@@ -4,9 +4,10 @@
 This script is the whole simulator: it publishes /clock (``~speed`` sim seconds per wall
 second), integrates the ``cmd_vel`` it receives (ideal differential drive, the last command
 held like a base without a watchdog: a missing zero twist would show) into tf
-``map -> base_footprint``, and publishes scans in ``base_footprint`` (empty, or one return
-0.3 m straight ahead for the obstacle test). Goals go through an actionlib client, or
-``move_base_simple/goal``.
+``map -> odom -> base_footprint`` (map -> odom the identity), and publishes scans in
+``base_footprint``: empty, one return 0.3 m straight ahead for the obstacle test, or a post
+at a fixed place that a Kinect-like laser reads as ``-inf`` once it is nearer than 0.45 m.
+Goals go through an actionlib client, or ``move_base_simple/goal``.
 """
 import math
 import threading
@@ -29,6 +30,9 @@ from ros_wait import wait_for
 
 #: Wall seconds between two simulation ticks.
 TICK = 0.01
+
+#: The post test's laser sees nothing nearer than this (m), like a Kinect.
+POST_RANGE_MIN = 0.45
 
 TERMINAL = (GoalStatus.PREEMPTED, GoalStatus.SUCCEEDED, GoalStatus.ABORTED,
             GoalStatus.REJECTED, GoalStatus.RECALLED, GoalStatus.LOST)
@@ -56,6 +60,7 @@ class KinematicRobot:
         self.twists = []            # (sim time, v, w) of every cmd_vel received
         self.obstacle = False
         self.obstacle_since = None  # sim time of the first scan with the obstacle
+        self.post = None            # (x, y) of a post in the map, or None
         self.now = 1.0              # sim seconds; 0 would mean "no time yet" to rospy
         self.speed = speed
         self.clock_pub = rospy.Publisher('/clock', Clock, queue_size=1)
@@ -89,38 +94,47 @@ class KinematicRobot:
                 self.pose = (x + v * dt * math.cos(yaw + 0.5 * w * dt),
                              y + v * dt * math.sin(yaw + 0.5 * w * dt), wrap(yaw + w * dt))
                 self.now += dt
-                now, pose, obstacle = self.now, self.pose, self.obstacle
+                now, pose, obstacle, post = self.now, self.pose, self.obstacle, self.post
             stamp = rospy.Time.from_sec(now)
             try:
                 self.clock_pub.publish(Clock(clock=stamp))
-                self.tf.sendTransform(self.transform(pose, stamp))
+                self.tf.sendTransform([self.transform('map', 'odom', (0.0, 0.0, 0.0), stamp),
+                                       self.transform('odom', 'base_footprint', pose, stamp)])
                 if now >= self._scan_due:
                     self._scan_due = now + 0.1
                     if obstacle and self.obstacle_since is None:
                         self.obstacle_since = now
-                    self.scan_pub.publish(self.scan(obstacle, stamp))
+                    self.scan_pub.publish(self.scan(obstacle, stamp, pose, post))
             except rospy.ROSException:
                 return
 
     @staticmethod
-    def transform(pose, stamp):
-        """tf map -> base_footprint at ``pose``."""
+    def transform(parent, child, pose, stamp):
+        """tf ``parent`` -> ``child`` at ``pose``."""
         msg = TransformStamped()
-        msg.header.frame_id, msg.header.stamp = 'map', stamp
-        msg.child_frame_id = 'base_footprint'
+        msg.header.frame_id, msg.header.stamp = parent, stamp
+        msg.child_frame_id = child
         msg.transform.translation.x, msg.transform.translation.y = pose[0], pose[1]
         msg.transform.rotation.z = math.sin(pose[2] / 2.0)
         msg.transform.rotation.w = math.cos(pose[2] / 2.0)
         return msg
 
     @staticmethod
-    def scan(obstacle, stamp):
-        """A scan in base_footprint: no returns, or one 0.3 m straight ahead."""
+    def scan(obstacle, stamp, pose, post):
+        """A scan in base_footprint: no returns, one 0.3 m straight ahead, or the post (in the
+        beam whose cone holds it; ``-inf`` nearer than 0.45 m, as a Kinect reads it)."""
         msg = LaserScan()
         msg.header.frame_id, msg.header.stamp = 'base_footprint', stamp
         msg.angle_min, msg.angle_max, msg.angle_increment = -0.1, 0.1, 0.1
         msg.range_min, msg.range_max = 0.05, 10.0
         msg.ranges = [math.inf, 0.3 if obstacle else math.inf, math.inf]
+        if post is not None:
+            msg.range_min = POST_RANGE_MIN
+            distance = math.hypot(post[0] - pose[0], post[1] - pose[1])
+            bearing = wrap(math.atan2(post[1] - pose[1], post[0] - pose[0]) - pose[2])
+            beam = int(round((bearing - msg.angle_min) / msg.angle_increment))
+            if 0 <= beam < len(msg.ranges):
+                msg.ranges[beam] = distance if distance >= msg.range_min else -math.inf
         return msg
 
     def state(self):
@@ -151,10 +165,13 @@ class SimNavigatorTest(unittest.TestCase):
         cls.start = tuple(rospy.get_param('~start'))
         cls.goal = tuple(rospy.get_param('~goal'))
         cls.wall_goal = tuple(rospy.get_param('~wall_goal'))
+        cls.post_goal = tuple(rospy.get_param('~post_goal'))
         grid = load_map(rospy.get_param('~map_file'))
         # The fixtures must fit the map: fail here, clearly, if the map changed.
         assert grid.distance_at(*cls.start[:2]) >= 0.3, 'start %r too near a wall' % (cls.start,)
         assert grid.distance_at(*cls.goal[:2]) >= 0.3, 'goal %r too near a wall' % (cls.goal,)
+        assert grid.distance_at(*cls.post_goal[:2]) >= 0.3, \
+            'post_goal %r too near a wall' % (cls.post_goal,)
         assert grid.is_occupied(*cls.wall_goal), 'wall_goal %r is not a wall' % (cls.wall_goal,)
         cls.robot = KinematicRobot(cls.start, rospy.get_param('~speed'))
         cls.tf = tf2_ros.Buffer()
@@ -167,6 +184,7 @@ class SimNavigatorTest(unittest.TestCase):
         """Every test starts from the start pose, with a clear scan."""
         self.robot.obstacle = False
         self.robot.obstacle_since = None
+        self.robot.post = None
         self.robot.teleport(self.start)
         self.feedback = []
         # The navigator must see the robot at the start before a goal is sent: wait for tf.
@@ -264,6 +282,31 @@ class SimNavigatorTest(unittest.TestCase):
         self.assertLess(math.hypot(pose[0] - self.start[0], pose[1] - self.start[1]), 0.05)
         self.robot.obstacle = False
         self.assertEqual(self.wait_terminal(40.0), GoalStatus.SUCCEEDED)
+
+    def test_a_post_the_laser_no_longer_sees_still_stops_the_robot(self):
+        """A post 1 m ahead, on the way to post_goal: seen from afar, ``-inf`` once nearer than
+        0.45 m, so only the remembered return (odom frame) can stop the robot at stop_distance
+        (0.35 m from its centre); with the post gone the beam reads no return, which clears it,
+        and the goal is reached."""
+        # Straight ahead of the start, on the straight way to post_goal.
+        post = (self.start[0] + math.cos(self.start[2]), self.start[1] + math.sin(self.start[2]))
+        self.robot.post = post
+
+        def distance():
+            pose = self.robot.state()[0]
+            return math.hypot(post[0] - pose[0], post[1] - pose[1])
+
+        def stopped(twists):
+            recent = self.robot.twists[-twists:]
+            return len(recent) == twists and all(v == 0.0 for _, v, _ in recent)
+        self.send(*self.post_goal)
+        wait_for(lambda: distance() < POST_RANGE_MIN, 30.0, 'the post to go blind')
+        wait_for(lambda: stopped(20), 30.0, '20 twists without forward motion')
+        self.assertGreater(distance(), 0.3)
+        self.assertNotIn(self.client.get_state(), TERMINAL)
+        self.robot.post = None
+        self.assertEqual(self.wait_terminal(40.0), GoalStatus.SUCCEEDED,
+                         self.client.get_goal_status_text())
 
     def test_simple_goal_topic_starts_a_goal(self):
         """move_base_simple/goal becomes an action goal that succeeds, like move_base's."""
