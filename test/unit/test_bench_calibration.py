@@ -9,7 +9,7 @@ import yaml
 
 from lost_and_found.bench import calibration as cal
 from lost_and_found.bench import detectors
-from lost_and_found.core.lost_detector import covariance_features
+from lost_and_found.core.lost_detector import LostDetectorConfig, covariance_features
 
 #: Reading period of the synthetic streams (s).
 DT = 0.5
@@ -374,6 +374,40 @@ def test_load_recording_reads_the_trials_or_infers_them(tmp_path):
     cal.check_training(recording)
     with pytest.raises(cal.CalibrationError, match='no detection_stream.json'):
         cal.load_recording(str(tmp_path / 'missing'))
+
+
+def test_a_stream_says_how_its_scan_feature_was_computed(tmp_path):
+    data, _ = make_stream(trial_segments())
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
+    # Streams from before the key: the end_point rule, the only one there was.
+    assert cal.load_recording(str(tmp_path)).scan_check == detectors.LEGACY_SCAN_CHECK
+    data['scan_check'] = dict(detectors.LEGACY_SCAN_CHECK, miss_rule='see_through',
+                              hit_tolerance=0.3)
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
+    recording = cal.load_recording(str(tmp_path))
+    assert recording.scan_check['miss_rule'] == 'see_through'
+    data['scan_check'] = {'miss_rule': 'see_through'}
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
+    with pytest.raises(cal.CalibrationError, match='scan_check=.*must map hit_tolerance'):
+        cal.load_recording(str(tmp_path))
+    # Scoring a config that computes the feature otherwise is refused, naming both.
+    with pytest.raises(cal.CalibrationError, match="hit_tolerance=0.3, the config asks for "
+                       "scan_check/hit_tolerance=0.2"):
+        cal.evaluate([recording], LostDetectorConfig())
+    cal.evaluate([recording], LostDetectorConfig(hit_tolerance=0.3))
+    cal.evaluate([recording], LostDetectorConfig(scan_check=False))   # no feature: no matter
+
+
+def test_calibration_keeps_the_training_runs_scan_check_and_refuses_a_mix():
+    recordings = synthetic_training()
+    for recording in recordings:
+        recording.scan_check = dict(detectors.LEGACY_SCAN_CHECK)
+    result = cal.calibrate(recordings, small_grid())
+    assert result.search.config.miss_rule == 'end_point'
+    assert 'miss_rule: end_point' in cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
+    recordings[1].scan_check = dict(detectors.LEGACY_SCAN_CHECK, miss_rule='see_through')
+    with pytest.raises(cal.CalibrationError, match='computed their scan feature differently'):
+        cal.calibrate(recordings, small_grid())
 
 
 def test_suite_constants_are_the_ones_the_labels_use():

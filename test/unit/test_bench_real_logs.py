@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from lost_and_found.bench import real_logs
+from lost_and_found.bench import detectors, real_logs
 
 
 def straight_truth(seconds=600.0, step=3.0, speed=0.2):
@@ -229,6 +229,11 @@ def test_rescore_unmodified_scores_another_config_over_the_suites_window():
     config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
                                 ratio_thresh_detections_tier2_lost=0.5,
                                 window_meta_tier0_normal=3)
+    # Streams that do not say how their scan feature was computed are from the end_point
+    # days: refused for a config that computes it otherwise.
+    with pytest.raises(ValueError, match="scan_check/miss_rule='end_point'"):
+        real_logs.rescore_unmodified(run, streams, config)
+    streams['scan_check'] = detectors.scan_check_of(config)
     scores = real_logs.rescore_unmodified(run, streams, config)[0]['scores']
     # the wide spell before the settle is not scored; the scan spell and the wide spell are
     assert scores['false_alarms'] == 2

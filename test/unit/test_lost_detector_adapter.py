@@ -19,6 +19,8 @@ SIZE = 6.0
 MOUNT = LaserMount(0.1, 0.0, 0.0)
 ANGLES = np.linspace(-0.5, 0.5, 41)
 TRUTH = (2.0, 3.0, 0.0)
+#: 1.5 m too far ahead: the scan of the wall at x = 5 m placed there runs through it.
+WRONG = (3.5, 3.0, 0.0)
 
 
 class Recorder:
@@ -105,7 +107,7 @@ def test_conversions_of_map_scan_and_mount():
 def test_a_tight_pose_whose_scan_misses_the_map_is_lost(node):
     for stamp in (1.0, 1.5):
         node.on_scan(scan_msg(stamp))
-        node.on_pose(pose_msg(stamp, (2.0, 3.0, 0.6)))   # wrong heading
+        node.on_pose(pose_msg(stamp, WRONG))
     assert node._status_pub.data[-1] == 'lost'
 
 
@@ -119,7 +121,7 @@ def test_a_tight_pose_whose_scan_fits_stays_normal(node):
 def test_a_pose_that_arrives_before_its_scan_waits_for_it(node):
     node.on_scan(scan_msg(1.0))
     node.on_pose(pose_msg(1.0, TRUTH))
-    node.on_pose(pose_msg(1.5, (2.0, 3.0, 0.6)))     # its scan is not in yet: held
+    node.on_pose(pose_msg(1.5, WRONG))               # its scan is not in yet: held
     assert node._status_pub.data == ['normal']
     node.on_scan(scan_msg(1.5))                      # now it is classified, with the scan
     assert node._status_pub.data == ['normal', 'confused']

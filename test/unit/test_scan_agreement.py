@@ -132,3 +132,81 @@ def test_checker_says_why_it_has_no_feature():
     assert checker.feature(1.1, truth) is None and checker.waiting
     checker.add_scan(1.1, scan_of([float('nan')] * 61), LaserMount())
     assert checker.feature(1.1, truth) is None and 'usable beams' in checker.reason
+
+
+def partitioned_room():
+    """The 4 m box room with a wall one cell thick across it at x = 2.0 m (the cells of
+    column 40), with no door."""
+    n = int(round(4.0 / RES))
+    occupied = np.zeros((n, n), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    occupied[:, 40] = True
+    return DistanceMap(occupied, RES)
+
+
+def test_crosses_obstacle_finds_a_wall_one_cell_thick_at_any_angle():
+    room = partitioned_room()
+    angles = np.linspace(-1.2, 1.2, 25)
+    # From x = 1.0 to x = 3.0: every segment runs through the partition at x in [2.0, 2.05).
+    xs, ys = 1.0 + 2.0 * np.ones_like(angles), 2.0 + 2.0 * np.tan(angles) / 4.0
+    assert room.crosses_obstacle(1.0, 2.0, xs, ys).all()
+    # Segments that stay on one side, or end just before the partition, cross nothing.
+    assert not room.crosses_obstacle(1.0, 2.0, [1.9, 1.0, 0.5], [2.0, 3.5, 0.5]).any()
+    assert not room.crosses_obstacle(1.0, 2.0, [1.0], [2.0]).any()     # zero length
+
+
+def test_crosses_obstacle_ignores_what_lies_off_the_map():
+    room = box_room()
+    # From inside through the border wall: crosses. Entirely off the map: nothing to cross.
+    assert room.crosses_obstacle(2.0, 2.0, [5.0], [2.0])[0]
+    assert not room.crosses_obstacle(-3.0, -3.0, [-1.0], [-3.0])[0]
+    empty = DistanceMap(np.zeros((10, 10), dtype=bool), 0.1)
+    assert not empty.crosses_obstacle(0.5, 0.5, [0.9], [0.9])[0]
+
+
+def test_clutter_is_a_miss_by_end_point_but_not_by_see_through():
+    room = box_room()
+    truth = (1.0, 2.0, 0.0)
+    ranges = ray_cast_box(truth, LaserMount(), 4.0, ANGLES)
+    # An unmapped box 1 m ahead blocks the middle third of the beams.
+    ranges[20:41] = [1.0] * 21
+    scan = scan_of(ranges)
+    end_point, beams = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 'end_point')
+    assert end_point == pytest.approx(21 / 61) and beams == 61
+    see_through, _ = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 'see_through')
+    assert see_through == 0.0
+
+
+def test_see_through_counts_beams_through_a_wall_and_off_the_map():
+    room = partitioned_room()
+    truth = (3.0, 2.0, 0.0)                       # right half: the far wall 0.95 m ahead
+    scan = scan_of([0.95] * 61, angle_min=-0.3, increment=0.01)
+    for rule in ('end_point', 'see_through'):
+        assert miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, rule)[0] == 0.0
+    # Placed 1.5 m further back, in the left half, the beams end in free space 0.55 m short
+    # of the partition: misses by their end points, but nothing was passed through.
+    short = (0.5, 2.0, 0.0)
+    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 'end_point')[0] == 1.0
+    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 0.0
+    # Placed 0.5 m before the partition, they end 0.45 m behind it: through the wall.
+    through = (1.5, 2.0, 0.0)
+    assert miss_fraction(room, through, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 1.0
+    # Placed 0.5 m before the outer wall, they end off the map: misses by either rule.
+    off = (3.5, 2.0, 0.0)
+    assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 1.0
+
+
+def test_a_laser_inside_a_wall_sees_through_it():
+    room = partitioned_room()
+    # Every end point lies 0.5 m or more from the partition the laser sits in.
+    scan = scan_of([0.6] * 61, angle_min=-0.3, increment=0.01)
+    miss, _ = miss_fraction(room, (2.02, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10)
+    assert miss == 1.0
+
+
+def test_an_unknown_miss_rule_is_refused():
+    with pytest.raises(ValueError, match="'nearest'"):
+        miss_fraction(box_room(), (2.0, 2.0, 0.0), LaserMount(), scan_of([1.0] * 61), 0.1,
+                      100, 10, 'nearest')
+    with pytest.raises(ValueError, match='see_through, end_point'):
+        ScanChecker(0.1, 100, 10, 0.05, rule='nearest')

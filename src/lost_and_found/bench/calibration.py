@@ -118,6 +118,10 @@ class Recording:
         command: the command that recorded it (None when unknown).
         phase_seconds: the suite's phase durations (``settle`` is used by the scoring).
         trials_inferred: True when the trials were inferred from the phases.
+        scan_check: how the stream's scan feature was computed (the
+            :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
+            defaults; a stream file that does not say was computed as
+            :data:`~lost_and_found.bench.detectors.LEGACY_SCAN_CHECK`).
     """
 
     path: str
@@ -130,6 +134,8 @@ class Recording:
     command: object = None
     phase_seconds: dict = dataclasses.field(default_factory=lambda: dict(detection.PHASES))
     trials_inferred: bool = False
+    scan_check: dict = dataclasses.field(
+        default_factory=lambda: detectors.scan_check_of(LostDetectorConfig()))
 
     @property
     def times(self):
@@ -268,9 +274,16 @@ def load_recording(path):
     if not os.path.isfile(stream_path):
         raise CalibrationError('%s: no detection_stream.json (run `rosrun lost_and_found '
                                'bench detection ... --out %s` first)' % (path, path))
-    label, readings, errors, phases = parse_stream(_read_json(stream_path), stream_path)
+    data = _read_json(stream_path)
+    label, readings, errors, phases = parse_stream(data, stream_path)
     recording = Recording(path=path, label=label, readings=readings, errors=errors,
                           phases=phases, trials=[])
+    scan_check = data.get('scan_check', detectors.LEGACY_SCAN_CHECK)
+    if not isinstance(scan_check, dict) or \
+            any(key not in scan_check for key in detectors.SCAN_CHECK_KEYS):
+        raise CalibrationError('%s: scan_check=%r: must map %s' % (
+            stream_path, scan_check, ', '.join(detectors.SCAN_CHECK_KEYS)))
+    recording.scan_check = {key: scan_check[key] for key in detectors.SCAN_CHECK_KEYS}
     result_path = os.path.join(folder, 'detection.json')
     if os.path.isfile(result_path):
         result = _read_json(result_path)
@@ -378,6 +391,9 @@ class ClassifierFit:
             the training readings have too few scans of a class to fit it.
         scan_miss_sigma: their standard deviations, or None.
         n_scan: (normal, lost) readings the scan feature was fitted on.
+        scan_check: how the fitted scan feature was computed (the training streams' own
+            numbers, :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; None: the
+            node's defaults).
     """
 
     slice_mu: tuple
@@ -389,6 +405,7 @@ class ClassifierFit:
     scan_miss_mu: object = None
     scan_miss_sigma: object = None
     n_scan: tuple = (0, 0)
+    scan_check: object = None
 
 
 def fit_classifier(features, labels):
@@ -443,10 +460,12 @@ def fit_classifier(features, labels):
 def make_config(fit, params):
     """A validated LostDetectorConfig from a fit and the grid's parameters.
 
-    Without a scan fit the scan check keeps the node's defaults.
+    Without a scan fit the classifier's scan numbers keep the node's defaults; the scan
+    check's geometry is the one the training streams were recorded with.
     """
     scan = {} if fit.scan_miss_mu is None else {
         'scan_miss_mu': tuple(fit.scan_miss_mu), 'scan_miss_sigma': tuple(fit.scan_miss_sigma)}
+    scan.update(fit.scan_check or {})
     config = LostDetectorConfig(
         **scan, tier0_normal_prior=fit.tier0_normal_prior, prob_thresh=float(params['prob_thresh']),
         slice_mu=tuple(fit.slice_mu), slice_sigma=tuple(fit.slice_sigma),
@@ -749,11 +768,17 @@ def calibrate(recordings, grid=None):
         raise CalibrationError('no training recordings')
     for recording in recordings:
         check_training(recording)
+    kinds = {tuple(sorted(r.scan_check.items())) for r in recordings}
+    if len(kinds) > 1:
+        raise CalibrationError('the training runs computed their scan feature differently (%s): '
+                               'record them all with one lost_detector config' % '; '.join(
+                                   '%s: %s' % (r.path, r.scan_check) for r in recordings))
     features = [reading_features(r.readings) for r in recordings]
     labels = [label_readings(r.errors, r.phases) for r in recordings]
     all_features = np.vstack(features)
     all_labels = np.concatenate(labels)
-    fit = fit_classifier(all_features, all_labels)
+    fit = dataclasses.replace(fit_classifier(all_features, all_labels),
+                              scan_check=dict(recordings[0].scan_check))
     search = grid_search(recordings, fit, grid, features)
     quality = classifier_quality(all_features, all_labels, search.config)
     counts = {'normal': int(np.sum(all_labels == NORMAL)), 'lost': int(np.sum(all_labels == LOST)),
@@ -765,7 +790,16 @@ def evaluate(recordings, config):
     """Scores of a config on recordings (held-out ones, normally), replayed as the node runs.
 
     Uses :func:`detectors.lost_detector_tiers` (the full node path, not the grid's shortcut).
+
+    Raises:
+        CalibrationError: a recording's scan feature was computed otherwise than ``config``
+            computes it.
     """
+    for recording in recordings:
+        try:
+            detectors.check_scan_check(recording.scan_check, config, recording.path)
+        except ValueError as error:
+            raise CalibrationError(str(error)) from None
     tiers = [detectors.lost_detector_tiers(r.readings, config, r.pose_fixes)
              for r in recordings]
     return score_recordings(recordings, tiers)
@@ -952,9 +986,9 @@ def render_yaml(calibration, train_args, date):
                'node\'s default' % fit.n_scan)
     lines += _indented(
         'Class means [normal, lost] of the third feature, the scan miss fraction in [0, 1] '
-        '(the share of laser end points farther than scan_check/hit_tolerance from any mapped '
-        'obstacle, with the scan placed at amcl\'s pose). Used while scan_check is enabled and '
-        'the reading has a scan. %s.' % how)
+        '(with the scan placed at amcl\'s pose, the share of its beams that miss the map by '
+        'scan_check/miss_rule, here %s: %s). Used while scan_check is enabled and the reading '
+        'has a scan. %s.' % (config.miss_rule, MISS_RULE_TEXT[config.miss_rule], how))
     lines.append('  scan_miss_mu: %s' % _yaml_list(config.scan_miss_mu))
     lines += _indented(
         'Class standard deviations of the scan miss fraction [normal, lost], each > 0. %s, the '
@@ -994,12 +1028,22 @@ def render_yaml(calibration, train_args, date):
     lines.append('  window_meta_tier0_normal: %d' % config.window_meta_tier0_normal)
     lines += SCAN_CHECK_YAML.format(
         enabled=str(config.scan_check).lower(), base_frame=config.base_frame,
-        hit_tolerance=_yaml_float(config.hit_tolerance), max_beams=config.max_beams,
+        hit_tolerance=_yaml_float(config.hit_tolerance), miss_rule=config.miss_rule,
+        max_beams=config.max_beams,
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
         hold_readings=config.hold_readings).splitlines()
     return '\n'.join(lines) + '\n'
 
+
+#: What each scan_check/miss_rule counts, for the YAML's comments.
+MISS_RULE_TEXT = {
+    'see_through': 'beams whose end point is farther than scan_check/hit_tolerance from any '
+                   'mapped obstacle and which passed through one on the way, or ended off the '
+                   'map',
+    'end_point': 'beams whose end point is farther than scan_check/hit_tolerance from any '
+                 'mapped obstacle',
+}
 
 #: The scan_check block of the YAML: geometry of the feature, not fitted (the training runs
 #: record the feature with these numbers).
@@ -1017,6 +1061,11 @@ scan_check:
   # A beam end point this close to a mapped obstacle is a hit (m, > 0). 0.2 m: amcl's tracking
   # error plus map and range noise at a few metres.
   hit_tolerance: {hit_tolerance}
+  # Which beams miss: see_through (an end point beyond hit_tolerance counts only when the beam
+  # passed through a mapped obstacle or left the map: unmapped people and furniture stop beams
+  # short, they never make one pass through a wall) or end_point (every end point beyond
+  # hit_tolerance: clutter counts too).
+  miss_rule: {miss_rule}
   # Beams used per scan at most, evenly spread (integer >= 1): 60 is plenty for a fraction and
   # keeps the check well under a millisecond.
   max_beams: {max_beams}

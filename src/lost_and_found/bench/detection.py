@@ -363,7 +363,8 @@ def run(ctx):
     summary = summarize(trials, phases)
     summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
                     'readings': len(readings), 'detector_config': args.detector_config})
-    write_stream(ctx.path('detection_stream.json'), stream, trials, args.label)
+    write_stream(ctx.path('detection_stream.json'), stream, trials, args.label,
+                 detectors.scan_check_of(config))
     plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
     return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, args.label),
             'plots': plots}
@@ -374,8 +375,11 @@ def pose_fixes(trials):
     return sorted(t for trial in trials for t in trial.get('pose_fixes', ()))
 
 
-def write_stream(path, stream, trials, label):
-    """Every reading with its error and phase: the input of tools/calibrate_detector.py."""
+def write_stream(path, stream, trials, label, scan_check):
+    """Every reading with its error and phase: the input of tools/calibrate_detector.py.
+
+    ``scan_check`` (:func:`detectors.scan_check_of`) says how the scan feature was computed.
+    """
     phase = ['other'] * len(stream.readings)
     for t in trials:
         for i in stream.window(t['t_reset'], t['t_normal']):
@@ -386,6 +390,7 @@ def write_stream(path, stream, trials, label):
             phase[i] = t['kind']
     report.write_json(path, {
         'map': label,
+        'scan_check': scan_check,
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
                    'error_yaw', 'phase', 'scan_miss'],
         'readings': [list(r[:8]) + list(e) + [p, r[8] if len(r) > 8 else None]

@@ -29,6 +29,13 @@ LOST_XY, LOST_YAW = 0.5, 0.35
 #: ...and right (recovered, DESIGN.md §5) within these.
 FOUND_XY, FOUND_YAW = 0.45, 0.35
 
+#: The lost_detector numbers that decide how its scan feature is computed: a stream records
+#: them with the feature, since a feature recorded one way cannot be scored another way.
+SCAN_CHECK_KEYS = ('hit_tolerance', 'miss_rule', 'max_beams', 'min_beams')
+#: What streams recorded before the stream said so were computed with (the node's numbers then).
+LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'miss_rule': 'end_point', 'max_beams': 60,
+                     'min_beams': 10}
+
 #: The detectors, in table order.
 NAMES = ('lost_detector', 'amcl_diag', 'nav2_islocalized')
 
@@ -38,6 +45,32 @@ AMCL_STD_YAW = 0.1
 #: Nav2's historic IsLocalized tolerances (variances, as that condition compares them).
 NAV2_VAR_XY = 0.25
 NAV2_VAR_YAW = math.pi / 4
+
+
+def scan_check_of(config):
+    """The :data:`SCAN_CHECK_KEYS` of a LostDetectorConfig as a dict (for a stream file)."""
+    return {key: getattr(config, key) for key in SCAN_CHECK_KEYS}
+
+
+def check_scan_check(recorded, config, source):
+    """Raise ValueError when a stream's scan feature was not computed the way ``config``
+    computes it (only while ``config`` uses the scan check at all).
+
+    Args:
+        recorded: the stream's ``scan_check`` dict (None: a stream from before streams said
+            so, :data:`LEGACY_SCAN_CHECK`).
+        config: the LostDetectorConfig to score.
+        source: names the stream in the message.
+    """
+    recorded = LEGACY_SCAN_CHECK if recorded is None else recorded
+    wanted = scan_check_of(config)
+    differ = [key for key in SCAN_CHECK_KEYS if recorded.get(key) != wanted[key]]
+    if config.scan_check and differ:
+        def listed(values):
+            return ', '.join('scan_check/%s=%r' % (k, values.get(k)) for k in differ)
+        raise ValueError('%s: its scan feature was recorded with %s, the config asks for %s: '
+                         'record it again with that config (bench --detector-config)' % (
+                             source, listed(recorded), listed(wanted)))
 
 
 def pose_error(estimate, truth):

@@ -295,8 +295,10 @@ def rescore_unmodified(run, streams, config):
         :func:`score_unmodified` scores of ``config`` over the window the suite scored.
 
     Raises:
-        ValueError: when the documents do not match (a stream without its trial).
+        ValueError: when the documents do not match (a stream without its trial), or the
+            streams' scan feature was computed otherwise than ``config`` computes it.
     """
+    detectors.check_scan_check(streams.get('scan_check'), config, 'real-logs streams')
     out = []
     for stream in streams['streams']:
         field = {name: i for i, name in enumerate(stream['fields'])}
@@ -735,7 +737,7 @@ def run(ctx):
                     'profile_overrides': PROFILES,
                     'detector_config': args.detector_config, 'particles': args.particles,
                     'logs_dir': logs_dir, 'missing': missing})
-    write_stream(ctx.path('real_logs_stream.json'), trials)
+    write_stream(ctx.path('real_logs_stream.json'), trials, detectors.scan_check_of(config))
     plots = [plot_unmodified(ctx, trials, profile) for profile in PROFILES]
     plots.append(plot_delays(ctx, trials))
     for t in trials:
@@ -775,8 +777,9 @@ def _write_profile(folder, profile, overrides):
     return path
 
 
-def write_stream(path, trials):
-    """Every amcl_pose of the unmodified replays with its error and tiers (for calibration)."""
+def write_stream(path, trials, scan_check):
+    """Every amcl_pose of the unmodified replays with its error and tiers (for calibration);
+    ``scan_check`` (:func:`detectors.scan_check_of`) says how the scan feature was computed."""
     streams = []
     for t in trials:
         s = t.get('series')
@@ -790,7 +793,7 @@ def write_stream(path, trials):
             'readings': [list(r[:8]) + [r[8] if len(r) > 8 else None] + list(e)
                          + [s['tiers'][n][i] for n in names]
                          for i, (r, e) in enumerate(zip(s['readings'], s['errors']))]})
-    report.write_json(path, {'streams': streams})
+    report.write_json(path, {'scan_check': scan_check, 'streams': streams})
 
 
 def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, params):

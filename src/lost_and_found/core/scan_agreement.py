@@ -8,13 +8,20 @@ inside walls' shadows or off the map.
 
 The feature is the **miss fraction** of one scan at one pose: of the usable beams (finite, at
 least ``range_min``, strictly below ``range_max``: a max-range return hit nothing and says
-nothing), evenly subsampled to at most ``max_beams``, the fraction whose end point is farther
-than ``hit_tolerance`` from every occupied map cell. End points off the map are misses. With
-fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
+nothing), evenly subsampled to at most ``max_beams``, the fraction that miss. Which beams miss
+is the ``rule`` (:data:`MISS_RULES`):
 
-People, chairs and doors that are not in the map raise the miss fraction of a localized robot
-too; the lost detector's classifier (config/lost_detector.yaml) gives the normal class room for
-them. Pure numpy/scipy: no ROS.
+- ``end_point``: the end point is farther than ``hit_tolerance`` from every occupied map cell
+  (end points off the map are misses).
+- ``see_through`` (the lost detector's default): such a beam counts only if it also *passed
+  through* a mapped obstacle on its way (or ended off the map). People, chairs and boxes that
+  are not in the map stop beams short of the wall behind them; they can never make a beam
+  pass through a wall. So a localized robot in clutter scores near 0 by this rule, while at a
+  wrong pose many beams run through the walls of the place the estimate is in. The cost: a
+  wrong pose whose beams all end in open space short of any wall counts nothing.
+
+With fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
+Pure numpy/scipy: no ROS.
 """
 import dataclasses
 import math
@@ -25,6 +32,16 @@ import numpy as np
 #: 0 for free and -1 for unknown; amcl counts only 100 as occupied, 65 is map_server's default
 #: occupied_thresh in percent).
 OCCUPIED_VALUE = 65
+
+#: The rules that decide which beams miss (see the module docstring).
+SEE_THROUGH, END_POINT = 'see_through', 'end_point'
+MISS_RULES = (SEE_THROUGH, END_POINT)
+
+
+def check_rule(rule):
+    """Raise ValueError unless ``rule`` is one of :data:`MISS_RULES`."""
+    if rule not in MISS_RULES:
+        raise ValueError('miss rule %r: must be one of %s' % (rule, ', '.join(MISS_RULES)))
 
 
 class DistanceMap:
@@ -87,6 +104,28 @@ class DistanceMap:
         out[inside] = self._distance[rows[inside].astype(int), cols[inside].astype(int)]
         return out
 
+    def crosses_obstacle(self, x0, y0, xs, ys):
+        """For each segment from (x0, y0) to (xs[i], ys[i]): does it run through an occupied
+        cell? Sampled every half cell, so a segment through a wall one cell thick is caught
+        (a diagonal slip between two cells that touch only at a corner can be missed).
+        Stretches off the map cross nothing.
+
+        Returns:
+            A bool array like ``xs``.
+        """
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        out = np.zeros(xs.shape, dtype=bool)
+        if xs.size == 0 or not self.occupied_cells:
+            return out
+        lengths = np.hypot(xs - x0, ys - y0)
+        step = self.resolution / 2.0
+        # One row of samples per segment, from the start to the end point inclusive.
+        fractions = np.arange(int(math.ceil(lengths.max() / step)) + 1) * step
+        t = np.minimum(fractions[None, :] / np.maximum(lengths, step)[:, None], 1.0)
+        d = self.distance(x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None])
+        out[:] = np.any(d == 0.0, axis=1)
+        return out
+
 
 @dataclasses.dataclass(frozen=True)
 class LaserMount:
@@ -116,6 +155,13 @@ class Scan:
     range_max: float
 
 
+def laser_origin(pose, mount):
+    """The laser's (x, y) in the map frame when the robot base is at ``pose``."""
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    return x + c * mount.x - s * mount.y, y + s * mount.x + c * mount.y
+
+
 def end_points(pose, mount, scan, max_beams):
     """Map-frame end points (xs, ys) of the usable beams of ``scan`` seen from ``pose``.
 
@@ -138,16 +184,14 @@ def end_points(pose, mount, scan, max_beams):
     angles = scan.angle_min + index * scan.angle_increment
     if mount.upside_down:
         angles = -angles
-    x, y, yaw = pose
-    c, s = math.cos(yaw), math.sin(yaw)
-    laser_x = x + c * mount.x - s * mount.y
-    laser_y = y + s * mount.x + c * mount.y
-    heading = yaw + mount.yaw + angles
+    laser_x, laser_y = laser_origin(pose, mount)
+    heading = pose[2] + mount.yaw + angles
     r = ranges[index]
     return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading)
 
 
-def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams):
+def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                  rule=SEE_THROUGH):
     """The fraction of usable beams that miss the map at ``pose``, or None.
 
     Args:
@@ -158,16 +202,28 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
         hit_tolerance: an end point this close (m) to an obstacle is a hit.
         max_beams: beams used at most (evenly subsampled).
         min_beams: fewer usable beams than this: None (no evidence either way).
+        rule: which beams miss, one of :data:`MISS_RULES` (module docstring).
 
     Returns:
         ``(miss, beams)``: the miss fraction in [0, 1] and the number of beams it is over, or
         None when there were fewer than ``min_beams`` usable beams.
+
+    Raises:
+        ValueError: an unknown ``rule``.
     """
+    check_rule(rule)
     xs, ys = end_points(pose, mount, scan, max_beams)
     if xs.size < max(1, min_beams):
         return None
-    misses = int(np.count_nonzero(distance_map.distance(xs, ys) > hit_tolerance))
-    return misses / xs.size, int(xs.size)
+    distance = distance_map.distance(xs, ys)
+    missed = distance > hit_tolerance
+    if rule == SEE_THROUGH:
+        # Off the map (distance inf) stays a miss; in the map, only beams through a wall.
+        inside = missed & np.isfinite(distance)
+        origin = laser_origin(pose, mount)
+        missed[inside] = distance_map.crosses_obstacle(origin[0], origin[1], xs[inside],
+                                                       ys[inside])
+    return int(np.count_nonzero(missed)) / xs.size, int(xs.size)
 
 
 class ScanBuffer:
@@ -224,7 +280,7 @@ class ScanChecker:
     Shared by the lost_detector node and the benchmarks so that both compute it identically.
 
     Args:
-        hit_tolerance, max_beams, min_beams: as :func:`miss_fraction`.
+        hit_tolerance, max_beams, min_beams, rule: as :func:`miss_fraction`.
         stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
         buffer_size: scans kept for pairing.
 
@@ -236,11 +292,18 @@ class ScanChecker:
             come on different connections), so a caller may hold the pose until then.
     """
 
-    def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20):
-        """Start with no map and no scans."""
+    def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
+                 rule=SEE_THROUGH):
+        """Start with no map and no scans.
+
+        Raises:
+            ValueError: an unknown ``rule``.
+        """
+        check_rule(rule)
         self.hit_tolerance = float(hit_tolerance)
         self.max_beams = int(max_beams)
         self.min_beams = int(min_beams)
+        self.rule = rule
         self.distance_map = None
         self.reason = ''
         self.waiting = False
@@ -250,7 +313,7 @@ class ScanChecker:
     def from_config(cls, config):
         """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
         return cls(config.hit_tolerance, config.max_beams, config.min_beams,
-                   config.stamp_tolerance)
+                   config.stamp_tolerance, rule=config.miss_rule)
 
     def add_scan(self, stamp, scan, mount):
         """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
@@ -277,7 +340,7 @@ class ScanChecker:
             return None
         scan, mount = paired
         result = miss_fraction(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                               self.max_beams, self.min_beams)
+                               self.max_beams, self.min_beams, self.rule)
         if result is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
             return None
