@@ -100,6 +100,10 @@ def parser():
                    'evaluate (default: the shipped config/lost_detector.yaml)')
     p.add_argument('--logs', help='real-logs: folder of the Carmen logs (default: '
                    '../shared/data/logs next to the package, if present)')
+    p.add_argument('--clutter', type=float, default=0.0, help='detection: unmapped boxes per '
+                   '100 m^2 of free space in the simulated world (chairs, bins, people: the '
+                   'laser sees them, the localizer\'s and the lost detector\'s map does not; '
+                   'default 0)')
     p.add_argument('--label', help='a name for this map in the tables (default: the map '
                    'file\'s name)')
     return p
@@ -137,6 +141,10 @@ def resolve_inputs(args):
         args.label = os.path.splitext(os.path.basename(args.map))[0]
     if args.trials is not None and args.trials < 1:
         raise SystemExit('bench: --trials %d: must be >= 1' % args.trials)
+    if not (args.clutter >= 0 and args.clutter < float('inf')):
+        raise SystemExit('bench: --clutter %r: must be a finite number >= 0' % args.clutter)
+    if args.clutter and args.suite != 'detection':
+        raise SystemExit('bench: --clutter is for the detection suite only')
     return args
 
 

@@ -123,11 +123,14 @@ class SimSession:
         ctx: the suite's BenchContext (map, fiducials, speed, particles, seed, log folder).
         start_pose: where the robot starts.
         name: a name for the log files.
+        world_map: map_server YAML of the world sim_world and sim_navigator run in (default:
+            the map itself; see bench/clutter.py).
     """
 
-    def __init__(self, ctx, start_pose, name='sim'):
+    def __init__(self, ctx, start_pose, name='sim', world_map=None):
         """Nothing runs until :meth:`start`."""
         self.ctx = ctx
+        self.world_map = world_map or ctx.args.map
         self.start_pose = start_pose
         self.name = name
         self.graph = RosGraph(os.path.join(ctx.log_dir, name))
@@ -153,7 +156,8 @@ class SimSession:
         params = write_sim_params(os.path.join(self.graph.log_dir, 'sim_params.yaml'),
                                   self.start_pose)
         self.graph.launch('sim', 'lost_and_found', 'sim.launch', {
-            'map_file': args.map, 'fiducial_map': args.fiducials or '""',
+            'map_file': args.map, 'world_map_file': self.world_map,
+            'fiducial_map': args.fiducials or '""',
             'sim_params': params, 'speed': args.speed, 'particles': args.particles,
             'min_particles': min(500, args.particles), 'seed': args.seed,
             'navigator': 'true' if navigator else 'false'})
