@@ -314,3 +314,44 @@ def test_path_length():
     assert carmen.path_length([(0, 0, 0), (1, 3, 4), (2, 3, 4), (3, 3, 5)]) == \
         pytest.approx([0.0, 5.0, 5.0, 6.0])
     assert carmen.path_length([]) == []
+
+
+def _room_scans(poses, laser_offset=0.1):
+    """A 6 x 4 m room with a pillar; the 180-beam Carmen scans a laser sees from ``poses``."""
+    import numpy as np
+    from lost_and_found.core.scan_agreement import DistanceMap
+    from lost_and_found.sim.gridmap import GridMap
+    from lost_and_found.sim.laser import cast_rays
+    res = 0.05
+    occupied = np.zeros((80, 120), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    occupied[30:40, 70:76] = True                      # a pillar: no pose slides freely
+    grid = GridMap.from_occupancy(occupied, res)
+    angles = carmen.ANGLE_MIN + np.arange(180) * carmen.ANGLE_INCREMENT
+    scans = []
+    for t, (x, y, yaw) in enumerate(poses):
+        lx, ly = x + laser_offset * math.cos(yaw), y + laser_offset * math.sin(yaw)
+        ranges = cast_rays(grid, lx, ly, yaw + angles, 50.0)
+        scans.append((float(t), tuple(float(r) for r in ranges), (0.0, 0.0, 0.0)))
+    return DistanceMap(occupied, res), scans
+
+
+def test_register_truth_moves_a_displaced_pose_back_and_keeps_a_right_one():
+    right = [(1.5, 1.5, 0.3), (4.0, 2.5, 2.0)]
+    distance_map, scans = _room_scans(right)
+    displaced = [(0, 1.5 + 0.3, 1.5 - 0.2, 0.3 + math.radians(4.0)), (1, 4.0, 2.5, 2.0)]
+    data = carmen.ReplayData([], scans, displaced, 0.0, 0.1, 50.0)
+    registered = carmen.register_truth(data, distance_map)
+    assert registered.moved == 1
+    t, x, y, yaw = registered.truth[0]
+    assert t == 0 and math.hypot(x - 1.5, y - 1.5) < 0.05 and abs(yaw - 0.3) < 0.01
+    assert registered.shifts[0][0] == pytest.approx(math.hypot(0.3, 0.2), abs=0.05)
+    assert registered.truth[1] == displaced[1] and registered.shifts[1] == (0.0, 0.0)
+
+
+def test_register_truth_keeps_a_pose_whose_scan_has_no_usable_beam():
+    distance_map, scans = _room_scans([(1.5, 1.5, 0.3)])
+    blind = [(0.0, tuple([60.0] * 180), (0.0, 0.0, 0.0))]       # every beam at max range
+    data = carmen.ReplayData([], blind, [(0, 1.8, 1.3, 0.3)], 0.0, 0.1, 50.0)
+    registered = carmen.register_truth(data, distance_map)
+    assert registered.moved == 0 and registered.truth == [(0, 1.8, 1.3, 0.3)]

@@ -246,3 +246,16 @@ def test_rescore_unmodified_scores_another_config_over_the_suites_window():
     run['trials'][0]['log'] = 'aces'
     with pytest.raises(ValueError, match='no unmodified trial'):
         real_logs.rescore_unmodified(run, streams, config)
+
+
+def test_registration_summary_counts_the_moved_poses_and_says_so():
+    from lost_and_found.bench import carmen
+    registered = carmen.Registration(
+        truth=[(0, 0.0, 0.0, 0.0)] * 4,
+        shifts=[(0.0, 0.0), (0.2, math.radians(1.0)), (0.4, 0.0), (0.0, 0.0)], moved=2)
+    summary = real_logs.registration_summary(registered)
+    assert summary['poses'] == 4 and summary['moved'] == 2
+    assert summary['shift_xy']['median'] == pytest.approx(0.3)
+    assert summary['shift_xy']['max'] == pytest.approx(0.4)
+    text = real_logs.registration_markdown({'intel': summary})
+    assert 'intel 2 of 4 poses moved, by 0.30 m median' in text
