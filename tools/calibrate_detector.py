@@ -93,6 +93,9 @@ def run_calibration(args):
     print('labels: %(normal)d normal, %(lost)d lost, %(ambiguous)d ambiguous' % result.labels)
     print('fit: slice_mu %s, slice_sigma %s, tier0_normal_prior %s' % (
         list(fit.slice_mu), list(fit.slice_sigma), fit.tier0_normal_prior))
+    for short_weight, score in result.weights:
+        print('scan_check/short_weight %s: %s' % (short_weight,
+                                                  calibration.score_sentence(score)))
     print('grid: %d combinations, %d without false alarms, %d tied; chosen %s' % (
         search.tried, search.zero_false_alarms, search.ties, search.params))
     print('margin (next lower value: false alarms): %s' % search.margin)

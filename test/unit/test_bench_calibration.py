@@ -51,13 +51,13 @@ def make_stream(segments, label='lab'):
         elif phase in ('teleport', 'bringup'):
             trial.update({'kind': phase, 'distance': 5.0, 't_event': start, 't_end': t})
             trials.append(trial)
-    return {'map': label, 'fields': list(cal.FIELDS), 'readings': rows}, trials
+    return {'map': label, 'fields': list(cal.MISS_FIELDS), 'readings': rows}, trials
 
 
 def make_recording(segments, label='lab', seed=100):
     """A Recording built from :func:`make_stream`."""
     data, trials = make_stream(segments, label)
-    label, readings, errors, phases = cal.parse_stream(data)
+    label, readings, errors, phases, _ = cal.parse_stream(data)
     keys = ('index', 'kind', 'distance', 't_normal', 't_event', 't_end')
     return cal.Recording(path='synthetic', label=label, readings=readings, errors=errors,
                          phases=phases, trials=[{k: tr[k] for k in keys} for tr in trials],
@@ -101,9 +101,9 @@ def test_features_are_the_nodes_and_a_bad_covariance_gives_nan():
 def test_old_streams_without_the_scan_column_still_load_and_bad_misses_are_named():
     old = {'map': 'lab', 'fields': list(cal.OLD_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal')[:-1]]}
-    _, readings, _, _ = cal.parse_stream(old)
+    _, readings, _, _, _ = cal.parse_stream(old)
     assert readings[0][5] is None
-    bad = {'map': 'lab', 'fields': list(cal.FIELDS),
+    bad = {'map': 'lab', 'fields': list(cal.MISS_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 1.5)]}
     with pytest.raises(cal.CalibrationError, match='scan_miss=1.5'):
         cal.parse_stream(bad)
@@ -351,7 +351,7 @@ def test_parse_stream_names_the_bad_value():
         cal.parse_stream(dict(data, fields=['t']), 'x.json')
     # null errors (no truth) load as inf and are ambiguous.
     data['readings'][0][8] = None
-    _, _, errors, phases = cal.parse_stream(data)
+    _, _, errors, phases, _ = cal.parse_stream(data)
     assert errors[0][0] == math.inf
     assert cal.label_readings(errors[:1], phases[:1])[0] == cal.AMBIGUOUS
 
@@ -379,33 +379,95 @@ def test_load_recording_reads_the_trials_or_infers_them(tmp_path):
 def test_a_stream_says_how_its_scan_feature_was_computed(tmp_path):
     data, _ = make_stream(trial_segments())
     (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
-    # Streams from before the key: the end_point rule, the only one there was.
+    # Streams from before the key: every missed end point counted, the only rule there was.
     assert cal.load_recording(str(tmp_path)).scan_check == detectors.LEGACY_SCAN_CHECK
-    data['scan_check'] = dict(detectors.LEGACY_SCAN_CHECK, miss_rule='see_through',
-                              hit_tolerance=0.3)
+    data['scan_check'] = dict(detectors.LEGACY_SCAN_CHECK, short_weight=0.5, hit_tolerance=0.3)
     (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
     recording = cal.load_recording(str(tmp_path))
-    assert recording.scan_check['miss_rule'] == 'see_through'
-    data['scan_check'] = {'miss_rule': 'see_through'}
+    assert recording.scan_check['short_weight'] == 0.5
+    data['scan_check'] = {'short_weight': 0.5}
     (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
     with pytest.raises(cal.CalibrationError, match='scan_check=.*must map hit_tolerance'):
         cal.load_recording(str(tmp_path))
     # Scoring a config that computes the feature otherwise is refused, naming both.
     with pytest.raises(cal.CalibrationError, match="hit_tolerance=0.3, the config asks for "
                        "scan_check/hit_tolerance=0.2"):
-        cal.evaluate([recording], LostDetectorConfig())
-    cal.evaluate([recording], LostDetectorConfig(hit_tolerance=0.3))
+        cal.evaluate([recording], LostDetectorConfig(short_weight=0.5))
+    cal.evaluate([recording], LostDetectorConfig(hit_tolerance=0.3, short_weight=0.5))
     cal.evaluate([recording], LostDetectorConfig(scan_check=False))   # no feature: no matter
 
 
-def test_calibration_keeps_the_training_runs_scan_check_and_refuses_a_mix():
+def split_stream(segments):
+    """A stream that holds the misses by kind: a right estimate misses 5 % of its beams short
+    (clutter), 80 % during a borderline burst (a crowd in front of the laser); a wrong one
+    misses 50 % through walls and 30 % short. ``scan_miss`` weighs short misses with 1."""
+    data, trials = make_stream(segments)
+    data['fields'] = list(cal.FIELDS)
+    for row in data['readings']:
+        if row[8] > detectors.LOST_XY:
+            through, short = 0.5, 0.3
+        else:
+            through, short = 0.0, 0.8 if row[4] == BORDERLINE[0] ** 2 else 0.05
+        row[11:] = [through + short, through, short]
+    data['scan_check'] = dict(detectors.LEGACY_SCAN_CHECK)
+    return data, trials
+
+
+def load_split(tmp_path, name, segments, seed):
+    """A Recording loaded from a split stream written under ``tmp_path/name``."""
+    folder = tmp_path / name
+    folder.mkdir()
+    data, trials = split_stream(segments)
+    (folder / 'detection_stream.json').write_text(json.dumps(data))
+    (folder / 'detection.json').write_text(json.dumps({'seed': seed, 'trials': trials}))
+    return cal.load_recording(str(folder))
+
+
+def test_misses_recorded_by_kind_are_weighed_again(tmp_path):
+    recording = load_split(tmp_path, 'a', trial_segments(burst=True), 100)
+    assert recording.splits is not None and len(recording.splits) == len(recording.readings)
+    half = recording.weighed(0.5)
+    for r, w, split in zip(recording.readings, half.readings, recording.splits):
+        assert w[5] == pytest.approx(split[0] + 0.5 * split[1])
+        assert r[5] == pytest.approx(split[0] + split[1])
+    assert half.scan_check['short_weight'] == 0.5 and recording.scan_check['short_weight'] == 1
+    # A config with another weight can be scored on it; an old stream cannot be weighed again.
+    cal.evaluate([recording], LostDetectorConfig(short_weight=0.25))
+    old = dataclasses.replace(recording, splits=None)
+    with pytest.raises(cal.CalibrationError, match='not recorded by kind'):
+        old.weighed(0.5)
+    data, _ = split_stream(trial_segments())
+    data['readings'][3][12] = None
+    (tmp_path / 'a' / 'detection_stream.json').write_text(json.dumps(data))
+    with pytest.raises(cal.CalibrationError, match='all null or all numbers'):
+        cal.load_recording(str(tmp_path / 'a'))
+
+
+def test_calibration_tries_every_short_weight_and_keeps_the_best(tmp_path):
+    recordings = [load_split(tmp_path, 'a', trial_segments(burst=True) + trial_segments(), 100),
+                  load_split(tmp_path, 'b', trial_segments() + trial_segments(burst=True), 101)]
+    result = cal.calibrate(recordings, small_grid(), short_weights=(0.0, 1.0))
+    assert [w for w, _ in result.weights] == [0.0, 1.0]
+    scores = dict(result.weights)
+    # Counting the crowd's short misses costs a false alarm or a detection here: 0 wins.
+    assert cal.objective(scores[0.0]) < cal.objective(scores[1.0])
+    assert result.search.config.short_weight == 0.0
+    assert result.fit.scan_check['short_weight'] == 0.0
+    assert all(r.scan_check['short_weight'] == 0.0 for r in result.recordings)
+    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
+    assert '\n  short_weight: 0.0\n' in text
+    assert 'Chosen by training score among 0.0, 1.0' in ' '.join(
+        line.lstrip('# ') for line in text.splitlines())
+
+
+def test_calibration_keeps_the_recorded_weight_of_old_streams_and_refuses_a_mix():
     recordings = synthetic_training()
     for recording in recordings:
         recording.scan_check = dict(detectors.LEGACY_SCAN_CHECK)
     result = cal.calibrate(recordings, small_grid())
-    assert result.search.config.miss_rule == 'end_point'
-    assert 'miss_rule: end_point' in cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
-    recordings[1].scan_check = dict(detectors.LEGACY_SCAN_CHECK, miss_rule='see_through')
+    assert result.search.config.short_weight == 1.0 and len(result.weights) == 1
+    assert 'short_weight: 1.0' in cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
+    recordings[1].scan_check = dict(detectors.LEGACY_SCAN_CHECK, hit_tolerance=0.3)
     with pytest.raises(cal.CalibrationError, match='computed their scan feature differently'):
         cal.calibrate(recordings, small_grid())
 

@@ -3,6 +3,7 @@
 No shared data and no ROS master: synthetic tracks and tier streams.
 """
 import argparse
+import dataclasses
 import math
 
 import numpy as np
@@ -229,10 +230,11 @@ def test_rescore_unmodified_scores_another_config_over_the_suites_window():
     config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
                                 ratio_thresh_detections_tier2_lost=0.5,
                                 window_meta_tier0_normal=3)
-    # Streams that do not say how their scan feature was computed are from the end_point
-    # days: refused for a config that computes it otherwise.
-    with pytest.raises(ValueError, match="scan_check/miss_rule='end_point'"):
-        real_logs.rescore_unmodified(run, streams, config)
+    # Streams that do not say how their scan feature was computed counted every missed end
+    # point: refused for a config that weighs short misses otherwise.
+    with pytest.raises(ValueError, match="scan_check/short_weight=1.0"):
+        real_logs.rescore_unmodified(run, streams, dataclasses.replace(config,
+                                                                       short_weight=0.5))
     streams['scan_check'] = detectors.scan_check_of(config)
     scores = real_logs.rescore_unmodified(run, streams, config)[0]['scores']
     # the wide spell before the settle is not scored; the scan spell and the wide spell are

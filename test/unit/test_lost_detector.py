@@ -404,7 +404,8 @@ def test_unknown_key_is_warned():
      'lost_detector/ratio_thresh_detections_tier2_lost=1.0'),
     ({'ratio_thresh_detections_tier2_lost': -0.01},
      'lost_detector/ratio_thresh_detections_tier2_lost=-0.01'),
-    ({'miss_rule': 'endpoint'}, "scan_check/miss_rule='endpoint'"),
+    ({'short_weight': 1.5}, 'scan_check/short_weight=1.5'),
+    ({'short_weight': 'half'}, "scan_check/short_weight='half'"),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

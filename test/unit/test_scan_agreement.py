@@ -6,7 +6,7 @@ import pytest
 from box_room import distance_to_walls
 
 from lost_and_found.core.scan_agreement import (
-    DistanceMap, LaserMount, Scan, ScanBuffer, ScanChecker, end_points, miss_fraction)
+    DistanceMap, LaserMount, Scan, ScanBuffer, ScanChecker, end_points, miss_counts, miss_fraction)
 
 RES = 0.05
 
@@ -164,36 +164,36 @@ def test_crosses_obstacle_ignores_what_lies_off_the_map():
     assert not empty.crosses_obstacle(0.5, 0.5, [0.9], [0.9])[0]
 
 
-def test_clutter_is_a_miss_by_end_point_but_not_by_see_through():
+def test_clutter_is_a_short_miss_counted_only_by_its_weight():
     room = box_room()
     truth = (1.0, 2.0, 0.0)
     ranges = ray_cast_box(truth, LaserMount(), 4.0, ANGLES)
     # An unmapped box 1 m ahead blocks the middle third of the beams.
     ranges[20:41] = [1.0] * 21
     scan = scan_of(ranges)
-    end_point, beams = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 'end_point')
-    assert end_point == pytest.approx(21 / 61) and beams == 61
-    see_through, _ = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 'see_through')
-    assert see_through == 0.0
+    every, beams = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 1.0)
+    assert every == pytest.approx(21 / 61) and beams == 61
+    through_only, _ = miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, 0.0)
+    assert through_only == 0.0
 
 
-def test_see_through_counts_beams_through_a_wall_and_off_the_map():
+def test_through_misses_are_beams_through_a_wall_or_off_the_map():
     room = partitioned_room()
     truth = (3.0, 2.0, 0.0)                       # right half: the far wall 0.95 m ahead
     scan = scan_of([0.95] * 61, angle_min=-0.3, increment=0.01)
-    for rule in ('end_point', 'see_through'):
-        assert miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, rule)[0] == 0.0
+    for weight in (1.0, 0.0):
+        assert miss_fraction(room, truth, LaserMount(), scan, 0.1, 100, 10, weight)[0] == 0.0
     # Placed 1.5 m further back, in the left half, the beams end in free space 0.55 m short
     # of the partition: misses by their end points, but nothing was passed through.
     short = (0.5, 2.0, 0.0)
-    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 'end_point')[0] == 1.0
-    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 0.0
+    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 1.0)[0] == 1.0
+    assert miss_fraction(room, short, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 0.0
     # Placed 0.5 m before the partition, they end 0.45 m behind it: through the wall.
     through = (1.5, 2.0, 0.0)
-    assert miss_fraction(room, through, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 1.0
-    # Placed 0.5 m before the outer wall, they end off the map: misses by either rule.
+    assert miss_fraction(room, through, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 1.0
+    # Placed 0.5 m before the outer wall, they end off the map: through misses too.
     off = (3.5, 2.0, 0.0)
-    assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 'see_through')[0] == 1.0
+    assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 1.0
 
 
 def test_a_laser_inside_a_wall_sees_through_it():
@@ -204,9 +204,32 @@ def test_a_laser_inside_a_wall_sees_through_it():
     assert miss == 1.0
 
 
-def test_an_unknown_miss_rule_is_refused():
-    with pytest.raises(ValueError, match="'nearest'"):
+def test_miss_counts_split_the_misses_and_the_weight_mixes_them():
+    room = partitioned_room()
+    # Half the beams end 0.45 m behind the partition (through it), half 0.3 m short of it.
+    scan = scan_of([0.95] * 30 + [0.2] * 31, angle_min=-0.3, increment=0.01)
+    through, short, beams = miss_counts(room, (1.5, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10)
+    assert beams == 61 and short == 31 and through == 30
+    for weight in (0.0, 0.5, 1.0):
+        miss, _ = miss_fraction(room, (1.5, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10, weight)
+        assert miss == pytest.approx((30 + weight * 31) / 61)
+    assert miss_counts(room, (1.5, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 62) is None
+
+
+@pytest.mark.parametrize('weight', [-0.1, 1.5, float('nan'), 'half', True])
+def test_a_short_weight_outside_zero_to_one_is_refused(weight):
+    with pytest.raises(ValueError, match='short_weight=%r' % (weight,)):
         miss_fraction(box_room(), (2.0, 2.0, 0.0), LaserMount(), scan_of([1.0] * 61), 0.1,
-                      100, 10, 'nearest')
-    with pytest.raises(ValueError, match='see_through, end_point'):
-        ScanChecker(0.1, 100, 10, 0.05, rule='nearest')
+                      100, 10, weight)
+    with pytest.raises(ValueError, match='short_weight'):
+        ScanChecker(0.1, 100, 10, 0.05, short_weight=weight)
+
+
+def test_the_checker_measures_both_kinds_and_weighs_them():
+    checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5)
+    checker.distance_map = partitioned_room()
+    ranges = [0.95] * 30 + [0.2] * 31
+    checker.add_scan(1.0, scan_of(ranges, angle_min=-0.3, increment=0.01), LaserMount())
+    through, short = checker.measure(1.0, (1.5, 2.0, 0.0))
+    assert (through, short) == (pytest.approx(30 / 61), pytest.approx(31 / 61))
+    assert checker.feature(1.0, (1.5, 2.0, 0.0)) == pytest.approx((30 + 0.5 * 31) / 61)

@@ -40,12 +40,19 @@ from sklearn.naive_bayes import GaussianNB
 from lost_and_found.bench import detection, detectors, report
 from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
     covariance_features
+from lost_and_found.core.scan_agreement import weighted_miss
 
-#: The stream's columns, in the order detection.write_stream writes them.
+#: The stream's columns, in the order detection.write_stream writes them: the miss fraction
+#: as the recording config weighed it, then its two kinds (the through and short fractions,
+#: core/scan_agreement.py), from which any short_weight can be weighed again.
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
-          'phase', 'scan_miss')
-#: Streams recorded before the scan feature existed have every column but the last.
-OLD_FIELDS = FIELDS[:-1]
+          'phase', 'scan_miss', 'scan_through', 'scan_short')
+#: Streams recorded before the two kinds were, and before the scan feature existed.
+MISS_FIELDS = FIELDS[:-2]
+OLD_FIELDS = FIELDS[:-3]
+#: The short_weight values the calibration tries (scan_check/short_weight), when the training
+#: streams hold the two kinds of misses.
+SHORT_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Phases a reading may carry; ``teleport`` and ``bringup`` follow a delocalizing event.
 PHASES = ('settle', 'normal', 'teleport', 'bringup', 'other')
 #: Phases in which a right estimate is a sample of the normal class.
@@ -118,6 +125,8 @@ class Recording:
         command: the command that recorded it (None when unknown).
         phase_seconds: the suite's phase durations (``settle`` is used by the scoring).
         trials_inferred: True when the trials were inferred from the phases.
+        splits: ``(through, short)`` miss fractions per reading (None where it has no scan
+            feature), or None for a stream that did not record them.
         scan_check: how the stream's scan feature was computed (the
             :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
             defaults; a stream file that does not say was computed as
@@ -136,6 +145,27 @@ class Recording:
     trials_inferred: bool = False
     scan_check: dict = dataclasses.field(
         default_factory=lambda: detectors.scan_check_of(LostDetectorConfig()))
+    splits: object = None
+
+    def weighed(self, short_weight):
+        """This recording with every reading's miss fraction weighed with ``short_weight``.
+
+        Raises:
+            CalibrationError: the recording has no split misses and was recorded with
+                another short_weight (its misses cannot be weighed again).
+        """
+        if self.splits is None:
+            if short_weight != self.scan_check['short_weight']:
+                raise CalibrationError(
+                    '%s: its misses were weighed with scan_check/short_weight=%r and not '
+                    'recorded by kind: record it again to weigh them with %r'
+                    % (self.path, self.scan_check['short_weight'], short_weight))
+            return self
+        readings = [r[:5] + (None if split is None else
+                             weighted_miss(split[0], split[1], short_weight),)
+                    for r, split in zip(self.readings, self.splits)]
+        return dataclasses.replace(self, readings=readings, scan_check=dict(
+            self.scan_check, short_weight=short_weight))
 
     @property
     def times(self):
@@ -173,7 +203,7 @@ def parse_stream(data, source='stream'):
         source: a name for error messages.
 
     Returns:
-        ``(label, readings, errors, phases)`` as in :class:`Recording`.
+        ``(label, readings, errors, phases, splits)`` as in :class:`Recording`.
 
     Raises:
         CalibrationError: naming the source and the bad field, row or value.
@@ -181,10 +211,11 @@ def parse_stream(data, source='stream'):
     if not isinstance(data, dict) or 'readings' not in data:
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
-    if fields not in (FIELDS, OLD_FIELDS):
+    if fields not in (FIELDS, MISS_FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
                                                                list(FIELDS)))
     readings, errors, phases = [], [], []
+    splits = [] if fields == FIELDS else None
     last = -math.inf
     for row_index, row in enumerate(data['readings']):
         where = '%s: reading %d' % (source, row_index)
@@ -203,17 +234,30 @@ def parse_stream(data, source='stream'):
         if row[10] not in PHASES:
             raise CalibrationError('%s: phase=%r: must be one of %s'
                                    % (where, row[10], ', '.join(PHASES)))
-        miss = row[11] if len(row) > 11 else None
-        if miss is not None:
-            miss = _number(miss, where + ': scan_miss')
-            if not 0.0 <= miss <= 1.0:
-                raise CalibrationError('%s: scan_miss=%r: must be in [0, 1] or null'
-                                       % (where, row[11]))
+        miss = _fraction(row, 11, where)
+        if splits is not None:
+            through, short = _fraction(row, 12, where), _fraction(row, 13, where)
+            if (through is None) != (miss is None) or (short is None) != (miss is None):
+                raise CalibrationError('%s: scan_miss, scan_through and scan_short must be all '
+                                       'null or all numbers, got %r' % (where, row[11:14]))
+            splits.append(None if miss is None else (through, short))
         readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
                          values['var_yaw'], miss))
         errors.append(error)
         phases.append(row[10])
-    return str(data.get('map', '')), readings, errors, phases
+    return str(data.get('map', '')), readings, errors, phases, splits
+
+
+def _fraction(row, index, where):
+    """Column ``index`` of a stream row as a fraction in [0, 1], or None (null or absent)."""
+    value = row[index] if len(row) > index else None
+    if value is None:
+        return None
+    number = _number(value, '%s: %s' % (where, FIELDS[index]))
+    if not 0.0 <= number <= 1.0:
+        raise CalibrationError('%s: %s=%r: must be in [0, 1] or null'
+                               % (where, FIELDS[index], value))
+    return number
 
 
 def infer_trials(times, phases):
@@ -275,9 +319,9 @@ def load_recording(path):
         raise CalibrationError('%s: no detection_stream.json (run `rosrun lost_and_found '
                                'bench detection ... --out %s` first)' % (path, path))
     data = _read_json(stream_path)
-    label, readings, errors, phases = parse_stream(data, stream_path)
+    label, readings, errors, phases, splits = parse_stream(data, stream_path)
     recording = Recording(path=path, label=label, readings=readings, errors=errors,
-                          phases=phases, trials=[])
+                          phases=phases, trials=[], splits=splits)
     scan_check = data.get('scan_check', detectors.LEGACY_SCAN_CHECK)
     if not isinstance(scan_check, dict) or \
             any(key not in scan_check for key in detectors.SCAN_CHECK_KEYS):
@@ -744,11 +788,14 @@ class Calibration:
     """Everything the YAML says: inputs, fit, search and scores.
 
     Attributes:
-        recordings: the training recordings.
+        recordings: the training recordings (weighed with the chosen short_weight).
         fit: the :class:`ClassifierFit`.
         search: the :class:`SearchResult`.
         quality: :func:`classifier_quality` on the training readings.
         labels: label counts (normal, lost, ambiguous) over all training readings.
+        weights: ``[(short_weight, training score of its best combination)]`` for every
+            short_weight tried, in order (one entry when the streams could not be weighed
+            again).
     """
 
     recordings: list
@@ -756,10 +803,16 @@ class Calibration:
     search: SearchResult
     quality: dict
     labels: dict
+    weights: list = dataclasses.field(default_factory=list)
 
 
-def calibrate(recordings, grid=None):
+def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS):
     """Fit the classifier and search the windows on training recordings.
+
+    When every training stream recorded its misses by kind, each of ``short_weights`` is
+    tried (fit and grid search on the misses weighed with it) and the best training score
+    wins (:func:`objective`; on a tie the smaller weight, the one less fooled by clutter);
+    otherwise the weight the streams were recorded with is kept.
 
     Raises:
         CalibrationError: for held-out recordings or too little data.
@@ -768,22 +821,32 @@ def calibrate(recordings, grid=None):
         raise CalibrationError('no training recordings')
     for recording in recordings:
         check_training(recording)
-    kinds = {tuple(sorted(r.scan_check.items())) for r in recordings}
-    if len(kinds) > 1:
+    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items()
+                             if r.splits is None or k != 'short_weight')) for r in recordings}
+    if len(geometry) > 1:
         raise CalibrationError('the training runs computed their scan feature differently (%s): '
                                'record them all with one lost_detector config' % '; '.join(
                                    '%s: %s' % (r.path, r.scan_check) for r in recordings))
-    features = [reading_features(r.readings) for r in recordings]
+    if any(r.splits is None for r in recordings):
+        short_weights = (recordings[0].scan_check['short_weight'],)
     labels = [label_readings(r.errors, r.phases) for r in recordings]
-    all_features = np.vstack(features)
     all_labels = np.concatenate(labels)
-    fit = dataclasses.replace(fit_classifier(all_features, all_labels),
-                              scan_check=dict(recordings[0].scan_check))
-    search = grid_search(recordings, fit, grid, features)
+    best, tried = None, []
+    for short_weight in short_weights:
+        weighed = [r.weighed(short_weight) for r in recordings]
+        features = [reading_features(r.readings) for r in weighed]
+        all_features = np.vstack(features)
+        fit = dataclasses.replace(fit_classifier(all_features, all_labels),
+                                  scan_check=dict(weighed[0].scan_check))
+        search = grid_search(weighed, fit, grid, features)
+        tried.append((short_weight, search.score))
+        if best is None or objective(search.score) < objective(best[2].score):
+            best = (weighed, fit, search, all_features)
+    weighed, fit, search, all_features = best
     quality = classifier_quality(all_features, all_labels, search.config)
     counts = {'normal': int(np.sum(all_labels == NORMAL)), 'lost': int(np.sum(all_labels == LOST)),
               'ambiguous': int(np.sum(all_labels == AMBIGUOUS))}
-    return Calibration(recordings, fit, search, quality, counts)
+    return Calibration(weighed, fit, search, quality, counts, tried)
 
 
 def evaluate(recordings, config):
@@ -797,9 +860,12 @@ def evaluate(recordings, config):
     """
     for recording in recordings:
         try:
-            detectors.check_scan_check(recording.scan_check, config, recording.path)
+            detectors.check_scan_check(recording.scan_check, config, recording.path,
+                                       reweighable=recording.splits is not None)
         except ValueError as error:
             raise CalibrationError(str(error)) from None
+    recordings = [r.weighed(config.short_weight) if config.scan_check else r
+                  for r in recordings]
     tiers = [detectors.lost_detector_tiers(r.readings, config, r.pose_fixes)
              for r in recordings]
     return score_recordings(recordings, tiers)
@@ -986,9 +1052,10 @@ def render_yaml(calibration, train_args, date):
                'node\'s default' % fit.n_scan)
     lines += _indented(
         'Class means [normal, lost] of the third feature, the scan miss fraction in [0, 1] '
-        '(with the scan placed at amcl\'s pose, the share of its beams that miss the map by '
-        'scan_check/miss_rule, here %s: %s). Used while scan_check is enabled and the reading '
-        'has a scan. %s.' % (config.miss_rule, MISS_RULE_TEXT[config.miss_rule], how))
+        '(with the scan placed at amcl\'s pose, the share of its beams that miss the map: '
+        'those through a mapped obstacle count 1, those that end in free space count '
+        'scan_check/short_weight). Used while scan_check is enabled and the reading has a '
+        'scan. %s.' % how)
     lines.append('  scan_miss_mu: %s' % _yaml_list(config.scan_miss_mu))
     lines += _indented(
         'Class standard deviations of the scan miss fraction [normal, lost], each > 0. %s, the '
@@ -1028,7 +1095,9 @@ def render_yaml(calibration, train_args, date):
     lines.append('  window_meta_tier0_normal: %d' % config.window_meta_tier0_normal)
     lines += SCAN_CHECK_YAML.format(
         enabled=str(config.scan_check).lower(), base_frame=config.base_frame,
-        hit_tolerance=_yaml_float(config.hit_tolerance), miss_rule=config.miss_rule,
+        hit_tolerance=_yaml_float(config.hit_tolerance),
+        short_weight='\n'.join(_indented(short_weight_text(calibration)) + [
+            '  short_weight: %s' % _yaml_float(config.short_weight)]),
         max_beams=config.max_beams,
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
@@ -1036,23 +1105,32 @@ def render_yaml(calibration, train_args, date):
     return '\n'.join(lines) + '\n'
 
 
-#: What each scan_check/miss_rule counts, for the YAML's comments.
-MISS_RULE_TEXT = {
-    'see_through': 'beams whose end point is farther than scan_check/hit_tolerance from any '
-                   'mapped obstacle and which passed through one on the way, or ended off the '
-                   'map',
-    'end_point': 'beams whose end point is farther than scan_check/hit_tolerance from any '
-                 'mapped obstacle',
-}
+def short_weight_text(calibration):
+    """The comment above scan_check/short_weight: what it is and how it was chosen."""
+    text = ('What a missed beam that ended in free space, short of the map\'s walls, counts '
+            'towards the miss fraction, in [0, 1]; a miss that passed through a mapped obstacle '
+            'or left the map counts 1. Unmapped people and furniture stop beams short but never '
+            'make one pass through a wall: 0 ignores them (and the wrong poses whose beams all '
+            'end in open space), 1 counts every missed end point.')
+    if len(calibration.weights) > 1:
+        text += ' Chosen by training score among %s (the training runs ran among unmapped ' \
+            'clutter; best combination of each: %s).' % (
+                _values([w for w, _ in calibration.weights]),
+                '; '.join('%s: %s' % (_yaml_float(w), score_sentence(score))
+                          for w, score in calibration.weights))
+    else:
+        text += ' Not fitted: the training runs recorded their misses weighed with it.'
+    return text
+
 
 #: The scan_check block of the YAML: geometry of the feature, not fitted (the training runs
-#: record the feature with these numbers).
+#: record the feature with these numbers), except short_weight.
 SCAN_CHECK_YAML = """
 # The scan check: amcl's covariance says how sure it is, the scan says whether it is right.
 # Needs the laser (`scan`), the map (`map`, latched, from map_server) and tf base -> laser.
 # Without a map or scan (or with too few usable beams) a reading is classified on the
-# covariance alone, and the node logs once that the check is unavailable and why. Not fitted:
-# the training runs recorded the feature with these numbers.
+# covariance alone, and the node logs once that the check is unavailable and why. Not fitted
+# but short_weight: the training runs recorded the feature with these numbers.
 scan_check:
   # true: use the scan miss fraction as a third feature; false: covariance only.
   enabled: {enabled}
@@ -1061,11 +1139,7 @@ scan_check:
   # A beam end point this close to a mapped obstacle is a hit (m, > 0). 0.2 m: amcl's tracking
   # error plus map and range noise at a few metres.
   hit_tolerance: {hit_tolerance}
-  # Which beams miss: see_through (an end point beyond hit_tolerance counts only when the beam
-  # passed through a mapped obstacle or left the map: unmapped people and furniture stop beams
-  # short, they never make one pass through a wall) or end_point (every end point beyond
-  # hit_tolerance: clutter counts too).
-  miss_rule: {miss_rule}
+{short_weight}
   # Beams used per scan at most, evenly spread (integer >= 1): 60 is plenty for a fraction and
   # keeps the check well under a millisecond.
   max_beams: {max_beams}

@@ -382,6 +382,11 @@ def pose_fixes(trials):
     return sorted(t for trial in trials for t in trial.get('pose_fixes', ()))
 
 
+def scan_values(reading):
+    """[miss, through, short] of a recorded reading (Nones where it has none)."""
+    return list(reading[8:11]) + [None] * (11 - max(len(reading), 8))
+
+
 def write_stream(path, stream, trials, label, scan_check):
     """Every reading with its error and phase: the input of tools/calibrate_detector.py.
 
@@ -399,8 +404,8 @@ def write_stream(path, stream, trials, label, scan_check):
         'map': label,
         'scan_check': scan_check,
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                   'error_yaw', 'phase', 'scan_miss'],
-        'readings': [list(r[:8]) + list(e) + [p, r[8] if len(r) > 8 else None]
+                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short'],
+        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r)
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })
 

@@ -31,9 +31,10 @@ FOUND_XY, FOUND_YAW = 0.45, 0.35
 
 #: The lost_detector numbers that decide how its scan feature is computed: a stream records
 #: them with the feature, since a feature recorded one way cannot be scored another way.
-SCAN_CHECK_KEYS = ('hit_tolerance', 'miss_rule', 'max_beams', 'min_beams')
-#: What streams recorded before the stream said so were computed with (the node's numbers then).
-LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'miss_rule': 'end_point', 'max_beams': 60,
+SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'max_beams', 'min_beams')
+#: What streams recorded before the stream said so were computed with (the node's numbers then:
+#: every missed end point counted).
+LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'short_weight': 1.0, 'max_beams': 60,
                      'min_beams': 10}
 
 #: The detectors, in table order.
@@ -52,7 +53,7 @@ def scan_check_of(config):
     return {key: getattr(config, key) for key in SCAN_CHECK_KEYS}
 
 
-def check_scan_check(recorded, config, source):
+def check_scan_check(recorded, config, source, reweighable=False):
     """Raise ValueError when a stream's scan feature was not computed the way ``config``
     computes it (only while ``config`` uses the scan check at all).
 
@@ -61,10 +62,13 @@ def check_scan_check(recorded, config, source):
             so, :data:`LEGACY_SCAN_CHECK`).
         config: the LostDetectorConfig to score.
         source: names the stream in the message.
+        reweighable: the stream recorded its misses by kind, so any ``short_weight`` can be
+            scored on it.
     """
     recorded = LEGACY_SCAN_CHECK if recorded is None else recorded
     wanted = scan_check_of(config)
-    differ = [key for key in SCAN_CHECK_KEYS if recorded.get(key) != wanted[key]]
+    differ = [key for key in SCAN_CHECK_KEYS if recorded.get(key) != wanted[key]
+              and not (reweighable and key == 'short_weight')]
     if config.scan_check and differ:
         def listed(values):
             return ', '.join('scan_check/%s=%r' % (k, values.get(k)) for k in differ)

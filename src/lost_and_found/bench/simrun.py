@@ -54,7 +54,8 @@ def pose_entry(msg):
 
 
 class ScanMisses:
-    """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it.
+    """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it,
+    and the two kinds of misses it weighs (core/scan_agreement.py).
 
     The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
     :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
@@ -103,17 +104,27 @@ class ScanMisses:
         self.checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg), self._mount)
         for index in list(self._awaiting):
             entry = readings[index]
-            miss = self.checker.feature(entry[0], entry[1:4])
-            if miss is not None or not self.checker.waiting:
-                readings[index] = entry[:8] + (miss,)
+            values = self._values(entry)
+            if values[0] is not None or not self.checker.waiting:
+                readings[index] = entry[:8] + values
                 self._awaiting.remove(index)
 
     def on_pose(self, entry, readings):
-        """Append ``entry`` (8 values) with its miss fraction (None for now, or for good)."""
-        miss = self.checker.feature(entry[0], entry[1:4])
-        if miss is None and self.checker.waiting:
+        """Append ``entry`` (8 values) with its miss fraction and the through and short miss
+        fractions it weighs (Nones for now, or for good)."""
+        values = self._values(entry)
+        if values[0] is None and self.checker.waiting:
             self._awaiting.append(len(readings))
-        readings.append(tuple(entry[:8]) + (miss,))
+        readings.append(tuple(entry[:8]) + values)
+
+    def _values(self, entry):
+        """(miss, through, short) of a reading, or three Nones."""
+        from lost_and_found.core.scan_agreement import weighted_miss
+        fractions = self.checker.measure(entry[0], entry[1:4])
+        if fractions is None:
+            return None, None, None
+        return (weighted_miss(fractions[0], fractions[1], self.checker.short_weight),) + \
+            tuple(fractions)
 
 
 class SimSession:
@@ -137,7 +148,8 @@ class SimSession:
         self.lock = threading.Lock()
         self.truth = None                 # (t, x, y, yaw)
         self.truth_log = []               # (t, x, y, yaw), every message
-        # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw, scan miss fraction or None)
+        # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw, scan miss fraction, through and short
+        # miss fractions; the last three None without a scan feature)
         self.readings = []
         self.states = []                  # (t, state name)
         self.collisions = 0

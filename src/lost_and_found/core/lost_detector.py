@@ -60,7 +60,6 @@ import numpy as np
 from sklearn.naive_bayes import GaussianNB
 
 from lost_and_found.core.config import Checker, param_field
-from lost_and_found.core.scan_agreement import MISS_RULES, SEE_THROUGH
 
 #: Relative tolerance of the symmetry and positive-semidefiniteness checks: amcl computes the
 #: covariance in float64, so anything beyond round-off is a real defect.
@@ -123,9 +122,9 @@ class LostDetectorConfig:
         scan_check: use the scan feature (the node then needs ``scan``, ``map`` and tf).
         base_frame: the robot frame amcl's pose is of (where the laser mount is looked up).
         hit_tolerance: a beam end point this close (m) to a mapped obstacle is a hit.
-        miss_rule: which beams miss: ``see_through`` (a missed end point counts only when
-            the beam passed through a mapped obstacle: clutter cannot do that) or
-            ``end_point`` (every missed end point); see core/scan_agreement.py.
+        short_weight: what a missed beam that ended in free space counts towards the miss
+            fraction, in [0, 1]; a miss through a mapped obstacle counts 1 (unmapped clutter
+            never makes one; see core/scan_agreement.py).
         max_beams: beams per scan used for the feature, at most (evenly subsampled).
         min_beams: fewer usable beams than this give no scan feature for the reading.
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
@@ -149,7 +148,7 @@ class LostDetectorConfig:
     scan_check: bool = param_field('scan_check/enabled', True)
     base_frame: str = param_field('scan_check/base_frame', 'base_footprint')
     hit_tolerance: float = param_field('scan_check/hit_tolerance', 0.2)
-    miss_rule: str = param_field('scan_check/miss_rule', SEE_THROUGH)
+    short_weight: float = param_field('scan_check/short_weight', 1.0)
     max_beams: int = param_field('scan_check/max_beams', 60)
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
@@ -167,7 +166,7 @@ class LostDetectorConfig:
         check.require(isinstance(self.scan_check, bool), 'scan_check', 'be true or false')
         check.non_empty('base_frame')
         check.positive('hit_tolerance')
-        check.one_of('miss_rule', MISS_RULES)
+        check.in_range('short_weight', 0.0, 1.0)
         check.positive_int('max_beams')
         check.positive_int('min_beams')
         check.positive_int('hold_readings')

@@ -6,19 +6,23 @@ covariance looks like normal tracking. The scan says it directly. Placed at the 
 beam end points fall on a mapped obstacle; placed at a wrong pose, many land in free space,
 inside walls' shadows or off the map.
 
-The feature is the **miss fraction** of one scan at one pose: of the usable beams (finite, at
+The feature is the **miss fraction** of one scan at one pose. Of the usable beams (finite, at
 least ``range_min``, strictly below ``range_max``: a max-range return hit nothing and says
-nothing), evenly subsampled to at most ``max_beams``, the fraction that miss. Which beams miss
-is the ``rule`` (:data:`MISS_RULES`):
+nothing), evenly subsampled to at most ``max_beams``, a beam *misses* when its end point is
+farther than ``hit_tolerance`` from every occupied map cell. Misses come in two kinds
+(:func:`miss_counts`):
 
-- ``end_point``: the end point is farther than ``hit_tolerance`` from every occupied map cell
-  (end points off the map are misses).
-- ``see_through`` (the lost detector's default): such a beam counts only if it also *passed
-  through* a mapped obstacle on its way (or ended off the map). People, chairs and boxes that
-  are not in the map stop beams short of the wall behind them; they can never make a beam
-  pass through a wall. So a localized robot in clutter scores near 0 by this rule, while at a
-  wrong pose many beams run through the walls of the place the estimate is in. The cost: a
-  wrong pose whose beams all end in open space short of any wall counts nothing.
+- **through**: the beam passed through a mapped obstacle on its way, or ended off the map.
+  Nothing unmapped can do that: people, chairs and boxes stop beams *short* of the wall
+  behind them, they never make one pass through a wall.
+- **short**: the beam ended in free space, short of any mapped obstacle. At a wrong pose many
+  beams do; so does every beam that hits an unmapped object.
+
+The feature weighs them: ``(through + short_weight * short) / beams`` (:func:`miss_fraction`).
+``short_weight`` 1 counts every missed end point (the strongest evidence of a wrong pose in an
+empty building); 0 counts only beams through walls (blind to clutter, and to the wrong poses
+whose beams all end in open space). The lost detector's calibration chooses it on training
+runs among unmapped clutter (config/lost_detector.yaml).
 
 With fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
 Pure numpy/scipy: no ROS.
@@ -33,15 +37,18 @@ import numpy as np
 #: occupied_thresh in percent).
 OCCUPIED_VALUE = 65
 
-#: The rules that decide which beams miss (see the module docstring).
-SEE_THROUGH, END_POINT = 'see_through', 'end_point'
-MISS_RULES = (SEE_THROUGH, END_POINT)
+
+def check_short_weight(short_weight):
+    """Raise ValueError unless ``short_weight`` is a number in [0, 1]."""
+    ok = isinstance(short_weight, (int, float)) and not isinstance(short_weight, bool) and \
+        0.0 <= short_weight <= 1.0
+    if not ok:
+        raise ValueError('short_weight=%r: must be a number in [0, 1]' % (short_weight,))
 
 
-def check_rule(rule):
-    """Raise ValueError unless ``rule`` is one of :data:`MISS_RULES`."""
-    if rule not in MISS_RULES:
-        raise ValueError('miss rule %r: must be one of %s' % (rule, ', '.join(MISS_RULES)))
+def weighted_miss(through, short, short_weight):
+    """The miss fraction from the through and short fractions (see the module docstring)."""
+    return through + short_weight * short
 
 
 class DistanceMap:
@@ -190,9 +197,8 @@ def end_points(pose, mount, scan, max_beams):
     return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading)
 
 
-def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                  rule=SEE_THROUGH):
-    """The fraction of usable beams that miss the map at ``pose``, or None.
+def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams):
+    """How many usable beams miss the map at ``pose``, by kind, or None.
 
     Args:
         distance_map: the :class:`DistanceMap`.
@@ -202,28 +208,50 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
         hit_tolerance: an end point this close (m) to an obstacle is a hit.
         max_beams: beams used at most (evenly subsampled).
         min_beams: fewer usable beams than this: None (no evidence either way).
-        rule: which beams miss, one of :data:`MISS_RULES` (module docstring).
 
     Returns:
-        ``(miss, beams)``: the miss fraction in [0, 1] and the number of beams it is over, or
+        ``(through, short, beams)``: the misses that passed through a mapped obstacle or left
+        the map, the misses that ended in free space, and the usable beams they are out of;
         None when there were fewer than ``min_beams`` usable beams.
-
-    Raises:
-        ValueError: an unknown ``rule``.
     """
-    check_rule(rule)
     xs, ys = end_points(pose, mount, scan, max_beams)
     if xs.size < max(1, min_beams):
         return None
     distance = distance_map.distance(xs, ys)
     missed = distance > hit_tolerance
-    if rule == SEE_THROUGH:
-        # Off the map (distance inf) stays a miss; in the map, only beams through a wall.
-        inside = missed & np.isfinite(distance)
-        origin = laser_origin(pose, mount)
-        missed[inside] = distance_map.crosses_obstacle(origin[0], origin[1], xs[inside],
-                                                       ys[inside])
-    return int(np.count_nonzero(missed)) / xs.size, int(xs.size)
+    off_map = np.isinf(distance)
+    inside = missed & ~off_map
+    origin = laser_origin(pose, mount)
+    crossed = np.zeros(xs.shape, dtype=bool)
+    crossed[inside] = distance_map.crosses_obstacle(origin[0], origin[1], xs[inside],
+                                                    ys[inside])
+    through = int(np.count_nonzero(off_map | crossed))
+    return through, int(np.count_nonzero(missed)) - through, int(xs.size)
+
+
+def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                  short_weight=1.0):
+    """The miss fraction of ``scan`` at ``pose`` (module docstring), or None.
+
+    Args:
+        distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams: as
+            :func:`miss_counts`.
+        short_weight: what a miss that ended in free space counts, in [0, 1] (a miss through
+            a mapped obstacle counts 1).
+
+    Returns:
+        ``(miss, beams)``: the fraction in [0, 1] and the number of beams it is over, or None
+        when there were fewer than ``min_beams`` usable beams.
+
+    Raises:
+        ValueError: a ``short_weight`` outside [0, 1].
+    """
+    check_short_weight(short_weight)
+    counts = miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams)
+    if counts is None:
+        return None
+    through, short, beams = counts
+    return weighted_miss(through, short, short_weight) / beams, beams
 
 
 class ScanBuffer:
@@ -280,7 +308,7 @@ class ScanChecker:
     Shared by the lost_detector node and the benchmarks so that both compute it identically.
 
     Args:
-        hit_tolerance, max_beams, min_beams, rule: as :func:`miss_fraction`.
+        hit_tolerance, max_beams, min_beams, short_weight: as :func:`miss_fraction`.
         stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
         buffer_size: scans kept for pairing.
 
@@ -293,17 +321,17 @@ class ScanChecker:
     """
 
     def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
-                 rule=SEE_THROUGH):
+                 short_weight=1.0):
         """Start with no map and no scans.
 
         Raises:
-            ValueError: an unknown ``rule``.
+            ValueError: a ``short_weight`` outside [0, 1].
         """
-        check_rule(rule)
+        check_short_weight(short_weight)
         self.hit_tolerance = float(hit_tolerance)
         self.max_beams = int(max_beams)
         self.min_beams = int(min_beams)
-        self.rule = rule
+        self.short_weight = float(short_weight)
         self.distance_map = None
         self.reason = ''
         self.waiting = False
@@ -313,7 +341,7 @@ class ScanChecker:
     def from_config(cls, config):
         """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
         return cls(config.hit_tolerance, config.max_beams, config.min_beams,
-                   config.stamp_tolerance, rule=config.miss_rule)
+                   config.stamp_tolerance, short_weight=config.short_weight)
 
     def add_scan(self, stamp, scan, mount):
         """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
@@ -323,8 +351,9 @@ class ScanChecker:
         """Forget the scans (e.g. after a clock jump)."""
         self._buffer.clear()
 
-    def feature(self, stamp, pose):
-        """The miss fraction of the scan taken at ``stamp`` seen from ``pose``, or None.
+    def measure(self, stamp, pose):
+        """The through and short miss fractions of the scan taken at ``stamp`` seen from
+        ``pose`` (see :func:`miss_counts`), or None.
 
         None (with :attr:`reason` saying why, and :attr:`waiting`) when there is no map yet,
         no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
@@ -339,10 +368,18 @@ class ScanChecker:
             self.reason = 'no scan stamped like the pose (%.3f)' % stamp
             return None
         scan, mount = paired
-        result = miss_fraction(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                               self.max_beams, self.min_beams, self.rule)
-        if result is None:
+        counts = miss_counts(self.distance_map, pose, mount, scan, self.hit_tolerance,
+                             self.max_beams, self.min_beams)
+        if counts is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
             return None
         self.reason = ''
-        return result[0]
+        through, short, beams = counts
+        return through / beams, short / beams
+
+    def feature(self, stamp, pose):
+        """The miss fraction (weighted by ``short_weight``) of :meth:`measure`, or None."""
+        fractions = self.measure(stamp, pose)
+        if fractions is None:
+            return None
+        return weighted_miss(fractions[0], fractions[1], self.short_weight)
