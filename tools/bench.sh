@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The standard benchmark set (what `make bench` runs after install + build): every suite on the
 # project's maps and, when ../shared/data is present, on the Willow Garage, Intel and ACES maps
-# (with fiducials placed by tools/place_fiducials.py) and the Intel and ACES Carmen logs.
+# (with fiducials placed by tools/place_fiducials.py) and the Intel and ACES Carmen logs; the
+# office detection also among unmapped clutter (--clutter 8).
 # Writes everything into $BENCH_OUT (default build/bench) and the tables of all suites into
 # $BENCH_OUT/SUMMARY.md; bench/RESULTS.md quotes them with these commands.
 # Environment: BENCH_OUT, BENCH_SEED (default 1; the lab map and seeds >= 100 are the
@@ -54,6 +55,9 @@ bench() {  # bench <label> <suite> [args...]
 
 # The project's maps (office: evaluation; lab: recovery only, it trains the detector).
 want detection && bench office detection --map "$ROOT/maps/office.yaml" --trials 40
+# The same among unmapped clutter (chairs, bins, people: seen by the laser, not on the map).
+want detection && bench office-clutter detection --map "$ROOT/maps/office.yaml" --trials 40 \
+  --clutter 8
 want recovery && bench office recovery --map "$ROOT/maps/office.yaml" --trials 20
 want recovery && bench lab recovery --map "$ROOT/maps/lab.yaml" --trials 20
 want compute && bench compute compute --map "$ROOT/maps/office.yaml"
