@@ -1113,8 +1113,8 @@ def short_weight_text(calibration):
             'make one pass through a wall: 0 ignores them (and the wrong poses whose beams all '
             'end in open space), 1 counts every missed end point.')
     if len(calibration.weights) > 1:
-        text += ' Chosen by training score among %s (the training runs ran among unmapped ' \
-            'clutter; best combination of each: %s).' % (
+        text += ' Chosen by training score among %s (best combination of each on the ' \
+            'training runs: %s).' % (
                 _values([w for w, _ in calibration.weights]),
                 '; '.join('%s: %s' % (_yaml_float(w), score_sentence(score))
                           for w, score in calibration.weights))
