@@ -1,0 +1,47 @@
+"""tools/recovery_failures.py: failed trials and collisions of a recovery run, from its files."""
+import importlib.util
+import json
+import os
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location(
+        'recovery_failures', os.path.join(ROOT, 'tools', 'recovery_failures.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def trial(strategy, index, put_down, trace, resumed=False, need_help=False):
+    return {'strategy': strategy, 'index': index, 't_put_down_sim': put_down,
+            'resumed': resumed, 'recovered': resumed, 'need_help': need_help, 'trace': trace}
+
+
+def test_failed_trials_false_localizations_and_collisions_are_found(tmp_path):
+    tool = _tool()
+    searching = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [2.0, 0, 0, 0, 5.0, 1.0, 'LOCALIZING'],
+                 [3.0, 0, 0, 0, 6.2, 1.0, 'IDLE'], [4.0, 0, 0, 0, 6.2, 1.0, 'NAVIGATING']]
+    right = [[1.0, 0, 0, 0, 3.0, 1.0, 'LOST'], [2.0, 0, 0, 0, 0.1, 0.0, 'IDLE']]
+    run = {'trials': [trial('spiral', 0, 100.0, right, resumed=True),
+                      trial('spiral', 1, 200.0, searching),
+                      trial('reactive', 0, 300.0, [[1.0, 0, 0, 0, 4.0, 1.0, 'NEED_HELP']],
+                            need_help=True),
+                      trial('none', 0, 400.0, [], need_help=True)]}
+    (tmp_path / 'recovery.json').write_text(json.dumps(run))
+    log = tmp_path / 'logs' / 'recovery' / 'recovery' / 'ros' / 'x'
+    log.mkdir(parents=True)
+    (log / 'rosout.log').write_text(
+        '201.5 WARN /sim_world [sim_world.py:1(f)] [topics: /a] /sim_world: collision (1 so far)\n'
+        '201.5 WARN /sim_world [sim_world.py:1(f)] [topics: /a] /sim_world: collision (1 so far)\n'
+        '250.0 INFO /sim_world [sim_world.py:1(f)] [topics: /a] /sim_world: teleported\n')
+    text = '\n'.join(tool.report(str(tmp_path)))
+    assert '| `spiral` | 1 | not recovered | 3: 6.2 |' in text
+    assert '| `reactive` | 0 | NEED_HELP | - |' in text
+    assert '`spiral` | 0 |' not in text.split('collision')[0]       # it resumed its goal
+    assert '1 of 1 trials not resumed, 1 of them asked for help' in text
+    # One collision (logged twice: once per log file copy), in spiral trial 1, 1.5 s after the
+    # put-down, while it still searched with the estimate 5 m off.
+    assert text.count('| 201.5 |') == 1
+    assert '| 201.5 | `spiral` | 1 | 2 | LOST | 5.00 |' in text

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""What went wrong in a recovery-suite run: every trial that did not resume its goal, and
+every collision, read from the run's own records.
+
+Usage: tools/recovery_failures.py DIR [DIR ...]   (output folders of `bench recovery`)
+
+For each failed trial of a search strategy (``none`` is only counted): its index, whether it
+asked for help, and every time
+lost_service left LOST/LOCALIZING for IDLE/NAVIGATING with the estimate still off (a false
+localization: the 1 Hz trace's error at that moment). For each collision (sim_world logs
+``collision (N so far)`` with its sim time in rosout.log): the trial it happened in, the
+robot state and the estimate's error then. Prints Markdown; writes nothing.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+#: A trace sample: (t from the put-down, x, y, yaw, error xy, error yaw, state).
+ERROR_XY, STATE = 4, 6
+#: An estimate this far off (m) when the search ends is a false localization.
+OFF_XY = 0.45
+#: States in which the robot believes it knows where it is.
+SETTLED = ('IDLE', 'NAVIGATING')
+COLLISION = re.compile(r'^(\d+(?:\.\d+)?) .*/sim_world: collision \((\d+) so far\)')
+
+
+def collisions(folder):
+    """Sim times of the collisions logged in a run's rosout.log files (sorted)."""
+    times = []
+    pattern = os.path.join(folder, 'logs', 'recovery', '**', 'rosout.log')
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        with open(path, errors='replace') as stream:
+            for line in stream:
+                match = COLLISION.match(line)
+                if match:
+                    times.append(float(match.group(1)))
+    return sorted(set(times))
+
+
+def false_localizations(trial):
+    """(t, error) of every step from a searching state to a settled one with the estimate off."""
+    out = []
+    trace = trial.get('trace') or []
+    for before, after in zip(trace, trace[1:]):
+        if before[STATE] not in SETTLED and after[STATE] in SETTLED and \
+                after[ERROR_XY] > OFF_XY:
+            out.append((after[0], after[ERROR_XY]))
+    return out
+
+
+def at(trial, t_sim):
+    """The trace sample of ``trial`` nearest to sim time ``t_sim`` (None without a trace)."""
+    trace = trial.get('trace') or []
+    if not trace:
+        return None
+    t = t_sim - trial['t_put_down_sim']
+    return min(trace, key=lambda sample: abs(sample[0] - t))
+
+
+def report(folder):
+    """Markdown lines for one run."""
+    with open(os.path.join(folder, 'recovery.json')) as stream:
+        run = json.load(stream)
+    trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
+    lines = ['## %s' % folder, '', '| strategy | trial | outcome | false localizations '
+             '(s after put-down: error m) |', '|---|---|---|---|']
+    waited = [tr for tr in run['trials'] if tr['strategy'] == 'none']
+    for trial in sorted(run['trials'], key=lambda tr: (tr['strategy'], tr['index'])):
+        if trial.get('resumed') or trial['strategy'] == 'none':
+            continue
+        outcome = 'NEED_HELP' if trial.get('need_help') else \
+            ('recovered, goal not reached' if trial.get('recovered') else 'not recovered')
+        wrong = ', '.join('%.0f: %.1f' % item for item in false_localizations(trial)) or '-'
+        lines.append('| `%s` | %d | %s | %s |' % (trial['strategy'], trial['index'], outcome,
+                                                  wrong))
+    if waited:
+        lines += ['', '`none` (no search: the localizer alone): %d of %d trials not resumed, %d '
+                  'of them asked for help.' % (
+                      sum(1 for tr in waited if not tr.get('resumed')), len(waited),
+                      sum(1 for tr in waited if tr.get('need_help')))]
+    lines += ['', '| collision at (sim s) | strategy | trial | s after put-down | state | '
+              'estimate error (m) |', '|---|---|---|---|---|---|']
+    for t in collisions(folder):
+        owner = [tr for tr in trials if tr['t_put_down_sim'] - 60.0 <= t]
+        if not owner:
+            lines.append('| %.1f | - | - | - | - | - |' % t)
+            continue
+        trial = owner[-1]
+        sample = at(trial, t)
+        lines.append('| %.1f | `%s` | %d | %.0f | %s | %s |' % (
+            t, trial['strategy'], trial['index'], t - trial['t_put_down_sim'],
+            sample[STATE] if sample else '-',
+            '%.2f' % sample[ERROR_XY] if sample else '-'))
+    return lines
+
+
+def main(argv):
+    """Print the report of every folder; exit 2 without one."""
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    for folder in argv[1:]:
+        print('\n'.join(report(folder)) + '\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
