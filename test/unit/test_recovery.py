@@ -219,6 +219,48 @@ def test_the_wander_gets_fresh_odometry_only():
     assert core.wander.odoms[-1] is None
 
 
+def test_the_wander_looks_around_every_few_metres_of_odometry():
+    core = make_core(strategy='reactive', look_around_every=3.0)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.run(core.config.spin_duration + DT)          # the first spin
+    assert core.phase == Phase.WANDER
+    x = ODOM[0]
+    spins = []
+    for _ in range(150):                                 # 15 s at 0.5 m/s: 7.5 m of odometry
+        x += 0.05
+        core.on_odom(x, ODOM[1], runner.t)
+        core.on_scan(SCAN, runner.t)
+        command = runner.step()
+        if core.phase == Phase.SPIN:
+            spins.append(x - ODOM[0])
+            assert command.twist == (0.0, core.config.spin_speed)
+            resets = core.wander.resets
+            runner.run(core.config.spin_duration + DT)   # spins on the spot, then wanders
+            assert core.phase == Phase.WANDER and core.wander.resets == resets
+    # One look-around per 3 m driven: at 3 m, then 3 m after that spin (the robot stood still
+    # while spinning).
+    assert len(spins) == 2
+    assert spins[0] == pytest.approx(3.0, abs=0.06)
+    assert spins[1] - spins[0] == pytest.approx(3.0, abs=0.06)
+
+
+def test_no_look_around_without_odometry_or_with_zero_distance():
+    for overrides, odometry in (({'look_around_every': 0.0}, True), ({}, False)):
+        core = make_core(strategy='reactive', **overrides)
+        runner = Runner(core)
+        core.on_state(State.LOST, runner.t)
+        runner.run(core.config.spin_duration + DT)
+        x = ODOM[0]
+        for _ in range(200):
+            x += 0.05
+            if odometry:
+                core.on_odom(x, ODOM[1], runner.t)
+            core.on_scan(SCAN, runner.t)
+            runner.step()
+            assert core.phase == Phase.WANDER
+
+
 def test_the_wander_gets_what_the_spin_saw_placed_by_odometry():
     """A return seen 2 m ahead during the spin is 1.5 m ahead after driving 0.5 m; the next
     episode (the robot was carried away) starts with nothing remembered."""

@@ -123,6 +123,10 @@ class RecoveryConfig:
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
+        look_around_every: while wandering, spin 360 deg once the odometry has moved this far
+            (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
+            corridors, where the camera sees the tags on the side walls edge-on; a spin shows
+            them face-on.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -143,6 +147,7 @@ class RecoveryConfig:
     resume_retry_delay: float = 5.0
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
+    look_around_every: float = 3.0
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -198,6 +203,7 @@ class RecoveryConfig:
                       and not isinstance(self.resume_retries, bool)
                       and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
         check.non_negative('resume_retry_delay')
+        check.non_negative('look_around_every')
         check.non_empty('map_frame')
         check.non_empty('base_frame')
         check.non_empty('state_namespace')
@@ -361,6 +367,8 @@ class RecoveryCore:
         self._odom_yaw = None           # heading of the odometry pose, when it came with one
         self._odom_frame = 'odom'       # frame_id of the odometry messages
         self._memory = ObstacleMemory()  # this episode's laser returns, in the odometry frame
+        self._wandered = 0.0            # odometry metres the wander drove since the last spin
+        self._wander_from = None        # the odometry position that distance was counted to
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._warned = {}               # warning key -> time of the last warning
@@ -636,6 +644,8 @@ class RecoveryCore:
         self.phase = Phase.SPIN
         self._phase_end = t + self.config.spin_duration
         self._out['twist'] = (0.0, self.config.spin_speed)
+        # The wander counts its distance from the end of the latest spin.
+        self._wandered, self._wander_from = 0.0, None
 
     def _end_spin(self, t):
         """The spin is over: send the next leg or start wandering."""
@@ -708,7 +718,14 @@ class RecoveryCore:
         _log.warning('recovery: %s; searching reactively for the rest of this episode', why)
 
     def _wander(self, t):
-        """One reactive twist, or a stop when the scan is missing, stale or unusable."""
+        """One reactive twist, or a stop when the scan is missing, stale or unusable; a
+        look-around spin once the wander has driven ``look_around_every``."""
+        if self._look_around_due(t):
+            _log.info('recovery: wandered %.1f m since the last spin: looking around',
+                      self._wandered)
+            self.wander.reset()
+            self._spin(t)
+            return (0.0, self.config.spin_speed)
         if self._scan is None or t - self._scan_t > self.config.scan_timeout:
             self._warn('scan', 'no fresh scan (timeout %.2f s): standing still'
                        % self.config.scan_timeout)
@@ -726,6 +743,18 @@ class RecoveryCore:
             self._warn('wander', 'the wander returned a non-finite twist: standing still')
             return (0.0, 0.0)
         return (float(v), float(w))
+
+    def _look_around_due(self, t):
+        """Add the fresh odometry's progress to the distance wandered since the last spin;
+        True when it reached ``look_around_every`` (never without fresh odometry)."""
+        if self._odom_t is None or t - self._odom_t > self.config.scan_timeout:
+            return False
+        if self._wander_from is not None:
+            self._wandered += math.hypot(self._odom[0] - self._wander_from[0],
+                                         self._odom[1] - self._wander_from[1])
+        self._wander_from = self._odom
+        every = self.config.look_around_every
+        return every > 0 and self._wandered >= every
 
     def _odom_pose(self, t):
         """The fresh odometry pose ``(x, y, yaw)`` at ``t``, or None (none, stale, no yaw)."""
