@@ -23,6 +23,7 @@ from geometry_msgs.msg import PoseStamped, TransformStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionResult, MoveBaseGoal
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
+from std_srvs.srv import Empty
 
 from lost_and_found.core.geometry import wrap_angle as wrap
 from lost_and_found.sim.gridmap import load_map
@@ -307,6 +308,31 @@ class SimNavigatorTest(unittest.TestCase):
         self.robot.post = None
         self.assertEqual(self.wait_terminal(40.0), GoalStatus.SUCCEEDED,
                          self.client.get_goal_status_text())
+
+    def test_clear_costmaps_forgets_the_remembered_post(self):
+        """As move_base's service: the blinded post stops the robot only through the memory;
+        after move_base/clear_costmaps nothing stops it any more (the post reads ``-inf``)."""
+        post = (self.start[0] + math.cos(self.start[2]), self.start[1] + math.sin(self.start[2]))
+        self.robot.post = post
+
+        def distance():
+            pose = self.robot.state()[0]
+            return math.hypot(post[0] - pose[0], post[1] - pose[1])
+
+        def stopped(twists):
+            recent = self.robot.twists[-twists:]
+            return len(recent) == twists and all(v == 0.0 for _, v, _ in recent)
+        self.send(*self.post_goal)
+        wait_for(lambda: distance() < POST_RANGE_MIN, 30.0, 'the post to go blind')
+        wait_for(lambda: stopped(20), 30.0, '20 twists without forward motion')
+        cleared = len(self.robot.twists)
+        clear = rospy.ServiceProxy('move_base/clear_costmaps', Empty)
+        clear.wait_for_service(10.0)
+        clear()
+        wait_for(lambda: any(v > 0.0 for _, v, _ in self.robot.twists[cleared:]), 30.0,
+                 'forward motion after clear_costmaps')
+        self.client.cancel_goal()
+        self.assertEqual(self.wait_terminal(20.0), GoalStatus.PREEMPTED)
 
     def test_simple_goal_topic_starts_a_goal(self):
         """move_base_simple/goal becomes an action goal that succeeds, like move_base's."""

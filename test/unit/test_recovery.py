@@ -814,6 +814,51 @@ def test_adapter_saves_user_goals_but_not_its_own(monkeypatch):
     assert node._saved_pub.sent[-1].header.frame_id == ''
 
 
+@pytest.mark.parametrize('strategy', ['spiral', 'reactive', 'none'])
+def test_every_lost_episode_asks_move_base_to_clear_its_costmaps_once(strategy):
+    core = make_core(strategy=strategy)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    commands = runner.run(3.0)
+    assert [c.clear_costmaps for c in commands].count(True) == 1 and commands[0].clear_costmaps
+    core.on_state(State.LOCALIZING, runner.t)
+    runner.run(1.0)
+    core.on_state(State.LOST, runner.t)                  # a new episode: cleared again
+    assert runner.step().clear_costmaps
+    quiet = make_core(strategy=strategy, clear_costmaps=False)
+    quiet.on_state(State.LOST, 0.0)
+    assert not any(c.clear_costmaps for c in Runner(quiet).run(3.0))
+
+
+class _FailingService:
+    """Stands in for the rospy.ServiceProxy of a move_base that is not running."""
+
+    def __init__(self):
+        """Not called yet."""
+        self.calls = 0
+
+    def wait_for_service(self, timeout):
+        """There is no such service."""
+        import rospy
+        self.calls += 1
+        raise rospy.ROSException('timeout exceeded while waiting for service')
+
+
+def test_adapter_clears_costmaps_off_the_loop_and_survives_a_missing_move_base(monkeypatch):
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._cmd_pub, node._cancel_pub = _Recorder(), _Recorder()
+    node._clear_costmaps = _FailingService()
+    node._execute(Command(clear_costmaps=True))
+    assert node._clear_costmaps.calls == 0                 # queued for the worker, not called
+    call = node._requests.get_nowait()
+    call()                                                 # the worker: logs, does not raise
+    assert node._clear_costmaps.calls == 1
+
+
 @pytest.mark.parametrize('state', [State.FLYING, State.LOCALIZING, State.NEED_HELP])
 def test_a_user_goal_while_not_localized_is_saved_and_cancelled(state):
     core = make_core()

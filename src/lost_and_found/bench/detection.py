@@ -333,6 +333,7 @@ def run(ctx):
             pose = free.sample(rng)
             driver.cancel()
             session.teleport(pose)
+            session.clear_costmaps()
             # Every initial pose is a pose fix: lost_service resets the detector on it, and
             # so does the replay.
             record['pose_fixes'] = [session.now()]

@@ -230,6 +230,7 @@ def reset(session, driver, pose):
     """Move the robot to ``pose`` and have the package localized there; True on success."""
     driver.cancel()
     session.teleport(pose)
+    session.clear_costmaps()
     session.initial_pose(pose, RESET_COVARIANCE)
 
     def localized():

@@ -362,6 +362,15 @@ class SimSession:
         if not response.success:
             raise GraphError('teleport to %r refused: %s' % (pose, response.message))
 
+    def clear_costmaps(self):
+        """Have sim_navigator forget its remembered returns (move_base/clear_costmaps): after
+        a teleport that resets a trial, what it remembered in the odometry frame lies around
+        the new place (the teleport is the bench's own, not an event to live through)."""
+        from std_srvs.srv import Empty
+        service = self.rospy.ServiceProxy('/move_base/clear_costmaps', Empty)
+        service.wait_for_service(30.0)
+        service()
+
     def kidnap(self, pose, hold=0.0):
         """Lift the robot now and put it down at ``pose`` (sim_world ~kidnap)."""
         from lost_and_found.srv import Kidnap

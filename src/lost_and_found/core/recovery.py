@@ -123,6 +123,10 @@ class RecoveryConfig:
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
+        clear_costmaps: at the start of every LOST episode ask move_base to clear its costmaps
+            (``Command.clear_costmaps``): after a kidnap its local costmap, kept in the
+            odometry frame, holds the obstacles of the place the robot was carried from, all
+            around the put-down point.
         look_around_every: while wandering, spin 360 deg once the odometry has moved this far
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
@@ -147,6 +151,7 @@ class RecoveryConfig:
     resume_retry_delay: float = 5.0
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
+    clear_costmaps: bool = True
     look_around_every: float = 3.0
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
@@ -204,6 +209,8 @@ class RecoveryConfig:
                       and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
         check.non_negative('resume_retry_delay')
         check.non_negative('look_around_every')
+        check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
+                      'be true or false')
         check.non_empty('map_frame')
         check.non_empty('base_frame')
         check.non_empty('state_namespace')
@@ -278,6 +285,7 @@ class Command:
             result of an older goal is not taken for this one.
         request_state: a State to ask lost_service for, or None.
         reason: why, for the state request.
+        clear_costmaps: ask move_base to clear its costmaps (a new LOST episode began).
     """
 
     twist: tuple = None
@@ -289,6 +297,7 @@ class Command:
     goal_tag: str = ''
     request_state: State = None
     reason: str = ''
+    clear_costmaps: bool = False
 
 
 class Phase(enum.Enum):
@@ -620,6 +629,8 @@ class RecoveryCore:
         self._resent = False
         self._resume = True
         self._episode_start = t
+        if self.config.clear_costmaps:
+            self._out['clear_costmaps'] = True
         self.strategy = self.config.strategy
         self.fallback_reason = None
         self.legs_sent = 0

@@ -13,6 +13,7 @@ from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActio
     MoveBaseGoal
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import LaserScan
+from std_srvs.srv import Empty
 
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
@@ -32,6 +33,9 @@ _CHECK_INTERVAL_UP = 1.0
 
 #: Longest wall-clock wait (s) between two looks at the ROS clock while pausing.
 _POLL = 0.1
+
+#: Wait (s) for move_base's clear_costmaps service (worker thread only).
+_CLEAR_TIMEOUT = 1.0
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
@@ -111,13 +115,15 @@ class RecoveryNode:
         move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
     Services called:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP
+        move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
+            ``~clear_costmaps``; a missing service is logged, never waited for)
     Action clients:
         move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
         goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
         move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
-        scan_timeout, reactive/*).
+        scan_timeout, clear_costmaps, look_around_every, reactive/*).
     """
 
     def __init__(self, core, config):
@@ -126,7 +132,7 @@ class RecoveryNode:
         self._config = config
         self._lock = threading.Lock()      # serialises every call into the core
         self._done = collections.deque()   # results of our goals, drained by the timer
-        self._requests = queue.Queue()     # state requests, made by a worker thread
+        self._requests = queue.Queue()     # calls to other nodes, made by a worker thread
         self._stopping = threading.Event()
         self._name = rospy.get_name()
         # Nothing published yet: the first call publishes even "no goal", so that the latched
@@ -145,6 +151,7 @@ class RecoveryNode:
         # Remapping 'move_base' moves the whole action, as actionlib does for its own topics.
         action = rospy.remap_name('move_base')
         self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)
+        self._clear_costmaps = rospy.ServiceProxy(action + '/clear_costmaps', Empty)
         self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
         self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
         self._tf_buffer = tf2_ros.Buffer()
@@ -268,7 +275,10 @@ class RecoveryNode:
         if command.twist is not None:
             self._cmd_pub.publish(twist_msg(command.twist))
         if command.request_state is not None:
-            self._requests.put((command.request_state, command.reason))
+            self._requests.put(functools.partial(self._request_state, command.request_state,
+                                                 command.reason))
+        if command.clear_costmaps:
+            self._requests.put(self._clear_move_base_costmaps)
 
     def _publish_saved_goal(self):
         """Publish the saved goal (latched) when it differs from the last one published."""
@@ -285,17 +295,32 @@ class RecoveryNode:
     # -------------------------------------------------------------- workers
 
     def _make_requests(self):
-        """Ask lost_service for state changes off the control loop (a request may take 2 s)."""
+        """Call other nodes off the control loop (a state request may take 2 s)."""
         while not self._stopping.is_set():
             try:
-                state, reason = self._requests.get(timeout=0.5)
+                call = self._requests.get(timeout=0.5)
             except queue.Empty:
                 continue
-            accepted, message = self._state_client.request(state, reason)
-            if accepted:
-                rospy.loginfo('%s: requested %s: accepted', self._name, state.value)
-            else:
-                rospy.logwarn('%s: requested %s: refused: %s', self._name, state.value, message)
+            call()
+
+    def _request_state(self, state, reason):
+        accepted, message = self._state_client.request(state, reason)
+        if accepted:
+            rospy.loginfo('%s: requested %s: accepted', self._name, state.value)
+        else:
+            rospy.logwarn('%s: requested %s: refused: %s', self._name, state.value, message)
+
+    def _clear_move_base_costmaps(self):
+        """Ask move_base to clear its costmaps; a missing or failing service is logged."""
+        try:
+            self._clear_costmaps.wait_for_service(_CLEAR_TIMEOUT)
+            self._clear_costmaps()
+            rospy.loginfo('%s: cleared move_base\'s costmaps (the robot may have been carried)',
+                          self._name)
+        except (rospy.ROSException, rospy.ServiceException) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: could not clear move_base\'s costmaps (%s): '
+                                   'its local costmap may hold obstacles of another place'
+                                   % (self._name, error))
 
     def _watch_move_base(self):
         """Track move_base availability in the background so the loop never waits for it."""

@@ -21,6 +21,7 @@ from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseFeedb
     MoveBaseResult
 from nav_msgs.msg import Path
 from sensor_msgs.msg import LaserScan
+from std_srvs.srv import Empty, EmptyResponse
 
 from lost_and_found.core import geometry
 from lost_and_found.core.obstacle_memory import ObstacleMemory
@@ -118,6 +119,10 @@ class NavigationNode:
             one zero twist when a goal ends; nothing while idle (so others may drive).
         ~plan (nav_msgs/Path): every new global plan.
         move_base/goal (move_base_msgs/MoveBaseActionGoal): goals from move_base_simple/goal.
+    Services:
+        move_base/clear_costmaps (std_srvs/Empty): forget the remembered returns, as
+            move_base's service clears its costmaps (call it after the robot was carried: what
+            it remembered, in the odometry frame, is somewhere else now).
     Action servers:
         move_base (move_base_msgs/MoveBaseAction): SUCCEEDED within the tolerances; ABORTED
             for no path (after ``~max_planning_retries``), no progress (after one re-plan), no
@@ -156,6 +161,7 @@ class NavigationNode:
                          queue_size=1)
         self._server = actionlib.SimpleActionServer(action, MoveBaseAction,
                                                     execute_cb=self._execute, auto_start=False)
+        rospy.Service(action + '/clear_costmaps', Empty, self._on_clear_costmaps)
         self._server.start()
         rospy.loginfo('%s: ready: move_base action at %s, planning in %s for %s at %g Hz',
                       self._name, action, self._config.global_frame,
@@ -177,6 +183,14 @@ class NavigationNode:
                 self._memory.add_scan(robot, msg, LaserMount(*laser_pose))
         except (ValueError, TypeError) as error:
             rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad scan: %r' % (self._name, error))
+
+    def _on_clear_costmaps(self, _request):
+        with self._lock:
+            forgotten = len(self._memory)
+            self._memory.clear()
+        rospy.loginfo('%s: clear_costmaps: forgot %d remembered returns',
+                      self._name, forgotten)
+        return EmptyResponse()
 
     def _on_simple_goal(self, msg):
         # What move_base does with a goal from rviz: send it to its own action.
