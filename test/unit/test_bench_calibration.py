@@ -470,6 +470,18 @@ def test_calibration_keeps_the_recorded_weight_of_old_streams_and_refuses_a_mix(
     recordings[1].scan_check = dict(detectors.LEGACY_SCAN_CHECK, hit_tolerance=0.3)
     with pytest.raises(cal.CalibrationError, match='computed their scan feature differently'):
         cal.calibrate(recordings, small_grid())
+    recordings[1].scan_check = dict(detectors.LEGACY_SCAN_CHECK, short_weight=0.5)
+    with pytest.raises(cal.CalibrationError, match='computed their scan feature differently'):
+        cal.calibrate(recordings, small_grid())
+
+
+def test_a_stream_by_kind_is_weighed_like_the_old_streams_it_is_fitted_with(tmp_path):
+    old = synthetic_training()[0]
+    old.scan_check = dict(detectors.LEGACY_SCAN_CHECK)
+    split = load_split(tmp_path, 'b', trial_segments() + trial_segments(burst=True), 101)
+    result = cal.calibrate([old, split], small_grid())
+    assert [w for w, _ in result.weights] == [1.0]
+    assert result.search.config.short_weight == 1.0
 
 
 def test_suite_constants_are_the_ones_the_labels_use():

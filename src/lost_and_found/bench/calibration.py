@@ -821,14 +821,16 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS):
         raise CalibrationError('no training recordings')
     for recording in recordings:
         check_training(recording)
-    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items()
-                             if r.splits is None or k != 'short_weight')) for r in recordings}
-    if len(geometry) > 1:
+    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items() if k != 'short_weight'))
+                for r in recordings}
+    # Streams without the two kinds of misses can only be scored with their own weight.
+    fixed = {r.scan_check['short_weight'] for r in recordings if r.splits is None}
+    if len(geometry) > 1 or len(fixed) > 1:
         raise CalibrationError('the training runs computed their scan feature differently (%s): '
                                'record them all with one lost_detector config' % '; '.join(
                                    '%s: %s' % (r.path, r.scan_check) for r in recordings))
-    if any(r.splits is None for r in recordings):
-        short_weights = (recordings[0].scan_check['short_weight'],)
+    if fixed:
+        short_weights = tuple(fixed)
     labels = [label_readings(r.errors, r.phases) for r in recordings]
     all_labels = np.concatenate(labels)
     best, tried = None, []

@@ -22,7 +22,7 @@ The feature weighs them: ``(through + short_weight * short) / beams`` (:func:`mi
 ``short_weight`` 1 counts every missed end point (the strongest evidence of a wrong pose in an
 empty building); 0 counts only beams through walls (blind to clutter, and to the wrong poses
 whose beams all end in open space). The lost detector's calibration chooses it on training
-runs among unmapped clutter (config/lost_detector.yaml).
+runs with and without unmapped clutter (config/lost_detector.yaml).
 
 With fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
 Pure numpy/scipy: no ROS.
