@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""rostest: fiducial_localizer publishes initialpose from a mapped tag, only while lost.
+"""rostest: fiducial_localizer publishes initialpose from a mapped tag while lost, and while
+localized only when the tag contradicts the localizer.
 
-The methods run in name order and form one scenario: the state starts IDLE (nothing may be
-published), then turns LOST (a known tag gives the pose; an unknown one gives nothing).
-Starting in IDLE avoids racing the node's view of the state: before it has received any state
-it does not publish either.
+The methods run in name order and form one scenario: the state starts IDLE with the localizer
+(tf map -> base_footprint) agreeing with the tag (nothing may be published), then turns LOST
+(a known tag gives the pose; an unknown one gives nothing), then NAVIGATING with the localizer
+2 m off (the tag's pose is published) and right again (nothing). Starting in IDLE avoids
+racing the node's view of the state: before it has received any state it does not publish
+either.
 """
 import math
 import threading
@@ -57,7 +60,7 @@ class FiducialLocalizerTest(unittest.TestCase):
         cls.fiducial_pub = rospy.Publisher('/fiducial_transforms', FiducialTransformArray,
                                            queue_size=1)
         cls.tf_broadcaster = tf2_ros.StaticTransformBroadcaster()
-        camera = TransformStamped()
+        cls.camera = camera = TransformStamped()
         camera.header.stamp = rospy.Time.now()
         camera.header.frame_id = 'base_footprint'
         camera.child_frame_id = CAMERA_FRAME
@@ -66,7 +69,19 @@ class FiducialLocalizerTest(unittest.TestCase):
         # Optical frame (z forward, x right, y down) on a REP 103 base.
         q = camera.transform.rotation
         q.x, q.y, q.z, q.w = -0.5, 0.5, -0.5, 0.5
-        cls.tf_broadcaster.sendTransform(camera)
+        cls.set_estimate(EXPECTED)
+
+    @classmethod
+    def set_estimate(cls, pose):
+        """Latch the camera mount and the localizer's estimate ``pose`` (tf map -> base)."""
+        estimate = TransformStamped()
+        estimate.header.stamp = rospy.Time.now()
+        estimate.header.frame_id = 'map'
+        estimate.child_frame_id = 'base_footprint'
+        estimate.transform.translation.x, estimate.transform.translation.y = pose[:2]
+        estimate.transform.rotation.z = math.sin(pose[2] / 2.0)
+        estimate.transform.rotation.w = math.cos(pose[2] / 2.0)
+        cls.tf_broadcaster.sendTransform([cls.camera, estimate])
 
     @classmethod
     def _record(cls, msg):
@@ -104,7 +119,8 @@ class FiducialLocalizerTest(unittest.TestCase):
                       'fiducial_localizer to connect')
 
     def test_1_idle_publishes_nothing(self):
-        """In IDLE a known tag must not reset amcl: no initialpose within 2 s."""
+        """In IDLE a known tag that agrees with the localizer must not reset amcl: no
+        initialpose within 2 s."""
         self.assertFalse(self.publish_until(TAG_ID, lambda: self.count() > 0, 2.0),
                          'initialpose published while IDLE')
 
@@ -141,6 +157,27 @@ class FiducialLocalizerTest(unittest.TestCase):
         # The node is still alive and the gate open: the known tag works again.
         self.assertTrue(self.publish_until(TAG_ID, lambda: self.count() > before, 5.0),
                         'no initialpose for the known tag after the unknown one')
+
+    def test_4_a_tag_that_contradicts_the_localizer_corrects_it(self):
+        """NAVIGATING with the localizer 2 m off: the tag's pose is published; with the
+        localizer right again, nothing more."""
+        self.set_estimate((EXPECTED[0] + 2.0, EXPECTED[1], EXPECTED[2]))
+        self.state_pub.publish(String(data='NAVIGATING'))
+        before = self.count()
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.count() > before, 10.0),
+                        'no initialpose for a tag 2 m from the localizer while NAVIGATING')
+        with self.lock:
+            pose = self.poses[-1].pose.pose
+        self.assertAlmostEqual(pose.position.x, EXPECTED[0], delta=TOLERANCE)
+        self.set_estimate(EXPECTED)
+        # The tf update may take a moment to reach the node: once no initialpose came for
+        # 2 s (min_interval is 1 s), none may come in the next 3 s either.
+        self.wait_for(lambda: not self.publish_until(
+            TAG_ID, lambda c=self.count(): self.count() > c, 2.0), 20.0,
+            '2 s without initialpose once the localizer agrees')
+        after = self.count()
+        self.assertFalse(self.publish_until(TAG_ID, lambda: self.count() > after, 3.0),
+                         'initialpose for a tag that agrees with the localizer')
 
 
 if __name__ == '__main__':

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.fiducial import (
-    FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection,
+    FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection, contradicts,
     facing_yaw_rotation, initialpose_covariance, load_fiducial_map, parse_fiducial_map)
 from lost_and_found.state import State
 
@@ -301,6 +301,9 @@ def test_config_defaults_need_a_map_path():
     ({'min_interval': -1.0}, 'min_interval=-1.0'),
     ({'base_frame': ''}, "base_frame=''"),
     ({'tf_timeout': 0}, 'tf_timeout=0.0'),
+    ({'correct_in_states': ['IDLE', 'HOME']}, 'correct_in_states'),
+    ({'correct_xy': 0.0}, 'correct_xy=0.0'),
+    ({'correct_yaw': 4.0}, 'correct_yaw=4.0'),
 ])
 def test_bad_config_values_are_named(params, name):
     params = dict(params, fiducial_map='/m.yaml')
@@ -329,6 +332,28 @@ def test_publish_gate_states_and_interval():
     assert gate.is_open(State.LOCALIZING, 11.0)
     # The clock jumped back: the old publication time must not block for ages.
     assert gate.is_open(State.LOST, 2.0)
+
+
+def test_publish_gate_checks_in_the_localized_states():
+    gate = PublishGate(('LOST', 'LOCALIZING'), 1.0, ('IDLE', 'NAVIGATING'))
+    assert gate.kind(State.LOST, 0.0) == 'fix' and gate.kind(State.NAVIGATING, 0.0) == 'check'
+    assert gate.kind(State.FLYING, 0.0) is None and gate.kind(None, 0.0) is None
+    assert not gate.is_open(State.IDLE, 0.0)         # every fix: only in the first states
+    gate.published(5.0)
+    assert gate.kind(State.IDLE, 5.5) is None         # one rate limit for both kinds
+    assert gate.kind(State.IDLE, 6.0) == 'check'
+    # A state in both lists publishes every fix.
+    assert PublishGate(('LOST',), 1.0, ('LOST', 'IDLE')).kind(State.LOST, 0.0) == 'fix'
+
+
+@pytest.mark.parametrize('fix, estimate, expected', [
+    ((2.0, 1.0, 0.1), (2.3, 1.2, 0.2), False),        # within 1 m and 0.5 rad: agrees
+    ((2.0, 1.0, 0.1), (3.1, 1.0, 0.1), True),         # 1.1 m away
+    ((2.0, 1.0, 3.1), (2.0, 1.0, -3.1), False),       # 0.08 rad apart across +-pi
+    ((2.0, 1.0, 0.0), (2.0, 1.0, 0.6), True),         # 0.6 rad apart
+])
+def test_contradicts_is_a_gross_disagreement_only(fix, estimate, expected):
+    assert contradicts(fix, estimate, 1.0, 0.5) is expected
 
 
 def test_adapter_conversions_with_message_classes():

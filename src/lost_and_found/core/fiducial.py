@@ -56,6 +56,12 @@ class FiducialLocalizerConfig:
         sigma_yaw: standard deviation (rad) of yaw in the published covariance.
         min_interval: least time (s) between two published poses.
         publish_in_states: robot states (``state.State`` names) in which poses are published.
+        correct_in_states: robot states in which a pose is published only when it contradicts
+            the localizer's estimate (tf ``map_frame`` -> ``base_frame``) by more than
+            ``correct_xy`` or ``correct_yaw``: amcl can converge tightly at a place that looks
+            like the right one, and a tag tells the places apart. Empty: never.
+        correct_xy: least position disagreement (m) that counts as a contradiction.
+        correct_yaw: least heading disagreement (rad) that counts as a contradiction.
         state_namespace: where lost_service publishes ``state``.
         tf_timeout: how long (s) to wait for the camera transform.
     """
@@ -70,6 +76,9 @@ class FiducialLocalizerConfig:
     sigma_yaw: float = 0.1
     min_interval: float = 1.0
     publish_in_states: tuple = ('LOST', 'LOCALIZING')
+    correct_in_states: tuple = ('IDLE', 'NAVIGATING')
+    correct_xy: float = 1.0
+    correct_yaw: float = 0.5
     state_namespace: str = '/lost_service'
     tf_timeout: float = 0.1
 
@@ -91,6 +100,14 @@ class FiducialLocalizerConfig:
                               for s in states),
                       'publish_in_states', 'be a non-empty list of state names '
                       '(IDLE, NAVIGATING, FLYING, LOST, LOCALIZING, NEED_HELP)')
+        checked = self.correct_in_states
+        check.require(isinstance(checked, tuple)
+                      and all(isinstance(s, str) and parse_state(s) is not None
+                              for s in checked),
+                      'correct_in_states', 'be a list of state names (IDLE, NAVIGATING, '
+                      'FLYING, LOST, LOCALIZING, NEED_HELP), possibly empty')
+        check.positive('correct_xy')
+        check.in_range('correct_yaw', 0.0, math.pi, low_open=True)
         check.non_empty('state_namespace')
         check.positive('tf_timeout')
         check.done()
@@ -383,6 +400,13 @@ class FiducialLocalizer:
         return best, reasons
 
 
+def contradicts(fix, estimate, max_xy, max_yaw):
+    """True when a pose ``fix`` and the localizer's ``estimate`` (both ``(x, y, yaw)``)
+    disagree by more than ``max_xy`` (m) in position or ``max_yaw`` (rad) in heading."""
+    return math.hypot(fix[0] - estimate[0], fix[1] - estimate[1]) > max_xy or \
+        abs(float(geometry.wrap_angle(fix[2] - estimate[2]))) > max_yaw
+
+
 def initialpose_covariance(sigma_xy, sigma_yaw):
     """Row-major 6x6 covariance (36 floats) of a 2D pose fix, as amcl's ``initialpose`` reads.
 
@@ -395,33 +419,47 @@ def initialpose_covariance(sigma_xy, sigma_yaw):
     return tuple(covariance)
 
 
+#: What :meth:`PublishGate.kind` says: publish every fix, or only one that contradicts the
+#: localizer (a robot that believes it is localized).
+FIX, CHECK = 'fix', 'check'
+
+
 class PublishGate:
     """Decides when a pose fix may be published: only in some states, at most so often.
 
     Args:
-        states: state names (strings) in which publishing is allowed.
+        states: state names (strings) in which every fix is published.
         min_interval: least time (s) between two publications.
+        check_states: state names in which a fix is published only when it contradicts the
+            localizer (see :func:`contradicts`).
     """
 
-    def __init__(self, states, min_interval):
-        """Allow ``states`` at most once per ``min_interval``."""
+    def __init__(self, states, min_interval, check_states=()):
+        """Allow ``states`` (and ``check_states``) at most once per ``min_interval``."""
         self._states = frozenset(parse_state(s) for s in states)
+        self._check_states = frozenset(parse_state(s) for s in check_states) - self._states
         self._min_interval = float(min_interval)
         self._last = None
 
-    def is_open(self, state, t):
-        """True when a fix may be published now.
+    def kind(self, state, t):
+        """:data:`FIX`, :data:`CHECK` or None (closed: wrong state, or too soon).
 
         Args:
             state: the current ``State`` or None (unknown yet: closed).
             t: now (s). A time before the last publication means the clock jumped back:
                 the last publication is forgotten.
         """
-        if state is None or state not in self._states:
-            return False
+        if state is None or state not in self._states | self._check_states:
+            return None
         if self._last is not None and t < self._last:
             self._last = None
-        return self._last is None or t - self._last >= self._min_interval
+        if self._last is not None and t - self._last < self._min_interval:
+            return None
+        return FIX if state in self._states else CHECK
+
+    def is_open(self, state, t):
+        """True when every fix may be published now (a state of ``states``, not too soon)."""
+        return self.kind(state, t) == FIX
 
     def published(self, t):
         """Record a publication at time ``t``."""

@@ -166,6 +166,12 @@ def yaw_of(matrix):
     return math.atan2(m[1, 0], m[0, 0])
 
 
+def pose2d_from_matrix(matrix):
+    """``(x, y, yaw)`` of a 4x4 transform: its translation in the plane and :func:`yaw_of`."""
+    m = np.asarray(matrix, dtype=float)
+    return float(m[0, 3]), float(m[1, 3]), yaw_of(m)
+
+
 def is_rigid(transform, tolerance=1e-6):
     """True when ``transform`` is a finite 4x4 rigid transform (orthonormal, det +1)."""
     t = np.asarray(transform, dtype=float)

@@ -3,6 +3,7 @@
 The pose math and every accept/reject decision are in :mod:`lost_and_found.core.fiducial`;
 this module converts messages and tf to numpy transforms and publishes the result.
 """
+import math
 import sys
 import threading
 
@@ -15,7 +16,7 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
-    FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection,
+    CHECK, FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection, contradicts,
     initialpose_covariance, load_fiducial_map)
 from lost_and_found.nodes.conversions import pose_with_covariance
 from lost_and_found.nodes.params import load_config
@@ -59,8 +60,10 @@ class FiducialLocalizerNode:
 
     Published topics:
         ``initialpose`` (geometry_msgs/PoseWithCovarianceStamped): the robot pose from the
-        closest accepted tag, in the map's frame, only in ``~publish_in_states`` and at most
-        once per ``~min_interval``.
+        closest accepted tag, in the map's frame, in ``~publish_in_states``, and in
+        ``~correct_in_states`` only when it contradicts the localizer's estimate (tf map ->
+        ``~base_frame``) by more than ``~correct_xy`` / ``~correct_yaw``; at most once per
+        ``~min_interval``.
 
     Parameters:
         ``~fiducial_map`` (str, required), ``~map_frame`` (str, '' = the map file's frame_id),
@@ -68,7 +71,9 @@ class FiducialLocalizerNode:
         ``~max_distance`` (float, 3.0 m), ``~max_view_angle`` (float, 1.05 rad),
         ``~sigma_xy`` (float, 0.1 m), ``~sigma_yaw`` (float, 0.1 rad), ``~min_interval``
         (float, 1.0 s), ``~publish_in_states`` (list, [LOST, LOCALIZING]),
-        ``~state_namespace`` (str, /lost_service), ``~tf_timeout`` (float, 0.1 s).
+        ``~correct_in_states`` (list, [IDLE, NAVIGATING]), ``~correct_xy`` (float, 1.0 m),
+        ``~correct_yaw`` (float, 0.5 rad), ``~state_namespace`` (str, /lost_service),
+        ``~tf_timeout`` (float, 0.1 s).
     """
 
     def __init__(self, localizer, config, frame_id):
@@ -82,10 +87,11 @@ class FiducialLocalizerNode:
         self._localizer = localizer
         self._config = config
         self._frame_id = frame_id
-        self._gate = PublishGate(config.publish_in_states, config.min_interval)
+        self._gate = PublishGate(config.publish_in_states, config.min_interval,
+                                 config.correct_in_states)
         self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
         self._lock = threading.Lock()
-        self._active = False
+        self._active = None
         self._tf_buffer = None
         self._tf_listener = None
         self._state_client = None
@@ -103,11 +109,15 @@ class FiducialLocalizerNode:
                                      self._on_fiducials, queue_size=1)
 
     def _on_state(self, state):
-        active = state.value in self._config.publish_in_states
+        if state.value in self._config.publish_in_states:
+            active = 'publishing every pose from fiducials'
+        elif state.value in self._config.correct_in_states:
+            active = 'publishing only poses from fiducials that contradict the localizer'
+        else:
+            active = 'not publishing'
         if active != self._active:
             self._active = active
-            rospy.loginfo('%s: state %s: %s publishing initialpose from fiducials',
-                          rospy.get_name(), state.value, 'start' if active else 'stop')
+            rospy.loginfo('%s: state %s: %s', rospy.get_name(), state.value, active)
 
     def _lookup_camera(self, camera_frame):
         """4x4 pose of ``camera_frame`` in the base frame, or None (logged) when unavailable."""
@@ -135,7 +145,8 @@ class FiducialLocalizerNode:
             return
         with self._lock:
             # Check the gate first: outside the publishing states tf is not even needed.
-            if not self._gate.is_open(self._state_client.state, rospy.get_time()):
+            kind = self._gate.kind(self._state_client.state, rospy.get_time())
+            if kind is None:
                 return
             camera_frame = msg.header.frame_id
             if not camera_frame:
@@ -154,11 +165,41 @@ class FiducialLocalizerNode:
             if best is None:
                 return
             stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+            why = ''
+            if kind == CHECK:
+                estimate = self._lookup_estimate(stamp)
+                fix = (best.x, best.y, best.yaw)
+                if estimate is None or not contradicts(fix, estimate, self._config.correct_xy,
+                                                       self._config.correct_yaw):
+                    return
+                why = ', %.2f m and %.2f rad from the localizer\'s (%.2f, %.2f, %.2f)' % (
+                    math.hypot(fix[0] - estimate[0], fix[1] - estimate[1]),
+                    abs(float(geometry.wrap_angle(fix[2] - estimate[2]))), *estimate)
             self._pub.publish(pose_msg(best, self._frame_id, stamp, self._covariance))
             self._gate.published(rospy.get_time())
             rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
-                          '(state %s)', rospy.get_name(), best.fiducial_id, best.distance,
-                          best.x, best.y, best.yaw, self._state_client.state.value)
+                          '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
+                          best.x, best.y, best.yaw, self._state_client.state.value, why)
+
+    def _lookup_estimate(self, stamp):
+        """The localizer's (x, y, yaw) of ``~base_frame`` in the map frame at ``stamp`` (else
+        the latest), or None (logged) when tf has none."""
+        for when in (stamp, rospy.Time(0)):
+            try:
+                stamped = self._tf_buffer.lookup_transform(
+                    self._frame_id, self._config.base_frame, when,
+                    rospy.Duration(self._config.tf_timeout))
+                return geometry.pose2d_from_matrix(transform_to_matrix(stamped.transform))
+            except tf2_ros.ExtrapolationException:
+                continue
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.InvalidArgumentException) as error:
+                rospy.logwarn_throttle(_THROTTLE, '%s: no transform %s <- %s: cannot check '
+                                       'fiducials against the localizer: %s' % (
+                                           rospy.get_name(), self._frame_id,
+                                           self._config.base_frame, error))
+                return None
+        return None
 
 
 def resolve_frame(config, fiducial_map):

@@ -66,11 +66,6 @@ def matrix_from_pose(pose):
     return geometry.make_transform((q.x, q.y, q.z, q.w), (p.x, p.y, p.z))
 
 
-def pose2d_from_matrix(matrix):
-    """(x, y, yaw) of a 4x4 transform."""
-    return float(matrix[0, 3]), float(matrix[1, 3]), geometry.yaw_of(matrix)
-
-
 def scan_obstacles(msg, laser_pose):
     """Robot-frame obstacle points (N, 2) of a sensor_msgs/LaserScan seen from ``laser_pose``."""
     count = len(msg.ranges)
@@ -224,7 +219,7 @@ class NavigationNode:
                 raise ValueError('cannot transform the goal from %s to %s: %s' % (
                     frame, self._config.global_frame, error)) from None
             goal = geometry.compose(matrix_from_transform(transform.transform), goal)
-        x, y, yaw = pose2d_from_matrix(goal)
+        x, y, yaw = geometry.pose2d_from_matrix(goal)
         if not all(math.isfinite(v) for v in (x, y, yaw)):
             raise ValueError('the goal (%r, %r, %r) is not finite' % (x, y, yaw))
         return x, y, yaw
@@ -246,7 +241,7 @@ class NavigationNode:
             rospy.logwarn_throttle(_THROTTLE, '%s: the pose estimate is %.1f s old' % (
                 self._name, age))
             return None
-        return pose2d_from_matrix(matrix_from_transform(transform.transform))
+        return geometry.pose2d_from_matrix(matrix_from_transform(transform.transform))
 
     def _laser_pose(self, frame):
         """(x, y, yaw) of laser frame ``frame`` in the robot frame (static: cached), or None."""
@@ -262,7 +257,7 @@ class NavigationNode:
                 rospy.logwarn_throttle(_THROTTLE, '%s: laser frame %s unknown, scan ignored: %s'
                                        % (self._name, frame, error))
                 return None
-            self._laser_poses[frame] = pose2d_from_matrix(
+            self._laser_poses[frame] = geometry.pose2d_from_matrix(
                 matrix_from_transform(transform.transform))
         return self._laser_poses[frame]
 
@@ -273,7 +268,7 @@ class NavigationNode:
         for when, wait in ((stamp, _SCAN_TF_TIMEOUT), (rospy.Time(0), 0.0)):
             try:
                 transform = self._tf.lookup_transform(odom, frame, when, rospy.Duration(wait))
-                return pose2d_from_matrix(matrix_from_transform(transform.transform))
+                return geometry.pose2d_from_matrix(matrix_from_transform(transform.transform))
             except tf2_ros.ExtrapolationException:
                 continue        # not at that stamp (yet): the latest will do
             except (tf2_ros.LookupException, tf2_ros.ConnectivityException) as error:
