@@ -23,6 +23,7 @@ ERROR_XY, STATE = 4, 6
 OFF_XY = 0.45
 #: States in which the robot believes it knows where it is.
 SETTLED = ('IDLE', 'NAVIGATING')
+LEAD = 60.0     # s before a put-down that count as that trial's drive (lift after 1-3 m)
 COLLISION = re.compile(r'^(\d+(?:\.\d+)?) .*/sim_world: collision \((\d+) so far\)')
 
 
@@ -59,6 +60,23 @@ def at(trial, t_sim):
     return min(trace, key=lambda sample: abs(sample[0] - t))
 
 
+def owner(trials, t_sim):
+    """The trial a collision at ``t_sim`` belongs to (``trials`` sorted by put-down), or None.
+
+    The trial whose trace (from its put-down to its last sample) spans ``t_sim``; otherwise the
+    trial put down within the next ``LEAD`` s (its drive before the kidnap).
+    """
+    for trial in trials:
+        trace = trial.get('trace') or []
+        start = trial['t_put_down_sim']
+        if trace and start + min(0.0, trace[0][0]) <= t_sim <= start + trace[-1][0]:
+            return trial
+    for trial in trials:
+        if trial['t_put_down_sim'] - LEAD <= t_sim <= trial['t_put_down_sim']:
+            return trial
+    return None
+
+
 def report(folder):
     """Markdown lines for one run."""
     with open(os.path.join(folder, 'recovery.json')) as stream:
@@ -83,11 +101,10 @@ def report(folder):
     lines += ['', '| collision at (sim s) | strategy | trial | s after put-down | state | '
               'estimate error (m) |', '|---|---|---|---|---|---|']
     for t in collisions(folder):
-        owner = [tr for tr in trials if tr['t_put_down_sim'] - 60.0 <= t]
-        if not owner:
+        trial = owner(trials, t)
+        if trial is None:
             lines.append('| %.1f | - | - | - | - | - |' % t)
             continue
-        trial = owner[-1]
         sample = at(trial, t)
         lines.append('| %.1f | `%s` | %d | %.0f | %s | %s |' % (
             t, trial['strategy'], trial['index'], t - trial['t_put_down_sim'],

@@ -45,3 +45,16 @@ def test_failed_trials_false_localizations_and_collisions_are_found(tmp_path):
     # put-down, while it still searched with the estimate 5 m off.
     assert text.count('| 201.5 |') == 1
     assert '| 201.5 | `spiral` | 1 | 2 | LOST | 5.00 |' in text
+
+
+def test_a_collision_late_in_a_trial_is_not_given_to_the_next_one():
+    tool = _tool()
+    long_search = [[0.0, 0, 0, 0, 9.0, 1.0, 'LOST'], [150.0, 0, 0, 0, 9.0, 1.0, 'LOST']]
+    trials = [trial('spiral', 7, 1000.0, long_search),
+              trial('spiral', 8, 1200.0, [[0.0, 0, 0, 0, 3.0, 1.0, 'LOST']])]
+    # 140 s into trial 7's search and 60 s before trial 8's put-down: trial 7's
+    assert tool.owner(trials, 1140.0)['index'] == 7
+    # after trial 7's trace ended, within 60 s of trial 8's put-down: trial 8's drive
+    assert tool.owner(trials, 1170.0)['index'] == 8
+    # before any trial's drive
+    assert tool.owner(trials, 100.0) is None
