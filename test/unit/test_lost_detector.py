@@ -482,6 +482,7 @@ def node(monkeypatch):
     cfg = LostDetectorConfig()
     adapter = LostDetectorNode(LostDetector(cfg), cfg)
     adapter._status_pub = FakePublisher()
+    adapter._p_lost_pub = FakePublisher()
     adapter.warnings = []
     monkeypatch.setattr(rospy, 'logwarn', adapter.warnings.append)
     return adapter

@@ -82,6 +82,7 @@ def node():
                                 ratio_thresh_detections_tier2_lost=0.5)
     n = LostDetectorNode(LostDetector(config), config)
     n._status_pub = Recorder()
+    n._p_lost_pub = Recorder()
     n._mounts.known['laser'] = MOUNT
     n.on_map(wall_map())
     return n
@@ -145,8 +146,11 @@ def test_without_a_map_or_with_the_check_off_the_covariance_decides(node):
     config = LostDetectorConfig(scan_check=False)
     off = LostDetectorNode(LostDetector(config), config)
     off._status_pub = Recorder()
+    off._p_lost_pub = Recorder()
     off.on_pose(pose_msg(1.0, TRUTH))
     assert off._status_pub.data == ['normal'] and off._checker is None
+    # every classified reading also publishes its P(lost), for lost_service
+    assert len(off._p_lost_pub.data) == 1 and 0.0 <= off._p_lost_pub.data[0] < 0.5
 
 
 def test_a_bad_map_is_ignored_and_the_old_one_kept(node):

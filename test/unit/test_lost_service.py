@@ -302,6 +302,45 @@ def test_last_good_pose_only_while_localized_and_normal():
     assert service.last_good_pose == Pose2D(6.0, 6.0, 0.0)
 
 
+def test_with_localized_max_p_lost_a_doubtful_reading_restarts_the_count():
+    service = localized_service(localized_after=3, localized_max_p_lost=0.5)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('normal', 1.5)
+    service.on_pose(HOME, LOOSE, 1.6)
+    service.on_pose(HOME, TIGHT, 2.0)
+    service.on_detector_p_lost(0.1, 2.1)
+    service.on_pose(HOME, TIGHT, 3.0)
+    # the detector still says normal (P(lost) below its prob_thresh), but 0.95 > 0.5
+    service.on_detector_p_lost(0.95, 3.1)
+    service.on_pose(HOME, TIGHT, 4.0)       # the latest P(lost) is too high: does not count
+    service.on_detector_p_lost(0.2, 4.1)
+    service.on_pose(HOME, TIGHT, 5.0)
+    service.on_pose(HOME, TIGHT, 6.0)
+    assert service.state == State.LOST
+    service.on_pose(HOME, TIGHT, 7.0)
+    assert service.state == State.IDLE
+
+
+def test_by_default_p_lost_does_not_matter():
+    service = localized_service(localized_after=2)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('normal', 1.5)
+    service.on_pose(HOME, LOOSE, 1.6)
+    service.on_detector_p_lost(0.98, 1.7)
+    service.on_pose(HOME, TIGHT, 2.0)
+    service.on_pose(HOME, TIGHT, 3.0)
+    assert service.state == State.IDLE
+
+
+@pytest.mark.parametrize('value', [float('nan'), -0.1, 1.2])
+def test_a_p_lost_that_is_not_a_probability_is_an_error(value):
+    service = localized_service(localized_max_p_lost=0.5)
+    service.on_detector_p_lost(0.2, 1.0)
+    with pytest.raises(ValueError, match='not a probability'):
+        service.on_detector_p_lost(value, 2.0)
+    assert service.detector_p_lost == 0.2
+
+
 def test_unknown_detector_status_is_an_error():
     service = localized_service()
     with pytest.raises(ValueError, match='lostt'):
@@ -317,6 +356,7 @@ def test_unknown_detector_status_is_an_error():
     ({'dock_pose': [1.0, 2.0]}, 'dock_pose=(1.0, 2.0)'),
     ({'map_frame': ''}, "map_frame=''"),
     ({'global_localization_holdoff': -5}, 'global_localization_holdoff=-5.0'),
+    ({'localized_max_p_lost': 1.5}, 'localized_max_p_lost=1.5'),
 ])
 def test_config_errors_name_the_value(params, fragment):
     with pytest.raises(ConfigError) as caught:

@@ -921,16 +921,17 @@ class LostDetectorHarness(Harness):
         'amcl_pose': 'LostDetectorNode.on_pose: pose_features (covariance checks: length, '
         'finite, symmetric, PSD x-y block, eigenvalues) + stamp_order + LostDetector.update '
         '(GaussianNB.predict_proba via scikit-learn, the queue and the tier rules) + '
-        'publishing ~status (std_msgs/String) + edge logging.',
+        'publishing ~status (std_msgs/String) and ~p_lost (std_msgs/Float64) + edge logging.',
     }
 
     def reset(self):
-        """A fresh LostDetectorNode with a null ~status publisher."""
+        """A fresh LostDetectorNode with null ~status and ~p_lost publishers."""
         from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig
         from lost_and_found.nodes.lost_detector import LostDetectorNode
         config = _config(LostDetectorConfig, self.recording.node_params('lost_detector'))
         self.adapter = LostDetectorNode(LostDetector(config), config)
-        install(self.adapter, _status_pub=self.pub('/lost_detector/status'))
+        install(self.adapter, _status_pub=self.pub('/lost_detector/status'),
+                _p_lost_pub=self.pub('/lost_detector/p_lost'))
 
     def handlers(self, watch):
         """amcl_pose and ~reset."""

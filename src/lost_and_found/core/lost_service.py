@@ -86,6 +86,9 @@ class LostServiceConfig:
             put-down still makes it a kidnap.
         kidnap_needs_fix: after a kidnap, leave LOST only through a pose fix (a fiducial, a
             person's initialpose, docking), never on tight amcl poses alone.
+        localized_max_p_lost: a tight pose counts towards ``localized_after`` only while the
+            lost detector's latest reading had P(lost) at most this (``lost_detector/p_lost``),
+            and a reading above it restarts the count; 1 disables the check.
     """
 
     reseed_sigma_xy: float = 0.5
@@ -103,6 +106,7 @@ class LostServiceConfig:
     localizing_timeout: float = 20.0
     kidnap_grace: float = 0.5
     kidnap_needs_fix: bool = False
+    localized_max_p_lost: float = 1.0
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -119,6 +123,7 @@ class LostServiceConfig:
         check.non_negative('reseed_holdoff')
         check.non_negative('localizing_timeout')
         check.non_negative('kidnap_grace')
+        check.in_range('localized_max_p_lost', 0.0, 1.0)
         check.require(len(self.dock_pose) in (0, 3) and all(
             isinstance(v, (int, float)) and math.isfinite(v) for v in self.dock_pose),
             'dock_pose', 'be empty or [x, y, yaw] of finite numbers')
@@ -180,6 +185,7 @@ class LostService:
         self.config = config
         self.machine = StateMachine(State.IDLE)
         self.detector_status = 'normal'
+        self.detector_p_lost = None     # P(lost) of the detector's latest reading (None: none yet)
         self.picked_up = False
         self.kidnapped = False
         self.docked = False
@@ -342,6 +348,25 @@ class LostService:
                 actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
         return actions
 
+    def on_detector_p_lost(self, p_lost, t):
+        """A ``/lost_detector/p_lost`` reading: P(lost) of the detector's latest reading.
+
+        Above ``localized_max_p_lost`` it restarts the count of tight poses: the detector's
+        tiers are set for few false alarms (a reading is lost only when P(lost) is very high),
+        which is too weak a test for declaring a lost robot found.
+        """
+        if not 0.0 <= p_lost <= 1.0:
+            raise ValueError('P(lost) %r is not a probability' % (p_lost,))
+        self._now = t
+        self.detector_p_lost = p_lost
+        if not self._p_lost_ok():
+            self._tight_streak = 0
+        return Actions()
+
+    def _p_lost_ok(self):
+        return self.detector_p_lost is None or \
+            self.detector_p_lost <= self.config.localized_max_p_lost
+
     def on_pose(self, pose, sigmas, t):
         """An amcl pose estimate with its (major x-y, yaw) standard deviations.
 
@@ -349,7 +374,8 @@ class LostService:
         towards ``localized_after``. ``sigmas`` is None when the covariance is unusable.
         """
         tight = sigmas is not None and sigmas[0] < self.config.localized_sigma_xy and \
-            sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal'
+            sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal' \
+            and self._p_lost_ok()
         if self.picked_up:
             return Actions()
         if self.state in LOCALIZED:

@@ -8,7 +8,7 @@ import tf2_ros
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
-from std_msgs.msg import Empty, String
+from std_msgs.msg import Empty, Float64, String
 
 from lost_and_found.core.lost_detector import (
     CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
@@ -49,6 +49,8 @@ class LostDetectorNode:
         Published topics:
             ``~status`` (std_msgs/String, latched): ``normal``, ``confused`` or ``lost``; once
             at start, after every valid reading and after every reset.
+            ``~p_lost`` (std_msgs/Float64): P(lost) of every valid reading, after its status
+            (lost_service's test for ending LOST, ``localized_max_p_lost``).
         Parameters:
             ``~modified_prob_classifier/{tier0_normal_prior, prob_thresh, slice_mu,
             slice_sigma}`` and ``~lost_detector/{queue_min, window_meta_tier2_lost,
@@ -78,6 +80,7 @@ class LostDetectorNode:
         self._lock = threading.Lock()
         self._last_stamp = None
         self._status_pub = None
+        self._p_lost_pub = None
         self._subscribers = []
         self._warned_at = {}
 
@@ -85,6 +88,7 @@ class LostDetectorNode:
         """Advertise ``~status`` (publishing the initial ``normal``) and subscribe."""
         self._status_pub = rospy.Publisher('~status', String, queue_size=10, latch=True)
         self._status_pub.publish(String(data=self._detector.tier.status))
+        self._p_lost_pub = rospy.Publisher('~p_lost', Float64, queue_size=10)
         if self._checker is not None:
             self._tf_buffer = tf2_ros.Buffer()
             self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
@@ -139,6 +143,8 @@ class LostDetectorNode:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
         self._status_pub.publish(String(data=tier.status))
+        if self._detector.last_probability is not None:
+            self._p_lost_pub.publish(Float64(data=self._detector.last_probability))
         if tier != before:
             rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, scan miss %s, '
                           'P(lost) %.3f)', rospy.get_name(), before.status, tier.status,

@@ -4,7 +4,7 @@ import threading
 
 import rospy
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
-from std_msgs.msg import Bool, Empty, String
+from std_msgs.msg import Bool, Empty, Float64, String
 from std_srvs.srv import Empty as EmptySrv, EmptyResponse
 
 from lost_and_found.core.lost_detector import CovarianceError, covariance_features
@@ -38,7 +38,8 @@ def status_message(status, stamp):
 class LostServiceNode:
     """ROS adapter of LostService: the single owner of the robot state.
 
-    Subscribed topics: ``lost_detector/status`` (std_msgs/String),
+    Subscribed topics: ``lost_detector/status`` (std_msgs/String), ``lost_detector/p_lost``
+    (std_msgs/Float64),
     ``<kidnap_namespace>/picked_up``, ``/kidnapped``, ``/on_dock`` (std_msgs/Bool),
     ``amcl_pose`` (geometry_msgs/PoseWithCovarianceStamped), ``initialpose`` (fixes from others).
     Published topics: ``~status`` (lost_and_found/LocalizationStatus, latched, on change),
@@ -71,6 +72,7 @@ class LostServiceNode:
         self._publish_status()
         ns = self.config.kidnap_namespace.rstrip('/')
         rospy.Subscriber('lost_detector/status', String, self._on_detector, queue_size=50)
+        rospy.Subscriber('lost_detector/p_lost', Float64, self._on_p_lost, queue_size=50)
         rospy.Subscriber(ns + '/picked_up', Bool, self._on_bool, self.core.on_picked_up,
                          queue_size=10)
         rospy.Subscriber(ns + '/kidnapped', Bool, self._on_bool, self.core.on_kidnapped,
@@ -128,6 +130,12 @@ class LostServiceNode:
     def _on_detector(self, msg):
         try:
             self._handle(self.core.on_detector_status, msg.data, rospy.get_time())
+        except ValueError as error:
+            rospy.logwarn_throttle(10.0, 'lost_service: %s' % error)
+
+    def _on_p_lost(self, msg):
+        try:
+            self._handle(self.core.on_detector_p_lost, msg.data, rospy.get_time())
         except ValueError as error:
             rospy.logwarn_throttle(10.0, 'lost_service: %s' % error)
 
