@@ -13,7 +13,7 @@ import unittest
 import rospy
 import rostest
 from geometry_msgs.msg import PoseWithCovarianceStamped
-from std_msgs.msg import Empty, String
+from std_msgs.msg import Empty, Float64, String
 
 PKG = 'lost_and_found'
 TIMEOUT = 10.0
@@ -46,6 +46,8 @@ class LostDetectorRampTest(unittest.TestCase):
         self.lock = threading.Condition()
         self.statuses = []
         self.sub = rospy.Subscriber('/lost_detector/status', String, self.on_status)
+        self.p_lost = []
+        self.p_sub = rospy.Subscriber('/lost_detector/p_lost', Float64, self.on_p_lost)
         self.pose_pub = rospy.Publisher('laser_amcl_pose', PoseWithCovarianceStamped,
                                         queue_size=100)
         self.reset_pub = rospy.Publisher('/lost_detector/reset', Empty, queue_size=1)
@@ -62,6 +64,11 @@ class LostDetectorRampTest(unittest.TestCase):
     def on_status(self, msg):
         with self.lock:
             self.statuses.append(msg.data)
+            self.lock.notify_all()
+
+    def on_p_lost(self, msg):
+        with self.lock:
+            self.p_lost.append(msg.data)
             self.lock.notify_all()
 
     def count(self):
@@ -153,6 +160,18 @@ class LostDetectorRampTest(unittest.TestCase):
         # Without the reset this would still be lost (sticky); with it the queue is empty, so
         # a huge reading is gated to normal (a tight one when queue_min is 1).
         self.assertEqual(self.reading(HUGE if self.queue_min > 1 else TIGHT), 'normal')
+
+    def test_zz_p_lost_follows_every_reading(self):
+        # (runs after the ramp: unittest orders methods by name)
+        self.wait_for(lambda: self.p_sub.get_num_connections() > 0, 'p_lost publisher')
+        for features, lost in ((TIGHT, False), (HUGE, True), (TIGHT, False)):
+            with self.lock:
+                before = len(self.p_lost)
+            self.reading(features)
+            self.wait_for(lambda: len(self.p_lost) > before, 'p_lost for %r' % (features,))
+            with self.lock:
+                value = self.p_lost[before]
+            self.assertEqual(value > 0.5, lost, 'P(lost) %.3f for %r' % (value, features))
 
 
 if __name__ == '__main__':
