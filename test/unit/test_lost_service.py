@@ -194,9 +194,10 @@ def test_normal_statuses_alone_do_not_localize():
     assert service.state == State.LOST
 
 
-@pytest.mark.parametrize('breaker', ['loose pose', 'unusable covariance', 'confused'])
+@pytest.mark.parametrize('breaker', ['loose pose', 'unusable covariance', 'confused',
+                                     'doubtful P(lost)'])
 def test_the_tight_streak_must_be_unbroken(breaker):
-    service = localized_service(localized_after=3)
+    service = localized_service(localized_after=3, localized_max_p_lost=0.5)
     service.on_detector_status('lost', 1.0)
     service.on_detector_status('normal', 1.5)
     service.on_pose(HOME, LOOSE, 1.6)
@@ -206,6 +207,11 @@ def test_the_tight_streak_must_be_unbroken(breaker):
         service.on_pose(HOME, LOOSE, 4.0)
     elif breaker == 'unusable covariance':
         service.on_pose(HOME, None, 4.0)
+    elif breaker == 'doubtful P(lost)':
+        # the detector still says normal (0.95 is below its prob_thresh), but 0.95 > 0.5
+        service.on_detector_p_lost(0.95, 4.0)
+        service.on_pose(HOME, TIGHT, 4.2)       # the latest P(lost) is too high: not counted
+        service.on_detector_p_lost(0.2, 4.5)
     else:
         service.on_detector_status('confused', 4.0)
         service.on_detector_status('normal', 4.5)
@@ -300,25 +306,6 @@ def test_last_good_pose_only_while_localized_and_normal():
     localize(service, 4.0)
     service.on_pose(Pose2D(6.0, 6.0, 0.0), TIGHT, 10.0)
     assert service.last_good_pose == Pose2D(6.0, 6.0, 0.0)
-
-
-def test_with_localized_max_p_lost_a_doubtful_reading_restarts_the_count():
-    service = localized_service(localized_after=3, localized_max_p_lost=0.5)
-    service.on_detector_status('lost', 1.0)
-    service.on_detector_status('normal', 1.5)
-    service.on_pose(HOME, LOOSE, 1.6)
-    service.on_pose(HOME, TIGHT, 2.0)
-    service.on_detector_p_lost(0.1, 2.1)
-    service.on_pose(HOME, TIGHT, 3.0)
-    # the detector still says normal (P(lost) below its prob_thresh), but 0.95 > 0.5
-    service.on_detector_p_lost(0.95, 3.1)
-    service.on_pose(HOME, TIGHT, 4.0)       # the latest P(lost) is too high: does not count
-    service.on_detector_p_lost(0.2, 4.1)
-    service.on_pose(HOME, TIGHT, 5.0)
-    service.on_pose(HOME, TIGHT, 6.0)
-    assert service.state == State.LOST
-    service.on_pose(HOME, TIGHT, 7.0)
-    assert service.state == State.IDLE
 
 
 def test_by_default_p_lost_does_not_matter():
