@@ -275,6 +275,25 @@ def test_last_probability_follows_updates():
     assert detector.last_probability == pytest.approx(detector.probability_lost(NORMAL))
 
 
+def test_p_lost_is_the_scans_while_rule_0_holds_a_reading_back():
+    detector = LostDetector(config(window_meta_tier2_lost=4, queue_min=2,
+                                   window_meta_tier0_normal=2))
+    assert detector.p_lost is None
+    scan_lost, tight = NORMAL + (0.95,), NORMAL + (None,)
+    detector.update(scan_lost)
+    scan_p = detector.probability_lost(scan_lost)
+    assert detector.p_lost == pytest.approx(scan_p) and scan_p > 0.99
+    # a tight covariance-only reading: its own P(lost) is low, but the scan's lost stands
+    detector.update(tight)
+    assert detector.last_probability == pytest.approx(detector.probability_lost(tight))
+    assert detector.last_probability < 0.5
+    assert detector.p_lost == pytest.approx(scan_p)
+    detector.reset()
+    assert detector.p_lost is None
+    detector.update(tight)          # no scan verdict after the reset: the reading's own
+    assert detector.p_lost == pytest.approx(detector.probability_lost(tight))
+
+
 def test_queue_min_one_and_tier0_one():
     detector = LostDetector(config(queue_min=1, window_meta_tier2_lost=1,
                                    ratio_thresh_detections_tier2_lost=0.0,

@@ -200,6 +200,7 @@ def test_the_tight_streak_must_be_unbroken(breaker):
     service = localized_service(localized_after=3, localized_max_p_lost=0.5)
     service.on_detector_status('lost', 1.0)
     service.on_detector_status('normal', 1.5)
+    service.on_detector_p_lost(0.1, 1.55)
     service.on_pose(HOME, LOOSE, 1.6)
     service.on_pose(HOME, TIGHT, 2.0)
     service.on_pose(HOME, TIGHT, 3.0)
@@ -308,15 +309,66 @@ def test_last_good_pose_only_while_localized_and_normal():
     assert service.last_good_pose == Pose2D(6.0, 6.0, 0.0)
 
 
-def test_by_default_p_lost_does_not_matter():
+@pytest.mark.parametrize('p_lost', [0.98, 1.0])
+def test_by_default_p_lost_does_not_matter(p_lost):
     service = localized_service(localized_after=2)
     service.on_detector_status('lost', 1.0)
     service.on_detector_status('normal', 1.5)
     service.on_pose(HOME, LOOSE, 1.6)
-    service.on_detector_p_lost(0.98, 1.7)
+    service.on_detector_p_lost(p_lost, 1.7)
     service.on_pose(HOME, TIGHT, 2.0)
     service.on_pose(HOME, TIGHT, 3.0)
     assert service.state == State.IDLE
+
+
+def test_a_doubtful_p_lost_restarts_the_count_by_itself():
+    service = localized_service(localized_after=3, localized_max_p_lost=0.5)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('normal', 1.5)
+    service.on_detector_p_lost(0.1, 1.55)
+    service.on_pose(HOME, LOOSE, 1.6)
+    service.on_pose(HOME, TIGHT, 2.0)
+    service.on_pose(HOME, TIGHT, 3.0)
+    # a doubtful reading and a good one arrive between two poses: the count starts over
+    service.on_detector_p_lost(0.95, 3.1)
+    service.on_detector_p_lost(0.1, 3.2)
+    service.on_pose(HOME, TIGHT, 4.0)
+    service.on_pose(HOME, TIGHT, 5.0)
+    assert service.state == State.LOST
+    service.on_pose(HOME, TIGHT, 6.0)
+    assert service.state == State.IDLE
+
+
+def test_with_the_check_on_a_detector_reset_forgets_its_p_lost():
+    service = localized_service(localized_after=2, localized_max_p_lost=0.5)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_p_lost(0.1, 1.1)
+    actions = service.on_initialpose(2.0)          # a fix: the detector is reset
+    assert actions.reset_detector and service.detector_p_lost is None
+    service.on_detector_status('normal', 2.1)
+    # no reading since the reset: tight poses do not count yet
+    service.on_pose(HOME, TIGHT, 3.0)
+    service.on_pose(HOME, TIGHT, 4.0)
+    assert service.state == State.LOCALIZING
+    service.on_detector_p_lost(0.05, 4.1)
+    service.on_pose(HOME, TIGHT, 5.0)
+    service.on_pose(HOME, TIGHT, 6.0)
+    assert service.state == State.IDLE
+
+
+def test_a_pose_refused_for_its_p_lost_is_not_amcls_doubt():
+    # After a kidnap a cloud that stayed tight proves nothing; a high P(lost) is not the doubt
+    # that lets its tight poses count afterwards.
+    service = localized_service(localized_after=2, localized_max_p_lost=0.5)
+    lift_and_put_down(service, held=3.0)
+    assert service.state == State.LOST
+    service.on_detector_status('normal', 14.0)
+    service.on_detector_p_lost(0.9, 14.1)
+    service.on_pose(HOME, TIGHT, 15.0)              # refused for its P(lost) only
+    service.on_detector_p_lost(0.1, 15.1)
+    for i in range(4):
+        service.on_pose(HOME, TIGHT, 16.0 + i)
+    assert service.state == State.LOST
 
 
 @pytest.mark.parametrize('value', [float('nan'), -0.1, 1.2])

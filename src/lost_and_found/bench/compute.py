@@ -81,7 +81,8 @@ ODOM_WAIT = 0.1
 RECORD_TOPICS = (
     '/scan', '/odom', '/tf', '/tf_static', '/amcl_pose', '/initialpose', '/cmd_vel',
     '/mobile_base/sensors/core', '/mobile_base/events/wheel_drop', '/fiducial_transforms',
-    '/lost_detector/status', '/lost_detector/reset', '/kidnap_monitor/picked_up',
+    '/lost_detector/status', '/lost_detector/p_lost', '/lost_detector/reset',
+    '/kidnap_monitor/picked_up',
     '/kidnap_monitor/kidnapped', '/kidnap_monitor/on_dock', '/lost_service/state',
     '/move_base/goal', '/move_base/cancel', '/move_base/result', '/move_base_simple/goal')
 
@@ -945,9 +946,10 @@ class LostServiceHarness(Harness):
 
     node = 'lost_service'
     primary = ('amcl_pose', 'lost_detector/status', 'timer')
-    order = ('amcl_pose', 'lost_detector/status', 'kidnap_monitor flags', 'initialpose',
-             'timer')
+    order = ('amcl_pose', 'lost_detector/status', 'lost_detector/p_lost', 'kidnap_monitor flags',
+             'initialpose', 'timer')
     inputs = {'amcl_pose': '/amcl_pose', 'lost_detector/status': '/lost_detector/status',
+              'lost_detector/p_lost': '/lost_detector/p_lost',
               'kidnap_monitor flags': '/kidnap_monitor/picked_up',
               'initialpose': '/initialpose'}
     covers = {
@@ -957,6 +959,8 @@ class LostServiceHarness(Harness):
         'lost_detector/status': 'LostServiceNode._on_detector: LostService.on_detector_status '
         '+ the actions it asks for (re-seed message, detector reset, amcl service calls '
         'queued) + status publishing.',
+        'lost_detector/p_lost': 'LostServiceNode._on_p_lost: LostService.on_detector_p_lost '
+        '(a range check and the tight-pose count) + status publishing.',
         'kidnap_monitor flags': 'LostServiceNode._on_bool for picked_up / kidnapped / on_dock '
         '(the core handler + actions + status publishing).',
         'initialpose': 'LostServiceNode._on_initialpose (pose fixes from other nodes).',
@@ -988,6 +992,8 @@ class LostServiceHarness(Harness):
             '/amcl_pose': lambda t, m: watch.measure('amcl_pose', node._on_pose, m),
             '/lost_detector/status': lambda t, m: watch.measure(
                 'lost_detector/status', node._on_detector, m),
+            '/lost_detector/p_lost': lambda t, m: watch.measure(
+                'lost_detector/p_lost', node._on_p_lost, m),
             '/initialpose': lambda t, m: watch.measure('initialpose', node._on_initialpose, m),
         }
         for topic, handler in flags.items():

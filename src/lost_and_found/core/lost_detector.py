@@ -321,6 +321,12 @@ class LostDetector:
 
     Args:
         config: a validated :class:`LostDetectorConfig`.
+
+    Attributes:
+        last_probability: P(lost | features) of the latest reading (None after a reset).
+        p_lost: the P(lost) the latest reading stands for: its own, or, when rule 0 held a
+            covariance-only reading back, that of the scan reading whose lost still stands
+            (None after a reset). lost_service reads it on ``~p_lost``.
     """
 
     def __init__(self, config):
@@ -332,7 +338,9 @@ class LostDetector:
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
         self._held = 0
+        self._scan_probability = None
         self.last_probability = None
+        self.p_lost = None
 
     @property
     def tier(self):
@@ -408,9 +416,12 @@ class LostDetector:
         self.last_probability = probability
         if scanned:
             self._scan_says_lost, self._held = lost, 0
+            self._scan_probability = probability
         elif not lost and self._scan_says_lost and self._held < self._config.hold_readings:
             self._held += 1
+            self.p_lost = self._scan_probability    # the scan's verdict still stands
             return self._tier                       # rule 0
+        self.p_lost = probability
         # Rule 1: record the label.
         self._queue.append(lost)
         self._normal_run = 0 if lost else self._normal_run + 1
@@ -436,6 +447,7 @@ class LostDetector:
         self._clear()
         self._tier = Tier.NORMAL
         self.last_probability = None
+        self.p_lost = None
 
     def _clear(self):
         self._queue.clear()

@@ -28,7 +28,10 @@ Rules:
   the robot got lost: a cloud that stayed tight through a kidnap proves nothing. With
   ``kidnap_needs_fix``, tight poses do not end a LOST that began with a kidnap at all: only a
   pose fix (LOCALIZING) does, since amcl can converge tight at a place that looks like the
-  right one.
+  right one. With ``localized_max_p_lost`` below 1, a tight pose also needs the detector's
+  latest P(lost) (``lost_detector/p_lost``, since its last reset) at most that value, and a
+  higher one restarts the count. The detector judges a pose after amcl published it, so the
+  P(lost) a pose is checked against is usually that of the pose before.
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
@@ -68,8 +71,8 @@ class LostServiceConfig:
         reseed_sigma_yaw: std dev (rad) of yaw in the put-down re-seed.
         global_localization_holdoff: minimum time (s) between two global_localization calls.
         use_global_localization: call amcl's global_localization on a tier-2 transition.
-        localized_after: consecutive tight amcl poses (with the detector reading ``normal``)
-            that end LOST / LOCALIZING.
+        localized_after: consecutive tight amcl poses (with the detector reading ``normal``,
+            and its P(lost) at most ``localized_max_p_lost``) that end LOST / LOCALIZING.
         localized_sigma_xy: a pose is tight when its major x-y std dev (m) is below this...
         localized_sigma_yaw: ...and its yaw std dev (rad) below this.
         map_frame: frame of the re-seed pose.
@@ -270,7 +273,7 @@ class LostService:
         self._last_global_call = t
         self._global_armed = False
         actions.global_localization = True
-        actions.reset_detector = True
+        actions.reset_detector = self._reset_detector()
         self._tight_streak = 0
 
     def on_picked_up(self, picked_up, t):
@@ -303,7 +306,7 @@ class LostService:
         self._seen_doubt = False
         self._global_armed = True
         self._kidnap_episode = True
-        actions.reset_detector = True
+        actions.reset_detector = self._reset_detector()
         pose = self.last_good_pose or self.last_pose
         if pose is not None:
             if self.last_good_pose is None:
@@ -343,7 +346,7 @@ class LostService:
         self.kidnapped = False
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'docked')
-            actions.reset_detector = True
+            actions.reset_detector = self._reset_detector()
             if self.config.dock_pose:
                 actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
         return actions
@@ -364,8 +367,17 @@ class LostService:
         return Actions()
 
     def _p_lost_ok(self):
-        return self.detector_p_lost is None or \
+        """The detector's latest P(lost) allows a tight pose to count (always with the check
+        off; with it on, only once a reading since the last detector reset has come in)."""
+        if self.config.localized_max_p_lost >= 1.0:
+            return True
+        return self.detector_p_lost is not None and \
             self.detector_p_lost <= self.config.localized_max_p_lost
+
+    def _reset_detector(self):
+        """The detector is about to be reset: its last P(lost) no longer speaks for it."""
+        self.detector_p_lost = None
+        return True
 
     def on_pose(self, pose, sigmas, t):
         """An amcl pose estimate with its (major x-y, yaw) standard deviations.
@@ -373,9 +385,9 @@ class LostService:
         Remembered as the last good pose while localized; while LOST or LOCALIZING, counts
         towards ``localized_after``. ``sigmas`` is None when the covariance is unusable.
         """
-        tight = sigmas is not None and sigmas[0] < self.config.localized_sigma_xy and \
-            sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal' \
-            and self._p_lost_ok()
+        confident = sigmas is not None and sigmas[0] < self.config.localized_sigma_xy and \
+            sigmas[1] < self.config.localized_sigma_yaw and self.detector_status == 'normal'
+        tight = confident and self._p_lost_ok()
         if self.picked_up:
             return Actions()
         if self.state in LOCALIZED:
@@ -383,7 +395,7 @@ class LostService:
             if tight:
                 self.last_good_pose = pose
         elif self.state in (State.LOST, State.LOCALIZING):
-            if not tight:
+            if not confident:      # amcl's own doubt (or the detector's tier), not P(lost)
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0
@@ -407,7 +419,7 @@ class LostService:
         self._now = t
         if self.state == State.LOCALIZING:
             return Actions()
-        actions = Actions(reset_detector=True)
+        actions = Actions(reset_detector=self._reset_detector())
         if self.state in (State.LOST, State.NEED_HELP):
             self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
         self._tight_streak = 0
@@ -432,7 +444,7 @@ class LostService:
 
     def reset(self, t):
         """``~reset``: forget being lost or needing help (not being in the air)."""
-        actions = Actions(reset_detector=True)
+        actions = Actions(reset_detector=self._reset_detector())
         self.kidnapped = False
         self._global_armed = True
         self._last_global_call = None

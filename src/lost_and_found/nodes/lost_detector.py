@@ -49,8 +49,9 @@ class LostDetectorNode:
         Published topics:
             ``~status`` (std_msgs/String, latched): ``normal``, ``confused`` or ``lost``; once
             at start, after every valid reading and after every reset.
-            ``~p_lost`` (std_msgs/Float64): P(lost) of every valid reading, after its status
-            (lost_service's test for ending LOST, ``localized_max_p_lost``).
+            ``~p_lost`` (std_msgs/Float64): P(lost) of every valid reading (under rule 0, the
+            scan reading's whose lost still stands), after its status (lost_service's test for
+            ending LOST, ``localized_max_p_lost``).
         Parameters:
             ``~modified_prob_classifier/{tier0_normal_prior, prob_thresh, slice_mu,
             slice_sigma}`` and ``~lost_detector/{queue_min, window_meta_tier2_lost,
@@ -143,8 +144,8 @@ class LostDetectorNode:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
         self._status_pub.publish(String(data=tier.status))
-        if self._detector.last_probability is not None:
-            self._p_lost_pub.publish(Float64(data=self._detector.last_probability))
+        if self._detector.p_lost is not None:
+            self._p_lost_pub.publish(Float64(data=self._detector.p_lost))
         if tier != before:
             rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, scan miss %s, '
                           'P(lost) %.3f)', rospy.get_name(), before.status, tier.status,
