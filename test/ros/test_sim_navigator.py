@@ -284,12 +284,11 @@ class SimNavigatorTest(unittest.TestCase):
         self.robot.obstacle = False
         self.assertEqual(self.wait_terminal(40.0), GoalStatus.SUCCEEDED)
 
-    def test_a_post_the_laser_no_longer_sees_still_stops_the_robot(self):
-        """A post 1 m ahead, on the way to post_goal: seen from afar, ``-inf`` once nearer than
-        0.45 m, so only the remembered return (odom frame) can stop the robot at stop_distance
-        (0.35 m from its centre); with the post gone the beam reads no return, which clears it,
-        and the goal is reached."""
-        # Straight ahead of the start, on the straight way to post_goal.
+    def stop_at_a_blinded_post(self):
+        """Put a post 1 m straight ahead of the start (on the straight way to post_goal), send
+        post_goal, and wait until the post is nearer than the Kinect measures (it reads
+        ``-inf``) and the robot has sent 20 twists without forward motion. Returns the
+        function giving the robot's distance to the post."""
         post = (self.start[0] + math.cos(self.start[2]), self.start[1] + math.sin(self.start[2]))
         self.robot.post = post
 
@@ -303,6 +302,14 @@ class SimNavigatorTest(unittest.TestCase):
         self.send(*self.post_goal)
         wait_for(lambda: distance() < POST_RANGE_MIN, 30.0, 'the post to go blind')
         wait_for(lambda: stopped(20), 30.0, '20 twists without forward motion')
+        return distance
+
+    def test_a_post_the_laser_no_longer_sees_still_stops_the_robot(self):
+        """A post 1 m ahead, on the way to post_goal: seen from afar, ``-inf`` once nearer than
+        0.45 m, so only the remembered return (odom frame) can stop the robot at stop_distance
+        (0.35 m from its centre); with the post gone the beam reads no return, which clears it,
+        and the goal is reached."""
+        distance = self.stop_at_a_blinded_post()
         self.assertGreater(distance(), 0.3)
         self.assertNotIn(self.client.get_state(), TERMINAL)
         self.robot.post = None
@@ -312,19 +319,7 @@ class SimNavigatorTest(unittest.TestCase):
     def test_clear_costmaps_forgets_the_remembered_post(self):
         """As move_base's service: the blinded post stops the robot only through the memory;
         after move_base/clear_costmaps nothing stops it any more (the post reads ``-inf``)."""
-        post = (self.start[0] + math.cos(self.start[2]), self.start[1] + math.sin(self.start[2]))
-        self.robot.post = post
-
-        def distance():
-            pose = self.robot.state()[0]
-            return math.hypot(post[0] - pose[0], post[1] - pose[1])
-
-        def stopped(twists):
-            recent = self.robot.twists[-twists:]
-            return len(recent) == twists and all(v == 0.0 for _, v, _ in recent)
-        self.send(*self.post_goal)
-        wait_for(lambda: distance() < POST_RANGE_MIN, 30.0, 'the post to go blind')
-        wait_for(lambda: stopped(20), 30.0, '20 twists without forward motion')
+        self.stop_at_a_blinded_post()
         cleared = len(self.robot.twists)
         clear = rospy.ServiceProxy('move_base/clear_costmaps', Empty)
         clear.wait_for_service(10.0)
