@@ -72,6 +72,19 @@ for t in "${tests[@]}"; do
   add "$p" "$f" "rostest $name (see test-results/rostest-$name.log)"
 done
 
+# Repeat each failed rostest's assertion messages (not the tracebacks) at the very end, where a
+# reader of only the last lines of the output (a CI summary) still sees why it failed.
+for log in "$RESULTS"/rostest-*.log; do
+  [ -e "$log" ] || continue
+  read -r p f < <(/usr/bin/python3 tools/junit_counts.py --rostest "$log")
+  if [ "$f" -gt 0 ] || ! grep -q 'SUMMARY' "$log"; then
+    echo "-- why $(basename "$log" .log) failed:"
+    awk '/^\[.*\]\[(FAILURE|ERROR)\]-+$/ {on = 1; print; next}
+         on && /^-+$/ {on = 0}
+         on && !/^  / {print}
+         /process has died/ {print}' "$log" | cut -c1-300 | head -n 12
+  fi
+done
 for item in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $item"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

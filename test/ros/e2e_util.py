@@ -75,11 +75,17 @@ class Monitor:
         with self.lock:
             return self.statuses[-1][1] if self.statuses else None
 
-    def first_state_time(self, name, after=0.0):
-        """Sim time the state first became ``name`` at or after ``after``, or None."""
+    def first_status_stamp(self, state, after=0.0):
+        """Header stamp (sim s) of the first LocalizationStatus in ``state`` stamped at or after
+        ``after``, or None.
+
+        lost_service stamps a status when it publishes it, right after the state change: unlike
+        the time this test receives it, the stamp does not move with message latency.
+        """
         with self.lock:
-            for stamp, state in self.states:
-                if state == name and stamp >= after:
+            for _, status in self.statuses:
+                stamp = status.header.stamp.to_sec()
+                if status.state == state and stamp >= after:
                     return stamp
         return None
 

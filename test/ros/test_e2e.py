@@ -25,7 +25,7 @@ import actionlib
 import rospy
 import rostest
 from geometry_msgs.msg import Pose2D
-from kobuki_msgs.msg import WheelDropEvent
+from kobuki_msgs.msg import SensorState
 from move_base_msgs.msg import MoveBaseAction
 from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
@@ -50,22 +50,31 @@ class TestEndToEnd(unittest.TestCase):
         self.params.update(rospy.get_param('~overrides', {}))
         self.monitor = Monitor()
         self.lock = threading.Lock()
-        self.raised = []            # sim times of RAISED wheel events
+        self.in_air_until = None    # stamp of the latest SensorState with a wheel dropped
+        self.landings = []          # that stamp, for each time both wheels came down again
         self.logs = []
         self.detector_seen = set()
-        rospy.Subscriber('/mobile_base/events/wheel_drop', WheelDropEvent, self._on_wheel,
-                         queue_size=20)
+        sensor_state = rospy.Subscriber('/mobile_base/sensors/core', SensorState,
+                                        self._on_sensor_state, queue_size=50)
         rospy.Subscriber('/rosout', Log, self._on_log, queue_size=1000)
         rospy.Subscriber('/lost_detector/status', String, self._on_detector, queue_size=100)
         wait_for(lambda: rospy.get_time() > 0, 60, '/clock')
         wait_for(lambda: self.monitor.truth is not None, 60, 'the ground truth')
         wait_for(lambda: self.monitor.state() == 'IDLE', 60, 'lost_service IDLE')
         wait_for(lambda: self.monitor.estimate() is not None, 60, 'tf map -> base_footprint')
+        # a kidnap right after setUp must not race the connection that times the put-down
+        wait_for(lambda: sensor_state.get_num_connections() > 0, 60,
+                 'a connection to /mobile_base/sensors/core')
 
-    def _on_wheel(self, msg):
-        if msg.state == WheelDropEvent.RAISED:
-            with self.lock:
-                self.raised.append(rospy.get_time())
+    def _on_sensor_state(self, msg):
+        # The put-down lies between the last stamp with a wheel dropped and the first with both
+        # down; the earlier one is taken, so a delay measured from it is never too short.
+        with self.lock:
+            if msg.wheel_drop:
+                self.in_air_until = msg.header.stamp.to_sec()
+            elif self.in_air_until is not None:
+                self.landings.append(self.in_air_until)
+                self.in_air_until = None
 
     def _on_log(self, msg):
         with self.lock:
@@ -95,27 +104,32 @@ class TestEndToEnd(unittest.TestCase):
         return client
 
     def kidnap(self, pose, hold=3.0):
-        """Lift, hold, carry and put down; returns (lift pose, put-down pose, put-down time)."""
+        """Lift, hold, carry and put down; returns (lift pose, put-down pose, put-down time).
+
+        The put-down time is a sim-time stamp of the base's own SensorState, so it does not
+        depend on when this test happened to receive the message.
+        """
         rospy.wait_for_service('/sim_world/kidnap', timeout=30.0)
         lifted_at = self.monitor.truth
         with self.lock:
-            raised_before = len(self.raised)
+            landings_before = len(self.landings)
         reply = rospy.ServiceProxy('/sim_world/kidnap', Kidnap)(
             pose=Pose2D(*pose), random=False, min_distance=0.0, hold=hold)
         self.assertTrue(reply.success, reply.message)
 
         def put_down():
             with self.lock:
-                return len(self.raised) >= raised_before + 2
-        wait_for(put_down, 60, 'both wheels raised again (the put-down)')
+                return len(self.landings) > landings_before
+        wait_for(put_down, 60, 'SensorState with both wheels on the ground again (the put-down)')
         with self.lock:
-            put_down_at = self.raised[raised_before + 1]
+            put_down_at = self.landings[landings_before]
         return lifted_at, (reply.pose.x, reply.pose.y, reply.pose.theta), put_down_at
 
     def assert_lost_soon_after(self, put_down_at):
-        wait_for(lambda: self.monitor.first_state_time('LOST', after=put_down_at - 0.5)
-                 is not None, 30, 'LOST after the put-down')
-        delay = self.monitor.first_state_time('LOST', after=put_down_at - 0.5) - put_down_at
+        def lost_at():
+            return self.monitor.first_status_stamp('LOST', after=put_down_at - 0.5)
+        wait_for(lambda: lost_at() is not None, 30, 'LOST after the put-down')
+        delay = lost_at() - put_down_at
         self.assertLessEqual(delay, 1.0, 'LOST %.2f s (sim) after the put-down' % delay)
 
     def wait_goal_reached(self, pose, timeout):
