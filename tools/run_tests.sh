@@ -21,6 +21,7 @@ cd "$ROOT"
 passed=0
 failed=0
 failures=()
+failed_logs=()
 add() {  # add <passed> <failed> <label>
   passed=$((passed + $1)); failed=$((failed + $2))
   if [ "$2" -gt 0 ]; then failures+=("$3"); fi
@@ -68,22 +69,22 @@ for t in "${tests[@]}"; do
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   echo "$p passed, $f failed in $(( $(date +%s) - start )) s"
-  if [ "$f" -gt 0 ]; then tail -n 40 "$RESULTS/rostest-$name.log"; fi
+  if [ "$f" -gt 0 ]; then
+    tail -n 40 "$RESULTS/rostest-$name.log"; failed_logs+=("$RESULTS/rostest-$name.log")
+  fi
   add "$p" "$f" "rostest $name (see test-results/rostest-$name.log)"
 done
 
 # Repeat each failed rostest's assertion messages (not the tracebacks) at the very end, where a
 # reader of only the last lines of the output (a CI summary) still sees why it failed.
-for log in "$RESULTS"/rostest-*.log; do
-  [ -e "$log" ] || continue
-  read -r p f < <(/usr/bin/python3 tools/junit_counts.py --rostest "$log")
-  if [ "$f" -gt 0 ] || ! grep -q 'SUMMARY' "$log"; then
-    echo "-- why $(basename "$log" .log) failed:"
-    awk '/^\[.*\]\[(FAILURE|ERROR)\]-+$/ {on = 1; print; next}
-         on && /^-+$/ {on = 0}
-         on && !/^  / {print}
-         /process has died/ {print}' "$log" | cut -c1-300 | head -n 12
-  fi
+# (rosunit pads a failure's header with dashes to 80 columns, so a long one has none.)
+for log in "${failed_logs[@]+"${failed_logs[@]}"}"; do
+  echo "-- why $(basename "$log" .log) failed:"
+  why=$(awk '/^\[.*\]\[(FAILURE|ERROR)\]-*$/ {on = 1; print; next}
+             on && /^-+$/ {on = 0}
+             on && !/^  / {print}
+             /process has died/ {print}' "$log" | cut -c1-300 | head -n 12)
+  if [ -n "$why" ]; then echo "$why"; else tail -n 5 "$log"; fi
 done
 for item in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $item"; done
 echo "$passed passed, $failed failed"

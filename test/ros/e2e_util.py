@@ -75,18 +75,22 @@ class Monitor:
         with self.lock:
             return self.statuses[-1][1] if self.statuses else None
 
-    def first_status_stamp(self, state, after=0.0):
-        """Header stamp (sim s) of the first LocalizationStatus in ``state`` stamped at or after
-        ``after``, or None.
+    def entered_state_stamp(self, state, after=0.0):
+        """Header stamp (sim s) of the first LocalizationStatus that changed the state to
+        ``state``, among those stamped at or after ``after``; None if none yet.
 
-        lost_service stamps a status when it publishes it, right after the state change: unlike
-        the time this test receives it, the stamp does not move with message latency.
+        lost_service publishes a status on any change of it (state, tier, detector, kidnapped)
+        and stamps it with its own clock as it publishes, right after handling the event that
+        changed it: unlike the time this test receives it, the stamp does not grow with the
+        delivery to this test.
         """
+        previous = None
         with self.lock:
             for _, status in self.statuses:
                 stamp = status.header.stamp.to_sec()
-                if status.state == state and stamp >= after:
+                if status.state == state and previous != state and stamp >= after:
                     return stamp
+                previous = status.state
         return None
 
     def estimate(self):
