@@ -111,8 +111,26 @@ def test_the_laser_reads_the_map_edge_as_a_wall():
     assert toward_edge[1] == pytest.approx(2.0)
     assert toward_edge[0] == pytest.approx(2.0 / math.cos(0.2))
     assert np.all(np.isinf(laser.scan((2.0, 1.0, 0.0))))     # 8 m away: beyond range_max
-    # the edge is the nearer of the two when a wall stands beyond it along a beam
-    assert cast_rays(open_map, 8.0, 1.0, [0.0], 5.0)[0] == math.inf
+    assert laser.scan((9.7, 1.0, 0.0))[1] == -math.inf       # 0.3 m: nearer than range_min
+
+
+def test_a_wall_before_the_edge_reads_as_the_wall():
+    occupied = np.zeros((40, 200), dtype=bool)
+    occupied[:, 180] = True                                  # a wall at x = 9.0 m
+    grid = GridMap.from_occupancy(occupied, RES)
+    laser = LaserModel(LaserConfig(noise=0.0, x=0.0, beams=3, angle_min=-0.2, angle_max=0.2),
+                       grid)
+    assert laser.scan((8.0, 1.0, 0.0))[1] == pytest.approx(1.0)
+    assert laser.scan((8.0, 1.0, math.pi))[1] == math.inf   # 8 m of floor behind: nothing
+
+
+def test_an_edge_beyond_range_max_stays_out_of_range_with_noise():
+    # Like a wall there, an edge 5.03 m away never reads as a return, whatever the noise.
+    open_map = GridMap.from_occupancy(np.zeros((40, 200), dtype=bool), RES)
+    laser = LaserModel(LaserConfig(noise=0.05, x=0.0, beams=50, angle_min=-0.01,
+                                   angle_max=0.01), open_map, np.random.default_rng(3))
+    for _ in range(20):
+        assert np.all(np.isinf(laser.scan((10.0 - 5.03, 1.0, 0.0))))
 
 
 def test_a_ray_from_outside_the_map_hits_what_it_enters():

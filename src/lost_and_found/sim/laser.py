@@ -224,14 +224,18 @@ class LaserModel:
 
         Returns:
             A float array of ``beams`` ranges: finite in [range_min, range_max], ``+inf`` for
-            no return within range_max, ``-inf`` for an obstacle nearer than range_min.
+            no return within range_max, ``-inf`` for an obstacle nearer than range_min. The
+            map's edge is such an obstacle, so a laser off the map reads ``-inf`` on every
+            beam (the robot's body keeps it on the map).
         """
         cfg = self.config
         lx, ly, lyaw = self.origin(pose)
         angles = self.angles + lyaw
+        # the edge beyond range_max is no return, like a wall there (cast_rays stops at it)
+        edge = distance_to_edge(self.grid, lx, ly, angles)
+        edge[edge > cfg.range_max] = np.inf
         ranges = np.minimum(cast_rays(self.grid, lx, ly, angles, cfg.range_max,
-                                      cfg.unknown_is_occupied),
-                            distance_to_edge(self.grid, lx, ly, angles))
+                                      cfg.unknown_is_occupied), edge)
         finite = np.isfinite(ranges)
         if cfg.noise > 0:
             ranges[finite] += self.rng.normal(0.0, cfg.noise, int(finite.sum()))
