@@ -9,7 +9,7 @@ from box_room import distance_to_walls
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.sim.gridmap import GridMap
-from lost_and_found.sim.laser import LaserConfig, LaserModel, cast_rays
+from lost_and_found.sim.laser import LaserConfig, LaserModel, cast_rays, distance_to_edge
 
 RES = 0.05
 ROWS, COLS = 60, 80          # a 4 m x 3 m room, walls one cell thick on every side
@@ -79,6 +79,58 @@ def test_rays_leaving_the_map_return_nothing():
     grid = GridMap.from_occupancy(occupied, RES)
     ranges = cast_rays(grid, 0.525, 0.525, [0.0, math.pi], 10.0)
     assert ranges[0] == pytest.approx(0.75 - 0.525) and ranges[1] == math.inf
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.01, 0.99), st.floats(0.01, 0.99), st.floats(-math.pi, math.pi),
+       st.floats(-math.pi, math.pi))
+def test_distance_to_edge_of_a_rotated_map(fx, fy, heading, oyaw):
+    # A 1 m x 0.75 m map whose origin is moved and turned: the distance along each direction
+    # is that to the map's rectangle, measured in the grid's own axes.
+    grid = GridMap.from_occupancy(np.zeros((15, 20), dtype=bool), RES, (2.0, -1.0, oyaw))
+    gx, gy = fx * 1.0, fy * 0.75
+    c, s = math.cos(oyaw), math.sin(oyaw)
+    x, y = 2.0 + c * gx - s * gy, -1.0 + s * gx + c * gy
+    got = distance_to_edge(grid, x, y, [heading + oyaw])[0]
+    expected = distance_to_walls(gx, gy, heading, 0.0, 1.0, 0.0, 0.75)
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
+def test_distance_to_edge_off_the_map_is_zero():
+    grid = GridMap.from_occupancy(np.zeros((20, 20), dtype=bool), RES)
+    assert np.all(distance_to_edge(grid, -0.5, 0.5, [0.0, 1.0]) == 0.0)
+
+
+def test_the_laser_reads_the_map_edge_as_a_wall():
+    # An open map: cast_rays sees nothing, but the robot cannot leave the map, so its laser
+    # reads the edge (as a real wall would read), and nothing beyond range_max.
+    open_map = GridMap.from_occupancy(np.zeros((40, 200), dtype=bool), RES)   # 10 m x 2 m
+    laser = LaserModel(LaserConfig(noise=0.0, x=0.0, beams=3, angle_min=-0.2, angle_max=0.2),
+                       open_map)
+    toward_edge = laser.scan((8.0, 1.0, 0.0))            # 2 m to the edge at x = 10 m
+    assert toward_edge[1] == pytest.approx(2.0)
+    assert toward_edge[0] == pytest.approx(2.0 / math.cos(0.2))
+    assert np.all(np.isinf(laser.scan((2.0, 1.0, 0.0))))     # 8 m away: beyond range_max
+    assert laser.scan((9.7, 1.0, 0.0))[1] == -math.inf       # 0.3 m: nearer than range_min
+
+
+def test_a_wall_before_the_edge_reads_as_the_wall():
+    occupied = np.zeros((40, 200), dtype=bool)
+    occupied[:, 180] = True                                  # a wall at x = 9.0 m
+    grid = GridMap.from_occupancy(occupied, RES)
+    laser = LaserModel(LaserConfig(noise=0.0, x=0.0, beams=3, angle_min=-0.2, angle_max=0.2),
+                       grid)
+    assert laser.scan((8.0, 1.0, 0.0))[1] == pytest.approx(1.0)
+    assert laser.scan((8.0, 1.0, math.pi))[1] == math.inf   # 8 m of floor behind: nothing
+
+
+def test_an_edge_beyond_range_max_stays_out_of_range_with_noise():
+    # Like a wall there, an edge 5.03 m away never reads as a return, whatever the noise.
+    open_map = GridMap.from_occupancy(np.zeros((40, 200), dtype=bool), RES)
+    laser = LaserModel(LaserConfig(noise=0.05, x=0.0, beams=50, angle_min=-0.01,
+                                   angle_max=0.01), open_map, np.random.default_rng(3))
+    for _ in range(20):
+        assert np.all(np.isinf(laser.scan((10.0 - 5.03, 1.0, 0.0))))
 
 
 def test_a_ray_from_outside_the_map_hits_what_it_enters():

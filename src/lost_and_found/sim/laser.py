@@ -16,7 +16,8 @@ Its defaults copy the fake laser a TurtleBot2 gets from its Kinect through
 0.45 m (the Kinect's minimum depth), and a 5 m useful range (depth noise grows with the square
 of the distance, so TurtleBot2 configurations trust little beyond that). Readings follow
 REP 117: ``+inf`` when nothing is within ``range_max``, ``-inf`` when the obstacle is nearer
-than ``range_min``.
+than ``range_min``. The map's edge reads as a wall (:func:`distance_to_edge`), as it is one for
+the robot's body.
 """
 import dataclasses
 import math
@@ -107,6 +108,36 @@ def _first_crossing_hit(flat, shape, start, cell, direction, axis, limit):
     return np.where(hit[beams, index], t[beams, index], np.inf)
 
 
+def distance_to_edge(grid, x, y, angles):
+    """Distance (m) from a point to the edge of the grid along many directions.
+
+    The simulated world ends at its map's edge: the robot's body cannot cross it
+    (:meth:`lost_and_found.sim.robot.DiffDrive.clearance`), so the laser reads it as a wall.
+    Without this a map whose free space reaches its edge (a SLAM map of an open area) would
+    hold walls the robot hits and its laser cannot see.
+
+    Args:
+        grid: a :class:`lost_and_found.sim.gridmap.GridMap`.
+        x: origin x in the map frame (m).
+        y: origin y in the map frame (m).
+        angles: directions in the map frame (rad), any 1D array-like.
+
+    Returns:
+        A float array like ``angles``; 0 everywhere when the point lies off the grid.
+    """
+    angles = np.atleast_1d(np.asarray(angles, dtype=float))
+    gx, gy = (float(v) for v in grid.to_grid(x, y))
+    rows, cols = grid.shape
+    if not (0.0 <= gx <= cols and 0.0 <= gy <= rows):
+        return np.zeros(angles.shape)
+    phi = angles - grid.origin[2]
+    exits = []
+    for d, g, size in ((np.cos(phi), gx, cols), (np.sin(phi), gy, rows)):
+        with np.errstate(divide='ignore', invalid='ignore'):
+            exits.append(np.where(d > 0, (size - g) / d, np.where(d < 0, -g / d, np.inf)))
+    return np.minimum(exits[0], exits[1]) * grid.resolution
+
+
 @dataclasses.dataclass(frozen=True)
 class LaserConfig:
     """A planar laser mounted on the robot.
@@ -193,12 +224,18 @@ class LaserModel:
 
         Returns:
             A float array of ``beams`` ranges: finite in [range_min, range_max], ``+inf`` for
-            no return within range_max, ``-inf`` for an obstacle nearer than range_min.
+            no return within range_max, ``-inf`` for an obstacle nearer than range_min. The
+            map's edge is such an obstacle, so a laser off the map reads ``-inf`` on every
+            beam (the robot's body keeps it on the map).
         """
         cfg = self.config
         lx, ly, lyaw = self.origin(pose)
-        ranges = cast_rays(self.grid, lx, ly, self.angles + lyaw, cfg.range_max,
-                           cfg.unknown_is_occupied)
+        angles = self.angles + lyaw
+        # the edge beyond range_max is no return, like a wall there (cast_rays stops at it)
+        edge = distance_to_edge(self.grid, lx, ly, angles)
+        edge[edge > cfg.range_max] = np.inf
+        ranges = np.minimum(cast_rays(self.grid, lx, ly, angles, cfg.range_max,
+                                      cfg.unknown_is_occupied), edge)
         finite = np.isfinite(ranges)
         if cfg.noise > 0:
             ranges[finite] += self.rng.normal(0.0, cfg.noise, int(finite.sum()))
