@@ -44,6 +44,28 @@ def fiducials(fiducial_id):
     return msg
 
 
+def camera_and_estimate(pose):
+    """The static transforms of the camera mount (0.2 m ahead of base_footprint, 0.3 m up)
+    and of the localizer's estimate ``pose`` = (x, y, yaw) (map -> base_footprint)."""
+    camera = TransformStamped()
+    camera.header.stamp = rospy.Time.now()
+    camera.header.frame_id = 'base_footprint'
+    camera.child_frame_id = CAMERA_FRAME
+    camera.transform.translation.x = 0.2
+    camera.transform.translation.z = 0.3
+    # Optical frame (z forward, x right, y down) on a REP 103 base.
+    q = camera.transform.rotation
+    q.x, q.y, q.z, q.w = -0.5, 0.5, -0.5, 0.5
+    estimate = TransformStamped()
+    estimate.header.stamp = camera.header.stamp
+    estimate.header.frame_id = 'map'
+    estimate.child_frame_id = 'base_footprint'
+    estimate.transform.translation.x, estimate.transform.translation.y = pose[:2]
+    estimate.transform.rotation.z = math.sin(pose[2] / 2.0)
+    estimate.transform.rotation.w = math.cos(pose[2] / 2.0)
+    return [camera, estimate]
+
+
 class FiducialLocalizerTest(unittest.TestCase):
     """Plays camera, tf and lost_service around fiducial_localizer."""
 
@@ -60,28 +82,12 @@ class FiducialLocalizerTest(unittest.TestCase):
         cls.fiducial_pub = rospy.Publisher('/fiducial_transforms', FiducialTransformArray,
                                            queue_size=1)
         cls.tf_broadcaster = tf2_ros.StaticTransformBroadcaster()
-        cls.camera = camera = TransformStamped()
-        camera.header.stamp = rospy.Time.now()
-        camera.header.frame_id = 'base_footprint'
-        camera.child_frame_id = CAMERA_FRAME
-        camera.transform.translation.x = 0.2
-        camera.transform.translation.z = 0.3
-        # Optical frame (z forward, x right, y down) on a REP 103 base.
-        q = camera.transform.rotation
-        q.x, q.y, q.z, q.w = -0.5, 0.5, -0.5, 0.5
         cls.set_estimate(EXPECTED)
 
     @classmethod
     def set_estimate(cls, pose):
         """Latch the camera mount and the localizer's estimate ``pose`` (tf map -> base)."""
-        estimate = TransformStamped()
-        estimate.header.stamp = rospy.Time.now()
-        estimate.header.frame_id = 'map'
-        estimate.child_frame_id = 'base_footprint'
-        estimate.transform.translation.x, estimate.transform.translation.y = pose[:2]
-        estimate.transform.rotation.z = math.sin(pose[2] / 2.0)
-        estimate.transform.rotation.w = math.cos(pose[2] / 2.0)
-        cls.tf_broadcaster.sendTransform([cls.camera, estimate])
+        cls.tf_broadcaster.sendTransform(camera_and_estimate(pose))
 
     @classmethod
     def _record(cls, msg):

@@ -64,6 +64,18 @@ class FiducialLocalizerConfig:
         correct_yaw: least heading disagreement (rad) that counts as a contradiction.
         state_namespace: where lost_service publishes ``state``.
         tf_timeout: how long (s) to wait for the camera transform.
+        verify_window: seconds after lost_service declared the robot localized on the
+            localizer's word alone (``LOST`` -> ``IDLE`` / ``NAVIGATING``) during which a
+            mapped tag that the estimate puts in clear view but the camera does not detect
+            for ``verify_missing_time`` refutes the localization (state ``LOST`` is
+            requested); see :mod:`lost_and_found.core.tag_check`. 0 disables the check.
+        verify_min_distance: nearest camera-to-tag distance (m) at which a tag is expected.
+        verify_max_distance: farthest camera-to-tag distance (m) at which a tag is expected.
+        verify_half_fov: largest bearing (rad) off the camera's heading at which a tag is
+            expected (half the horizontal field of view, less a margin).
+        verify_view_angle: largest angle (rad) between the tag's face normal and the
+            direction to the camera at which a tag is expected.
+        verify_missing_time: seconds an expected tag must stay undetected.
     """
 
     fiducial_map: str = ''
@@ -81,6 +93,12 @@ class FiducialLocalizerConfig:
     correct_yaw: float = 0.5
     state_namespace: str = '/lost_service'
     tf_timeout: float = 0.1
+    verify_window: float = 0.0
+    verify_min_distance: float = 0.6
+    verify_max_distance: float = 2.5
+    verify_half_fov: float = 0.4
+    verify_view_angle: float = 0.7
+    verify_missing_time: float = 1.5
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -110,6 +128,16 @@ class FiducialLocalizerConfig:
         check.in_range('correct_yaw', 0.0, math.pi, low_open=True)
         check.non_empty('state_namespace')
         check.positive('tf_timeout')
+        check.non_negative('verify_window')
+        check.non_negative('verify_min_distance')
+        check.positive('verify_max_distance')
+        near, far = self.verify_min_distance, self.verify_max_distance
+        if all(_finite_numbers(v, 1) for v in ([near], [far])):
+            check.require(far > near, 'verify_max_distance', 'be greater than '
+                          'verify_min_distance (%r)' % (near,))
+        check.in_range('verify_half_fov', 0.0, math.pi / 2, low_open=True)
+        check.in_range('verify_view_angle', 0.0, math.pi / 2, low_open=True)
+        check.positive('verify_missing_time')
         check.done()
 
 
@@ -331,6 +359,11 @@ class FiducialLocalizer:
     def frame_id(self):
         """The frame of the estimated poses (the fiducial map's)."""
         return self._map.frame_id
+
+    @property
+    def tag_poses(self):
+        """The mapped tags: id -> 4x4 ``T_map_fid``."""
+        return self._map.poses
 
     def _check(self, observation, t_base_cam):
         """Return (Rejection or None, distance) for one observation."""

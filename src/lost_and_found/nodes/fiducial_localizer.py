@@ -12,15 +12,17 @@ import rospy
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
 from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import OccupancyGrid
 
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     CHECK, FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection, contradicts,
     initialpose_covariance, load_fiducial_map)
-from lost_and_found.nodes.conversions import pose_with_covariance
+from lost_and_found.core.tag_check import TagCheck, camera_pose_2d
+from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance
 from lost_and_found.nodes.params import load_config
-from lost_and_found.state import StateClient
+from lost_and_found.state import LOCALIZED, State, StateClient
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
@@ -57,6 +59,8 @@ class FiducialLocalizerNode:
         ``fiducial_transforms`` (fiducial_msgs/FiducialTransformArray): detected tags; the
         header's frame_id is the camera optical frame. tf: ``~base_frame`` <- camera frame.
         ``<state_namespace>/state`` (std_msgs/String, via StateClient).
+        ``map`` (nav_msgs/OccupancyGrid, latched; only with ``~verify_window`` > 0): the
+        walls between the camera and a tag that the estimate puts in view.
 
     Published topics:
         ``initialpose`` (geometry_msgs/PoseWithCovarianceStamped): the robot pose from the
@@ -64,6 +68,11 @@ class FiducialLocalizerNode:
         ``~correct_in_states`` only when it contradicts the localizer's estimate (tf map ->
         ``~base_frame``) by more than ``~correct_xy`` / ``~correct_yaw``; at most once per
         ``~min_interval``.
+
+    Service calls:
+        ``<state_namespace>/change_state``: ``LOST`` when, within ``~verify_window`` of a
+        localization that no tag confirmed, a tag the estimate puts in clear view stays
+        undetected (see :mod:`lost_and_found.core.tag_check`).
 
     Parameters:
         ``~fiducial_map`` (str, required), ``~map_frame`` (str, '' = the map file's frame_id),
@@ -73,7 +82,10 @@ class FiducialLocalizerNode:
         (float, 1.0 s), ``~publish_in_states`` (list, [LOST, LOCALIZING]),
         ``~correct_in_states`` (list, [IDLE, NAVIGATING]), ``~correct_xy`` (float, 1.0 m),
         ``~correct_yaw`` (float, 0.5 rad), ``~state_namespace`` (str, /lost_service),
-        ``~tf_timeout`` (float, 0.1 s).
+        ``~tf_timeout`` (float, 0.1 s), ``~verify_window`` (float, 0 s = off),
+        ``~verify_min_distance`` (float, 0.6 m), ``~verify_max_distance`` (float, 2.5 m),
+        ``~verify_half_fov`` (float, 0.4 rad), ``~verify_view_angle`` (float, 0.7 rad),
+        ``~verify_missing_time`` (float, 1.5 s).
     """
 
     def __init__(self, localizer, config, frame_id):
@@ -90,8 +102,16 @@ class FiducialLocalizerNode:
         self._gate = PublishGate(config.publish_in_states, config.min_interval,
                                  config.correct_in_states)
         self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
+        self._tag_check = None
+        if config.verify_window > 0:
+            self._tag_check = TagCheck(
+                localizer.tag_poses, config.verify_window, config.verify_min_distance,
+                config.verify_max_distance, config.verify_half_fov, config.verify_view_angle,
+                config.verify_missing_time)
         self._lock = threading.Lock()
         self._active = None
+        self._state = None
+        self._map_sub = None
         self._tf_buffer = None
         self._tf_listener = None
         self._state_client = None
@@ -105,10 +125,35 @@ class FiducialLocalizerNode:
         self._state_client = StateClient(self._config.state_namespace,
                                          on_change=self._on_state)
         self._pub = rospy.Publisher('initialpose', PoseWithCovarianceStamped, queue_size=1)
+        if self._tag_check is not None:
+            self._map_sub = rospy.Subscriber('map', OccupancyGrid, self._on_map, queue_size=1)
         self._sub = rospy.Subscriber('fiducial_transforms', FiducialTransformArray,
                                      self._on_fiducials, queue_size=1)
 
+    def _on_map(self, msg):
+        """Take a new map for the line of sight of the tag check; keep the old one when it
+        is unusable."""
+        try:
+            distance_map = distance_map_from_msg(msg)
+        except ValueError as error:
+            rospy.logwarn('%s: ignoring a map: %s' % (rospy.get_name(), error))
+            return
+        with self._lock:
+            self._tag_check.distance_map = distance_map
+        rospy.loginfo('%s: map %d x %d for the tag check (%d upright tags)', rospy.get_name(),
+                      distance_map.shape[1], distance_map.shape[0], len(self._tag_check))
+
     def _on_state(self, state):
+        with self._lock:
+            before, self._state = self._state, state
+            if self._tag_check is not None:
+                if state in LOCALIZED and before == State.LOST:
+                    self._tag_check.open(rospy.get_time())
+                    rospy.loginfo('%s: localized without a tag: for %.0f s a tag the estimate '
+                                  'puts in clear view must be seen', rospy.get_name(),
+                                  self._config.verify_window)
+                elif state not in LOCALIZED:
+                    self._tag_check.close()
         if state.value in self._config.publish_in_states:
             active = 'publishing every pose from fiducials'
         elif state.value in self._config.correct_in_states:
@@ -140,10 +185,13 @@ class FiducialLocalizerNode:
                 rospy.get_name(), error))
 
     def _handle(self, msg):
-        """Estimate and publish, when the state and the rate limit allow it."""
-        if not msg.transforms:
-            return
+        """Check the localization against the tags in view (after a localization no tag
+        confirmed), then estimate and publish, when the state and the rate limit allow it."""
         with self._lock:
+            if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
+                self._verify(msg)
+            if not msg.transforms:
+                return
             # Check the gate first: outside the publishing states tf is not even needed.
             kind = self._gate.kind(self._state_client.state, rospy.get_time())
             if kind is None:
@@ -169,9 +217,13 @@ class FiducialLocalizerNode:
             if kind == CHECK:
                 estimate = self._lookup_estimate(stamp)
                 fix = (best.x, best.y, best.yaw)
-                if estimate is None or not contradicts(fix, estimate, self._config.correct_xy,
-                                                       self._config.correct_yaw):
+                if estimate is None:
                     return
+                if not contradicts(fix, estimate, self._config.correct_xy,
+                                   self._config.correct_yaw):
+                    self._close_tag_check('tag %d agrees with the estimate' % best.fiducial_id)
+                    return
+                self._close_tag_check('tag %d contradicts the estimate' % best.fiducial_id)
                 why = ', %.2f m and %.2f rad from the localizer\'s (%.2f, %.2f, %.2f)' % (
                     math.hypot(fix[0] - estimate[0], fix[1] - estimate[1]),
                     abs(float(geometry.wrap_angle(fix[2] - estimate[2]))), *estimate)
@@ -180,6 +232,41 @@ class FiducialLocalizerNode:
             rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
                           '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
                           best.x, best.y, best.yaw, self._state_client.state.value, why)
+
+    def _close_tag_check(self, why):
+        """A tag spoke for or against the estimate: the tag check has nothing left to do."""
+        if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
+            self._tag_check.close()
+            rospy.loginfo('%s: tag check closed: %s', rospy.get_name(), why)
+
+    def _verify(self, msg):
+        """One camera frame for the tag check; request LOST when it refutes the estimate."""
+        if self._tag_check.distance_map is None:
+            rospy.logwarn_throttle(_THROTTLE, '%s: no map received on %s yet: cannot check the '
+                                   'localization against the tags' % (
+                                       rospy.get_name(), rospy.resolve_name('map')))
+            return
+        now = rospy.get_time()
+        camera_pose = None
+        if msg.header.frame_id:
+            t_base_cam = self._lookup_camera(msg.header.frame_id)
+            stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+            estimate = self._lookup_estimate(stamp) if t_base_cam is not None else None
+            if estimate is not None:
+                camera_pose = camera_pose_2d(estimate, t_base_cam)
+        refutation = self._tag_check.frame(
+            now, camera_pose, [ft.fiducial_id for ft in msg.transforms])
+        if refutation is None:
+            return
+        self._tag_check.close()
+        reason = ('fiducial_localizer: tag %d should be in view %.1f m away, %.0f deg off the '
+                  'camera axis, but was not detected for %.1f s: the localization is wrong' % (
+                      refutation.fiducial_id, refutation.distance,
+                      math.degrees(refutation.bearing), refutation.missing_for))
+        rospy.logwarn('%s: %s', rospy.get_name(), reason)
+        accepted, why = self._state_client.request(State.LOST, reason)
+        if not accepted:
+            rospy.logwarn('%s: LOST refused: %s', rospy.get_name(), why)
 
     def _lookup_estimate(self, stamp):
         """The localizer's (x, y, yaw) of ``~base_frame`` in the map frame at ``stamp`` (else

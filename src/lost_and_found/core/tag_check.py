@@ -1,0 +1,188 @@
+"""Check a localization no tag has confirmed against the mapped tags it says are in view.
+
+After a kidnap, amcl can converge tight at a place whose walls look like the true one (a
+room like the right room, a corridor like the right corridor), and lost_service then takes
+the robot to be found. A tag's id tells such places apart, but only when the camera sees one.
+The converse also holds: if the estimate is right, a mapped tag that it puts squarely in front
+of the camera, near, facing it and with no mapped wall between, must be detected. When such a
+tag stays undetected for ``missing_time`` the estimate is wrong.
+
+:class:`TagCheck` keeps that test open for ``window`` seconds after the robot was declared
+localized on the localizer's word alone (lost_service leaving ``LOST`` for ``IDLE`` or
+``NAVIGATING``); a tag that agrees with the estimate, or one that contradicts it (the
+fiducial node then corrects the localizer), closes it. Only upright tags (face normal near
+horizontal) are checked, in 2D: the camera's heading, its horizontal field of view, the
+distance, the tag's view angle, and the map's walls between camera and tag.
+
+Unmapped obstacles (a person, a cart) can hide a tag from a right estimate; hence the
+narrow cone, the short distance and the time a tag must stay missing, and that the test runs
+only in the window after a localization nothing else confirmed. A wrong refutation costs a
+search that a tag in view soon ends.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from lost_and_found.core import geometry
+
+#: A tag is "upright" when its face normal's horizontal part is at least this long.
+_UPRIGHT = 0.7
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpectedTag:
+    """A mapped tag the estimate puts in the camera's clear view."""
+
+    fiducial_id: int
+    distance: float
+    bearing: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Refutation:
+    """An expected tag that stayed undetected: the estimate is wrong."""
+
+    fiducial_id: int
+    distance: float
+    bearing: float
+    missing_for: float
+
+
+class TagCheck:
+    """Which mapped tags a camera pose must see, and whether they stay unseen for too long.
+
+    Args:
+        tag_poses: fiducial id -> 4x4 ``T_map_fid`` (tag z axis out of its face).
+        window: seconds the check stays open after :meth:`open`.
+        min_distance, max_distance: range (m) of camera-to-tag distances that count.
+        half_fov: largest bearing (rad) off the camera's heading that counts (half the
+            horizontal field of view, less a margin).
+        view_angle: largest angle (rad) between the tag's face normal and the direction to
+            the camera that counts.
+        missing_time: seconds an expected tag must stay undetected to refute the estimate.
+        clearance: the line of sight is checked up to this far (m) before the tag, since the
+            tag hangs on a wall.
+    """
+
+    def __init__(self, tag_poses, window, min_distance, max_distance, half_fov, view_angle,
+                 missing_time, clearance=0.2):
+        """Keep the upright tags' centres and face normals in the map plane."""
+        self.window = float(window)
+        self.min_distance = float(min_distance)
+        self.max_distance = float(max_distance)
+        self.half_fov = float(half_fov)
+        self.cos_view = math.cos(float(view_angle))
+        self.missing_time = float(missing_time)
+        self.clearance = float(clearance)
+        ids, centres, normals = [], [], []
+        for fiducial_id, pose in sorted(tag_poses.items()):
+            pose = np.asarray(pose, dtype=float)
+            normal = pose[:2, 2]
+            length = float(np.hypot(*normal))
+            if length < _UPRIGHT:
+                continue            # on a ceiling or a floor: not checked in 2D
+            ids.append(int(fiducial_id))
+            centres.append(pose[:2, 3])
+            normals.append(normal / length)
+        self._ids = np.array(ids, dtype=int)
+        self._centres = np.array(centres, dtype=float).reshape(-1, 2)
+        self._normals = np.array(normals, dtype=float).reshape(-1, 2)
+        self.distance_map = None        # a scan_agreement.DistanceMap, for the line of sight
+        self._until = None
+        self._missing = {}              # id -> time since which it has been expected, unseen
+        self._last_t = None
+
+    def __len__(self):
+        """How many upright tags can be checked."""
+        return int(self._ids.size)
+
+    def open(self, t):
+        """Start (or restart) the check at time ``t`` for ``window`` seconds."""
+        self._until = t + self.window
+        self._missing.clear()
+        self._last_t = t
+
+    def close(self):
+        """Stop checking (the estimate was confirmed or refuted, or the state changed)."""
+        self._until = None
+        self._missing.clear()
+        self._last_t = None
+
+    def is_open(self, t):
+        """True while the window is open at ``t`` (a clock that jumped back restarts it)."""
+        if self._until is None:
+            return False
+        if self._last_t is not None and t < self._last_t:
+            self.open(t)
+        return t <= self._until
+
+    def expected(self, camera_x, camera_y, camera_yaw):
+        """The tags a camera at ``(camera_x, camera_y)`` looking along ``camera_yaw`` (map
+        frame) must see: near, inside the cone, facing it, no mapped wall in between.
+
+        Without a distance map nothing is expected (the line of sight cannot be checked).
+        """
+        if self.distance_map is None or not self._ids.size:
+            return []
+        offsets = self._centres - (camera_x, camera_y)
+        distances = np.hypot(offsets[:, 0], offsets[:, 1])
+        bearings = geometry.wrap_angle(np.arctan2(offsets[:, 1], offsets[:, 0]) - camera_yaw)
+        with np.errstate(invalid='ignore', divide='ignore'):
+            facing = -np.sum(self._normals * offsets, axis=1) / distances
+        near = (distances >= self.min_distance) & (distances <= self.max_distance)
+        candidates = np.flatnonzero(near & (np.abs(bearings) <= self.half_fov) &
+                                    (facing >= self.cos_view))
+        if not candidates.size:
+            return []
+        if not np.isfinite(self.distance_map.distance([camera_x], [camera_y]))[0]:
+            return []               # a camera off the map: nothing we can predict
+        # The sight line stops short of the tag: the wall it hangs on is right behind it.
+        stop = 1.0 - self.clearance / distances[candidates]
+        ends = (camera_x, camera_y) + offsets[candidates] * stop[:, None]
+        blocked = self.distance_map.crosses_obstacle(camera_x, camera_y, ends[:, 0], ends[:, 1])
+        return [ExpectedTag(int(self._ids[i]), float(distances[i]), float(bearings[i]))
+                for i, wall in zip(candidates, blocked) if not wall]
+
+    def frame(self, t, camera_pose, seen_ids):
+        """One camera frame while the check is open.
+
+        Args:
+            t: the frame's time (s).
+            camera_pose: ``(x, y, yaw)`` of the camera in the map by the estimate, or None
+                when it is not known (the frame only ends the tags' missing spells).
+            seen_ids: ids of every tag detected in the frame (accepted or not).
+
+        Returns:
+            A :class:`Refutation` when an expected tag has stayed undetected for
+            ``missing_time``, else None.
+        """
+        if not self.is_open(t):
+            return None
+        self._last_t = t
+        if camera_pose is None:
+            self._missing.clear()
+            return None
+        seen = set(seen_ids)
+        expected = {tag.fiducial_id: tag for tag in self.expected(*camera_pose)
+                    if tag.fiducial_id not in seen}
+        for fiducial_id in list(self._missing):
+            if fiducial_id not in expected:
+                del self._missing[fiducial_id]
+        worst = None
+        for fiducial_id, tag in expected.items():
+            since = self._missing.setdefault(fiducial_id, t)
+            if t - since >= self.missing_time and (worst is None or t - since >
+                                                   worst.missing_for):
+                worst = Refutation(fiducial_id, tag.distance, tag.bearing, t - since)
+        return worst
+
+
+def camera_pose_2d(estimate, t_base_cam):
+    """``(x, y, yaw)`` in the map of an optical camera frame (z forward) on a base at
+    ``estimate`` = ``(x, y, yaw)``; yaw is the heading of the camera's z axis."""
+    x, y, yaw = estimate
+    t_map_base = geometry.make_transform(geometry.rpy_to_matrix(0.0, 0.0, yaw), (x, y, 0.0))
+    t_map_cam = geometry.compose(t_map_base, np.asarray(t_base_cam, dtype=float))
+    return (float(t_map_cam[0, 3]), float(t_map_cam[1, 3]),
+            math.atan2(t_map_cam[1, 2], t_map_cam[0, 2]))

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""rostest: fiducial_localizer's tag check asks for LOST when, right after a localization no
+tag confirmed, a tag the estimate puts in clear view is not detected; and not when it is.
+
+The estimate puts tag 8 of config/fiducials_example.yaml 2 m straight ahead of the camera,
+facing it, in an empty mapped room. The methods run in name order: each first makes the node
+LOST (proven by the initialpose it publishes for a tag while LOST), then IDLE, which opens the
+check; then the camera either sees nothing (a change_state request for LOST must come) or sees
+the tag (none may come).
+"""
+import threading
+import time
+import unittest
+
+import rospy
+import rostest
+import tf2_ros
+from fiducial_msgs.msg import FiducialTransformArray
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import OccupancyGrid
+from std_msgs.msg import String
+from lost_and_found.srv import ChangeState, ChangeStateResponse
+from ros_wait import wait_for
+from test_fiducial_localizer import EXPECTED, TAG_ID, camera_and_estimate, fiducials
+
+NAME = 'test_fiducial_tag_check'
+
+
+def room_map():
+    """A latched-map message: 10 m x 10 m from (-2, -2) at 0.1 m, walls on its border."""
+    size = 100
+    msg = OccupancyGrid()
+    msg.header.frame_id = 'map'
+    msg.header.stamp = rospy.Time.now()
+    msg.info.resolution = 0.1
+    msg.info.width = msg.info.height = size
+    msg.info.origin.position.x = msg.info.origin.position.y = -2.0
+    msg.info.origin.orientation.w = 1.0
+    cells = [0] * (size * size)
+    for i in range(size):
+        for row, col in ((0, i), (size - 1, i), (i, 0), (i, size - 1)):
+            cells[row * size + col] = 100
+    msg.data = cells
+    return msg
+
+
+def no_fiducials():
+    """A camera frame without detections."""
+    msg = fiducials(TAG_ID)
+    msg.transforms = []
+    return msg
+
+
+class TagCheckTest(unittest.TestCase):
+    """Plays camera, tf, map and lost_service around fiducial_localizer."""
+
+    @classmethod
+    def setUpClass(cls):
+        """Camera tf and estimate (tag 8 in view), map, state IDLE, the change_state server."""
+        rospy.init_node(NAME)
+        cls.lock = threading.Lock()
+        cls.poses = []
+        cls.requests = []
+        cls.sub = rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
+        cls.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1,
+                                        latch=True)
+        cls.state_pub.publish(String(data='IDLE'))
+        cls.map_pub = rospy.Publisher('/map', OccupancyGrid, queue_size=1, latch=True)
+        cls.map_pub.publish(room_map())
+        cls.fiducial_pub = rospy.Publisher('/fiducial_transforms', FiducialTransformArray,
+                                           queue_size=1)
+        cls.server = rospy.Service('/lost_service/change_state', ChangeState, cls._serve)
+        cls.tf_broadcaster = tf2_ros.StaticTransformBroadcaster()
+        cls.tf_broadcaster.sendTransform(camera_and_estimate(EXPECTED))
+
+    @classmethod
+    def _record(cls, msg):
+        with cls.lock:
+            cls.poses.append(msg)
+
+    @classmethod
+    def _serve(cls, request):
+        with cls.lock:
+            cls.requests.append((request.state, request.reason))
+        return ChangeStateResponse(accepted=True, message='')
+
+    def count(self, what):
+        """How many initialposes ('poses') or change_state requests ('requests') so far."""
+        with self.lock:
+            return len(getattr(self, what))
+
+    def play(self, make, predicate, timeout):
+        """Publish ``make()`` at 10 Hz until ``predicate()`` or ``timeout``; return the former."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and not rospy.is_shutdown():
+            if predicate():
+                return True
+            self.fiducial_pub.publish(make())
+            time.sleep(0.1)
+        return predicate()
+
+    def localize_without_a_tag(self):
+        """LOST (proven by an initialpose for the tag), then IDLE: the check opens."""
+        self.state_pub.publish(String(data='LOST'))
+        before = self.count('poses')
+        self.assertTrue(self.play(lambda: fiducials(TAG_ID),
+                                  lambda: self.count('poses') > before, 10.0),
+                        'no initialpose while LOST')
+        self.state_pub.publish(String(data='IDLE'))
+
+    def test_0_connected(self):
+        """The node subscribes to the detections, the state and the map."""
+        wait_for(lambda: self.fiducial_pub.get_num_connections() > 0
+                 and self.state_pub.get_num_connections() > 0
+                 and self.map_pub.get_num_connections() > 0
+                 and self.sub.get_num_connections() > 0, 20.0,
+                 'fiducial_localizer to connect')
+
+    def test_1_a_missing_tag_refutes_the_localization(self):
+        """The tag the estimate puts 2 m ahead stays undetected: LOST is requested, naming
+        the tag."""
+        self.localize_without_a_tag()
+        self.assertTrue(self.play(no_fiducials, lambda: self.count('requests') > 0, 10.0),
+                        'no change_state request while an expected tag was missing')
+        with self.lock:
+            state, reason = self.requests[0]
+        self.assertEqual(state, 'LOST')
+        self.assertIn('tag %d' % TAG_ID, reason)
+
+    def test_2_a_seen_tag_confirms_it(self):
+        """The camera sees the tag where the estimate says: no request, also once the tag is
+        out of sight again (the agreeing tag closed the check)."""
+        self.localize_without_a_tag()
+        before = self.count('requests')
+        self.assertFalse(self.play(lambda: fiducials(TAG_ID),
+                                   lambda: self.count('requests') > before, 3.0),
+                         'LOST requested while the expected tag was seen')
+        self.assertFalse(self.play(no_fiducials, lambda: self.count('requests') > before, 3.0),
+                         'LOST requested after an agreeing tag had confirmed the estimate')
+
+
+if __name__ == '__main__':
+    rostest.rosrun('lost_and_found', NAME, TagCheckTest)

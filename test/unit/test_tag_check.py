@@ -1,0 +1,183 @@
+"""Unit tests of core.tag_check: which mapped tags an estimate puts in clear view, and when
+their absence refutes it."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from lost_and_found.core import geometry
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.fiducial import FiducialLocalizerConfig, facing_yaw_rotation
+from lost_and_found.core.scan_agreement import DistanceMap
+from lost_and_found.core.tag_check import TagCheck, camera_pose_2d
+
+RES = 0.05
+
+
+def room(inner_wall=False):
+    """A 10 m x 6 m room with one-cell walls; optionally a wall across x = 9 m, y 2.5-3.5 m."""
+    occupied = np.zeros((int(6 / RES), int(10 / RES)), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    if inner_wall:
+        occupied[int(2.5 / RES):int(3.5 / RES), int(9.0 / RES)] = True
+    return DistanceMap(occupied, RES)
+
+
+def wall_tag(x, y, facing_yaw):
+    """T_map_fid of an upright tag at (x, y, 0.3) whose face points at ``facing_yaw``."""
+    return geometry.make_transform(facing_yaw_rotation(facing_yaw), (x, y, 0.3))
+
+
+def make_check(tags=None, distance_map=None, window=30.0, missing_time=1.5):
+    """A TagCheck with the shipped geometry; tag 1 on the east wall at (9.9, 3) facing west."""
+    if tags is None:
+        tags = {1: wall_tag(9.9, 3.0, math.pi)}
+    check = TagCheck(tags, window=window, min_distance=0.6, max_distance=2.5, half_fov=0.4,
+                     view_angle=0.7, missing_time=missing_time)
+    check.distance_map = room() if distance_map is None else distance_map
+    return check
+
+
+def ids(expected):
+    """The fiducial ids of a list of ExpectedTag."""
+    return [tag.fiducial_id for tag in expected]
+
+
+def test_a_near_tag_straight_ahead_is_expected():
+    expected = make_check().expected(8.0, 3.0, 0.0)
+    assert ids(expected) == [1]
+    assert expected[0].distance == pytest.approx(1.9)
+    assert expected[0].bearing == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize('camera, why', [
+    ((8.0, 3.0, math.pi), 'behind the camera'),
+    ((8.0, 3.0, 0.6), 'outside the cone'),
+    ((6.0, 3.0, 0.0), 'too far'),
+    ((9.5, 3.0, 0.0), 'too near'),
+    ((9.0, 1.0, math.atan2(2.0, 0.9)), 'seen at a grazing angle (65 deg)'),
+])
+def test_a_tag_is_not_expected(camera, why):
+    assert make_check().expected(*camera) == [], why
+
+
+def test_a_tag_behind_a_mapped_wall_is_not_expected():
+    check = make_check(distance_map=room(inner_wall=True))
+    assert check.expected(8.0, 3.0, 0.0) == []
+    # The same wall does not hide it from the side it does not cover.
+    assert ids(check.expected(8.0, 4.5, math.atan2(-1.5, 1.9))) == [1]
+
+
+def test_the_wall_a_tag_hangs_on_does_not_hide_it():
+    # The tag's centre inside its wall's cell (x 9.95-10 m): the sight line stops short of it.
+    check = make_check(tags={1: wall_tag(9.97, 3.0, math.pi)})
+    assert ids(check.expected(8.0, 3.0, 0.0)) == [1]
+
+
+def test_nothing_is_expected_without_a_map_or_off_the_map():
+    check = make_check()
+    assert check.expected(-1.0, 3.0, 0.0) == []
+    check.distance_map = None
+    assert check.expected(8.0, 3.0, 0.0) == []
+
+
+def test_only_upright_tags_are_checked():
+    ceiling = geometry.make_transform(geometry.rpy_to_matrix(math.pi, 0.0, 0.0),
+                                      (8.0, 3.0, 2.5))
+    check = make_check(tags={1: wall_tag(9.9, 3.0, math.pi), 2: ceiling})
+    assert len(check) == 1
+
+
+def test_a_tag_missing_for_the_missing_time_refutes_the_estimate():
+    check = make_check()
+    check.open(0.0)
+    camera = (8.0, 3.0, 0.0)
+    for t in (0.0, 0.5, 1.0, 1.4):
+        assert check.frame(t, camera, []) is None
+    refutation = check.frame(1.5, camera, [])
+    assert refutation is not None
+    assert refutation.fiducial_id == 1
+    assert refutation.missing_for == pytest.approx(1.5)
+    assert refutation.distance == pytest.approx(1.9)
+
+
+def test_seeing_the_tag_or_losing_it_from_view_restarts_the_count():
+    check = make_check()
+    check.open(0.0)
+    camera = (8.0, 3.0, 0.0)
+    assert check.frame(0.0, camera, []) is None
+    assert check.frame(1.0, camera, [1]) is None           # seen
+    assert check.frame(1.2, camera, [5]) is None           # another tag does not count
+    assert check.frame(2.6, camera, []) is None            # 1.4 s since 1.2
+    assert check.frame(2.7, (8.0, 3.0, math.pi), []) is None   # turned away
+    assert check.frame(3.0, camera, []) is None
+    assert check.frame(4.4, camera, []) is None
+    assert check.frame(4.5, camera, []) is not None
+
+
+def test_an_unknown_camera_pose_restarts_the_count():
+    check = make_check()
+    check.open(0.0)
+    camera = (8.0, 3.0, 0.0)
+    assert check.frame(0.0, camera, []) is None
+    assert check.frame(1.0, None, []) is None
+    assert check.frame(2.0, camera, []) is None
+    assert check.frame(3.5, camera, []) is not None
+
+
+def test_the_check_runs_only_inside_its_window():
+    check = make_check(window=10.0)
+    camera = (8.0, 3.0, 0.0)
+    assert not check.is_open(0.0)
+    assert check.frame(0.0, camera, []) is None and check.frame(5.0, camera, []) is None
+    check.open(100.0)
+    assert check.is_open(110.0)
+    assert check.frame(109.0, camera, []) is None
+    assert not check.is_open(110.5)
+    assert check.frame(110.6, camera, []) is None
+    check.open(200.0)
+    check.close()
+    assert not check.is_open(200.0)
+
+
+def test_a_clock_that_jumps_back_restarts_the_window_and_the_count():
+    check = make_check(window=10.0)
+    camera = (8.0, 3.0, 0.0)
+    check.open(50.0)
+    assert check.frame(50.0, camera, []) is None
+    assert check.frame(51.0, camera, []) is None
+    assert check.frame(3.0, camera, []) is None        # jumped back: counts from 3.0 again
+    assert check.frame(4.0, camera, []) is None
+    assert check.frame(4.5, camera, []) is not None
+    assert check.is_open(12.9) and not check.is_open(13.1)
+
+
+def test_camera_pose_of_an_optical_frame_on_the_base():
+    # Optical frame (z forward, x right, y down) 0.2 m ahead of a REP 103 base.
+    t_base_cam = geometry.make_transform((-0.5, 0.5, -0.5, 0.5), (0.2, 0.0, 0.3))
+    x, y, yaw = camera_pose_2d((1.0, 2.0, math.pi / 2), t_base_cam)
+    assert (x, y) == pytest.approx((1.0, 2.2))
+    assert yaw == pytest.approx(math.pi / 2)
+
+
+def test_config_defaults_leave_the_check_off_and_validate():
+    config = FiducialLocalizerConfig(fiducial_map='x.yaml')
+    config.validate()
+    assert config.verify_window == 0.0
+
+
+@pytest.mark.parametrize('change, name', [
+    ({'verify_window': -1.0}, 'verify_window'),
+    ({'verify_min_distance': 3.0}, 'verify_max_distance'),
+    ({'verify_max_distance': float('nan')}, 'verify_max_distance'),
+    ({'verify_half_fov': 2.0}, 'verify_half_fov'),
+    ({'verify_view_angle': 0.0}, 'verify_view_angle'),
+    ({'verify_missing_time': 0.0}, 'verify_missing_time'),
+])
+def test_config_names_a_bad_verify_value(change, name):
+    config = dataclasses.replace(FiducialLocalizerConfig(fiducial_map='x.yaml'), **change)
+    with pytest.raises(ConfigError) as error:
+        config.validate()
+    assert any(problem.startswith(name + '=') for problem in error.value.problems), \
+        error.value.problems
