@@ -10,7 +10,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import FiducialLocalizerConfig, facing_yaw_rotation
 from lost_and_found.core.scan_agreement import DistanceMap
-from lost_and_found.core.tag_check import TagCheck, camera_pose_2d
+from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
+from lost_and_found.state import State
 
 RES = 0.05
 
@@ -34,7 +35,7 @@ def make_check(tags=None, distance_map=None, window=30.0, missing_time=1.5):
     if tags is None:
         tags = {1: wall_tag(9.9, 3.0, math.pi)}
     check = TagCheck(tags, window=window, min_distance=0.6, max_distance=2.5, half_fov=0.4,
-                     view_angle=0.7, missing_time=missing_time)
+                     half_vfov=0.3, view_angle=0.7, missing_time=missing_time)
     check.distance_map = room() if distance_map is None else distance_map
     return check
 
@@ -76,10 +77,20 @@ def test_the_wall_a_tag_hangs_on_does_not_hide_it():
 
 
 def test_nothing_is_expected_without_a_map_or_off_the_map():
-    check = make_check()
-    assert check.expected(-1.0, 3.0, 0.0) == []
+    # Tag 2 on the west wall's outer face, 1.1 m ahead of a camera off the map.
+    check = make_check(tags={1: wall_tag(9.9, 3.0, math.pi), 2: wall_tag(0.1, 3.0, math.pi)})
+    assert ids(check.expected(-1.0, 3.0, 0.0)) == []
+    assert ids(check.expected(8.0, 3.0, 0.0)) == [1]
     check.distance_map = None
     assert check.expected(8.0, 3.0, 0.0) == []
+
+
+def test_a_tag_outside_the_vertical_field_of_view_is_not_expected():
+    # Tag at 0.3 m, 1.9 m ahead: 0.16 rad below a camera at 0.6 m, 0.31 above one at -0.3 m.
+    check = make_check()
+    assert ids(check.expected(8.0, 3.0, 0.0, 0.6)) == [1]
+    assert check.expected(8.0, 3.0, 0.0, -0.3) == []
+    assert ids(check.expected(8.0, 3.0, 0.0)) == [1]        # height unknown: not checked
 
 
 def test_only_upright_tags_are_checked():
@@ -100,6 +111,15 @@ def test_a_tag_missing_for_the_missing_time_refutes_the_estimate():
     assert refutation.fiducial_id == 1
     assert refutation.missing_for == pytest.approx(1.5)
     assert refutation.distance == pytest.approx(1.9)
+
+
+def test_two_frames_are_not_enough_however_far_apart():
+    check = make_check()
+    check.open(0.0)
+    camera = (8.0, 3.0, 0.0)
+    assert check.frame(0.0, camera, []) is None
+    assert check.frame(2.0, camera, []) is None            # 2 frames, 2 s
+    assert check.frame(2.1, camera, []) is not None        # the third
 
 
 def test_seeing_the_tag_or_losing_it_from_view_restarts_the_count():
@@ -123,6 +143,7 @@ def test_an_unknown_camera_pose_restarts_the_count():
     assert check.frame(0.0, camera, []) is None
     assert check.frame(1.0, None, []) is None
     assert check.frame(2.0, camera, []) is None
+    assert check.frame(3.0, camera, []) is None
     assert check.frame(3.5, camera, []) is not None
 
 
@@ -136,6 +157,9 @@ def test_the_check_runs_only_inside_its_window():
     assert check.frame(109.0, camera, []) is None
     assert not check.is_open(110.5)
     assert check.frame(110.6, camera, []) is None
+    # Once over, a clock that jumps back does not bring it back.
+    assert check.frame(100.0, camera, []) is None
+    assert not check.is_open(100.0)
     check.open(200.0)
     check.close()
     assert not check.is_open(200.0)
@@ -156,9 +180,20 @@ def test_a_clock_that_jumps_back_restarts_the_window_and_the_count():
 def test_camera_pose_of_an_optical_frame_on_the_base():
     # Optical frame (z forward, x right, y down) 0.2 m ahead of a REP 103 base.
     t_base_cam = geometry.make_transform((-0.5, 0.5, -0.5, 0.5), (0.2, 0.0, 0.3))
-    x, y, yaw = camera_pose_2d((1.0, 2.0, math.pi / 2), t_base_cam)
-    assert (x, y) == pytest.approx((1.0, 2.2))
+    x, y, yaw, z = camera_pose_2d((1.0, 2.0, math.pi / 2), t_base_cam)
+    assert (x, y, z) == pytest.approx((1.0, 2.2, 0.3))
     assert yaw == pytest.approx(math.pi / 2)
+
+
+@pytest.mark.parametrize('before, after, result', [
+    (State.LOST, State.IDLE, True),
+    (State.LOCALIZING, State.IDLE, False),      # a pose fix confirmed it
+    (None, State.IDLE, False),                  # the first state heard
+    (State.IDLE, State.NAVIGATING, False),
+    (State.NAVIGATING, State.LOST, False),
+])
+def test_the_check_opens_only_when_lost_ends_without_a_fix(before, after, result):
+    assert opens(before, after) is result
 
 
 def test_config_defaults_leave_the_check_off_and_validate():
@@ -170,6 +205,8 @@ def test_config_defaults_leave_the_check_off_and_validate():
 @pytest.mark.parametrize('change, name', [
     ({'verify_window': -1.0}, 'verify_window'),
     ({'verify_min_distance': 3.0}, 'verify_max_distance'),
+    ({'verify_min_distance': 0.2}, 'verify_min_distance'),
+    ({'verify_half_vfov': -0.1}, 'verify_half_vfov'),
     ({'verify_max_distance': float('nan')}, 'verify_max_distance'),
     ({'verify_half_fov': 2.0}, 'verify_half_fov'),
     ({'verify_view_angle': 0.0}, 'verify_view_angle'),

@@ -29,6 +29,7 @@ import yaml
 
 from lost_and_found.core import geometry
 from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.tag_check import CLEARANCE
 from lost_and_found.state import parse_state
 
 _log = logging.getLogger('rosout')
@@ -65,14 +66,17 @@ class FiducialLocalizerConfig:
         state_namespace: where lost_service publishes ``state``.
         tf_timeout: how long (s) to wait for the camera transform.
         verify_window: seconds after lost_service declared the robot localized on the
-            localizer's word alone (``LOST`` -> ``IDLE`` / ``NAVIGATING``) during which a
+            localizer's word alone (``LOST`` -> ``IDLE``) during which a
             mapped tag that the estimate puts in clear view but the camera does not detect
             for ``verify_missing_time`` refutes the localization (state ``LOST`` is
             requested); see :mod:`lost_and_found.core.tag_check`. 0 disables the check.
-        verify_min_distance: nearest camera-to-tag distance (m) at which a tag is expected.
+        verify_min_distance: nearest camera-to-tag distance (m) at which a tag is expected
+            (more than the sight line's clearance, ``tag_check.CLEARANCE``).
         verify_max_distance: farthest camera-to-tag distance (m) at which a tag is expected.
         verify_half_fov: largest bearing (rad) off the camera's heading at which a tag is
             expected (half the horizontal field of view, less a margin).
+        verify_half_vfov: largest elevation (rad) of a tag seen from the camera at which it
+            is expected (half the vertical field of view, less a margin).
         verify_view_angle: largest angle (rad) between the tag's face normal and the
             direction to the camera at which a tag is expected.
         verify_missing_time: seconds an expected tag must stay undetected.
@@ -97,6 +101,7 @@ class FiducialLocalizerConfig:
     verify_min_distance: float = 0.6
     verify_max_distance: float = 2.5
     verify_half_fov: float = 0.4
+    verify_half_vfov: float = 0.3
     verify_view_angle: float = 0.7
     verify_missing_time: float = 1.5
 
@@ -129,13 +134,15 @@ class FiducialLocalizerConfig:
         check.non_empty('state_namespace')
         check.positive('tf_timeout')
         check.non_negative('verify_window')
-        check.non_negative('verify_min_distance')
-        check.positive('verify_max_distance')
         near, far = self.verify_min_distance, self.verify_max_distance
-        if all(_finite_numbers(v, 1) for v in ([near], [far])):
+        if check.finite('verify_min_distance'):
+            check.require(near > CLEARANCE, 'verify_min_distance', 'be > %g (the line of '
+                          'sight stops that far before the tag)' % CLEARANCE)
+        if check.finite('verify_max_distance') and _finite_numbers([near], 1):
             check.require(far > near, 'verify_max_distance', 'be greater than '
                           'verify_min_distance (%r)' % (near,))
         check.in_range('verify_half_fov', 0.0, math.pi / 2, low_open=True)
+        check.in_range('verify_half_vfov', 0.0, math.pi / 2, low_open=True)
         check.in_range('verify_view_angle', 0.0, math.pi / 2, low_open=True)
         check.positive('verify_missing_time')
         check.done()

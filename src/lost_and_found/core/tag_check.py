@@ -8,16 +8,16 @@ of the camera, near, facing it and with no mapped wall between, must be detected
 tag stays undetected for ``missing_time`` the estimate is wrong.
 
 :class:`TagCheck` keeps that test open for ``window`` seconds after the robot was declared
-localized on the localizer's word alone (lost_service leaving ``LOST`` for ``IDLE`` or
-``NAVIGATING``); a tag that agrees with the estimate, or one that contradicts it (the
+localized on the localizer's word alone (lost_service leaving ``LOST`` for ``IDLE``, see
+:func:`opens`); a tag that agrees with the estimate, or one that contradicts it (the
 fiducial node then corrects the localizer), closes it. Only upright tags (face normal near
-horizontal) are checked, in 2D: the camera's heading, its horizontal field of view, the
-distance, the tag's view angle, and the map's walls between camera and tag.
+horizontal) are checked: the camera's heading and its fields of view, the distance, the
+tag's view angle, and the map's walls between camera and tag (in the map plane).
 
 Unmapped obstacles (a person, a cart) can hide a tag from a right estimate; hence the
-narrow cone, the short distance and the time a tag must stay missing, and that the test runs
-only in the window after a localization nothing else confirmed. A wrong refutation costs a
-search that a tag in view soon ends.
+narrow cone, the short distance, the time and the frames a tag must stay missing, and that
+the test runs only in the window after a localization nothing else confirmed. A wrong
+refutation costs a search that a tag in view soon ends.
 """
 import dataclasses
 import math
@@ -25,9 +25,19 @@ import math
 import numpy as np
 
 from lost_and_found.core import geometry
+from lost_and_found.state import LOCALIZED, State
 
 #: A tag is "upright" when its face normal's horizontal part is at least this long.
 _UPRIGHT = 0.7
+#: The line of sight is checked up to this far (m) before the tag: it hangs on a wall.
+CLEARANCE = 0.2
+
+
+def opens(before, after):
+    """True when the state change ``before`` -> ``after`` (``State`` or None) declares the
+    robot localized without a tag: lost_service left ``LOST`` for a localized state (a pose
+    fix passes through ``LOCALIZING`` instead)."""
+    return before == State.LOST and after in LOCALIZED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,24 +68,26 @@ class TagCheck:
         min_distance, max_distance: range (m) of camera-to-tag distances that count.
         half_fov: largest bearing (rad) off the camera's heading that counts (half the
             horizontal field of view, less a margin).
+        half_vfov: largest elevation (rad) of the tag seen from the camera that counts
+            (checked when the camera's height is known).
         view_angle: largest angle (rad) between the tag's face normal and the direction to
             the camera that counts.
-        missing_time: seconds an expected tag must stay undetected to refute the estimate.
-        clearance: the line of sight is checked up to this far (m) before the tag, since the
-            tag hangs on a wall.
+        missing_time: seconds an expected tag must stay undetected to refute the estimate...
+        min_frames: ...over at least this many camera frames in a row.
     """
 
-    def __init__(self, tag_poses, window, min_distance, max_distance, half_fov, view_angle,
-                 missing_time, clearance=0.2):
-        """Keep the upright tags' centres and face normals in the map plane."""
+    def __init__(self, tag_poses, window, min_distance, max_distance, half_fov, half_vfov,
+                 view_angle, missing_time, min_frames=3):
+        """Keep the upright tags' centres, heights and face normals."""
         self.window = float(window)
         self.min_distance = float(min_distance)
         self.max_distance = float(max_distance)
         self.half_fov = float(half_fov)
+        self.half_vfov = float(half_vfov)
         self.cos_view = math.cos(float(view_angle))
         self.missing_time = float(missing_time)
-        self.clearance = float(clearance)
-        ids, centres, normals = [], [], []
+        self.min_frames = int(min_frames)
+        ids, centres, heights, normals = [], [], [], []
         for fiducial_id, pose in sorted(tag_poses.items()):
             pose = np.asarray(pose, dtype=float)
             normal = pose[:2, 2]
@@ -84,13 +96,15 @@ class TagCheck:
                 continue            # on a ceiling or a floor: not checked in 2D
             ids.append(int(fiducial_id))
             centres.append(pose[:2, 3])
+            heights.append(pose[2, 3])
             normals.append(normal / length)
         self._ids = np.array(ids, dtype=int)
         self._centres = np.array(centres, dtype=float).reshape(-1, 2)
+        self._heights = np.array(heights, dtype=float)
         self._normals = np.array(normals, dtype=float).reshape(-1, 2)
         self.distance_map = None        # a scan_agreement.DistanceMap, for the line of sight
         self._until = None
-        self._missing = {}              # id -> time since which it has been expected, unseen
+        self._missing = {}              # id -> [time since it is expected unseen, frames]
         self._last_t = None
 
     def __len__(self):
@@ -110,16 +124,16 @@ class TagCheck:
         self._last_t = None
 
     def is_open(self, t):
-        """True while the window is open at ``t`` (a clock that jumped back restarts it)."""
-        if self._until is None:
-            return False
-        if self._last_t is not None and t < self._last_t:
-            self.open(t)
-        return t <= self._until
+        """True while the window is open at ``t``; past its end the check closes."""
+        if self._until is not None and t > self._until and \
+                (self._last_t is None or t >= self._last_t):
+            self.close()
+        return self._until is not None
 
-    def expected(self, camera_x, camera_y, camera_yaw):
+    def expected(self, camera_x, camera_y, camera_yaw, camera_z=None):
         """The tags a camera at ``(camera_x, camera_y)`` looking along ``camera_yaw`` (map
-        frame) must see: near, inside the cone, facing it, no mapped wall in between.
+        frame) must see: near, inside the cone, facing it, no mapped wall in between, and,
+        when the camera's height ``camera_z`` is given, inside its vertical field of view.
 
         Without a distance map nothing is expected (the line of sight cannot be checked).
         """
@@ -131,6 +145,10 @@ class TagCheck:
         with np.errstate(invalid='ignore', divide='ignore'):
             facing = -np.sum(self._normals * offsets, axis=1) / distances
         near = (distances >= self.min_distance) & (distances <= self.max_distance)
+        if camera_z is not None:
+            with np.errstate(invalid='ignore', divide='ignore'):
+                elevations = np.arctan2(np.abs(self._heights - camera_z), distances)
+            near &= elevations <= self.half_vfov
         candidates = np.flatnonzero(near & (np.abs(bearings) <= self.half_fov) &
                                     (facing >= self.cos_view))
         if not candidates.size:
@@ -138,7 +156,7 @@ class TagCheck:
         if not np.isfinite(self.distance_map.distance([camera_x], [camera_y]))[0]:
             return []               # a camera off the map: nothing we can predict
         # The sight line stops short of the tag: the wall it hangs on is right behind it.
-        stop = 1.0 - self.clearance / distances[candidates]
+        stop = 1.0 - CLEARANCE / distances[candidates]
         ends = (camera_x, camera_y) + offsets[candidates] * stop[:, None]
         blocked = self.distance_map.crosses_obstacle(camera_x, camera_y, ends[:, 0], ends[:, 1])
         return [ExpectedTag(int(self._ids[i]), float(distances[i]), float(bearings[i]))
@@ -148,15 +166,19 @@ class TagCheck:
         """One camera frame while the check is open.
 
         Args:
-            t: the frame's time (s).
-            camera_pose: ``(x, y, yaw)`` of the camera in the map by the estimate, or None
-                when it is not known (the frame only ends the tags' missing spells).
+            t: the frame's time (s). A time before the previous frame's means the clock
+                jumped back: the window and the missing spells start again from ``t``.
+            camera_pose: ``(x, y, yaw)`` or ``(x, y, yaw, z)`` of the camera in the map by
+                the estimate, or None when it is not known (the frame only ends the tags'
+                missing spells).
             seen_ids: ids of every tag detected in the frame (accepted or not).
 
         Returns:
             A :class:`Refutation` when an expected tag has stayed undetected for
-            ``missing_time``, else None.
+            ``missing_time`` and ``min_frames`` frames, else None.
         """
+        if self._until is not None and self._last_t is not None and t < self._last_t:
+            self.open(t)
         if not self.is_open(t):
             return None
         self._last_t = t
@@ -171,18 +193,21 @@ class TagCheck:
                 del self._missing[fiducial_id]
         worst = None
         for fiducial_id, tag in expected.items():
-            since = self._missing.setdefault(fiducial_id, t)
-            if t - since >= self.missing_time and (worst is None or t - since >
-                                                   worst.missing_for):
-                worst = Refutation(fiducial_id, tag.distance, tag.bearing, t - since)
+            spell = self._missing.setdefault(fiducial_id, [t, 0])
+            spell[1] += 1
+            missing_for = t - spell[0]
+            if missing_for >= self.missing_time and spell[1] >= self.min_frames and \
+                    (worst is None or missing_for > worst.missing_for):
+                worst = Refutation(fiducial_id, tag.distance, tag.bearing, missing_for)
         return worst
 
 
 def camera_pose_2d(estimate, t_base_cam):
-    """``(x, y, yaw)`` in the map of an optical camera frame (z forward) on a base at
-    ``estimate`` = ``(x, y, yaw)``; yaw is the heading of the camera's z axis."""
+    """``(x, y, yaw, z)`` in the map of an optical camera frame (z forward) on a base at
+    ``estimate`` = ``(x, y, yaw)`` on the floor; yaw is the heading of the camera's z axis,
+    z its height."""
     x, y, yaw = estimate
     t_map_base = geometry.make_transform(geometry.rpy_to_matrix(0.0, 0.0, yaw), (x, y, 0.0))
     t_map_cam = geometry.compose(t_map_base, np.asarray(t_base_cam, dtype=float))
     return (float(t_map_cam[0, 3]), float(t_map_cam[1, 3]),
-            math.atan2(t_map_cam[1, 2], t_map_cam[0, 2]))
+            math.atan2(t_map_cam[1, 2], t_map_cam[0, 2]), float(t_map_cam[2, 3]))

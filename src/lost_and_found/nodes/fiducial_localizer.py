@@ -19,7 +19,7 @@ from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     CHECK, FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection, contradicts,
     initialpose_covariance, load_fiducial_map)
-from lost_and_found.core.tag_check import TagCheck, camera_pose_2d
+from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance
 from lost_and_found.nodes.params import load_config
 from lost_and_found.state import LOCALIZED, State, StateClient
@@ -84,7 +84,8 @@ class FiducialLocalizerNode:
         ``~correct_yaw`` (float, 0.5 rad), ``~state_namespace`` (str, /lost_service),
         ``~tf_timeout`` (float, 0.1 s), ``~verify_window`` (float, 0 s = off),
         ``~verify_min_distance`` (float, 0.6 m), ``~verify_max_distance`` (float, 2.5 m),
-        ``~verify_half_fov`` (float, 0.4 rad), ``~verify_view_angle`` (float, 0.7 rad),
+        ``~verify_half_fov`` (float, 0.4 rad), ``~verify_half_vfov`` (float, 0.3 rad),
+        ``~verify_view_angle`` (float, 0.7 rad),
         ``~verify_missing_time`` (float, 1.5 s).
     """
 
@@ -106,8 +107,8 @@ class FiducialLocalizerNode:
         if config.verify_window > 0:
             self._tag_check = TagCheck(
                 localizer.tag_poses, config.verify_window, config.verify_min_distance,
-                config.verify_max_distance, config.verify_half_fov, config.verify_view_angle,
-                config.verify_missing_time)
+                config.verify_max_distance, config.verify_half_fov, config.verify_half_vfov,
+                config.verify_view_angle, config.verify_missing_time)
         self._lock = threading.Lock()
         self._active = None
         self._state = None
@@ -144,14 +145,15 @@ class FiducialLocalizerNode:
                       distance_map.shape[1], distance_map.shape[0], len(self._tag_check))
 
     def _on_state(self, state):
+        """A new robot state: open or close the tag check; log what is published now."""
         with self._lock:
             before, self._state = self._state, state
             if self._tag_check is not None:
-                if state in LOCALIZED and before == State.LOST:
+                if opens(before, state):
                     self._tag_check.open(rospy.get_time())
-                    rospy.loginfo('%s: localized without a tag: for %.0f s a tag the estimate '
-                                  'puts in clear view must be seen', rospy.get_name(),
-                                  self._config.verify_window)
+                    rospy.loginfo('%s: localized without a tag: for %.0f s, a mapped tag the '
+                                  'estimate puts in clear view must be detected',
+                                  rospy.get_name(), self._config.verify_window)
                 elif state not in LOCALIZED:
                     self._tag_check.close()
         if state.value in self._config.publish_in_states:
@@ -187,51 +189,57 @@ class FiducialLocalizerNode:
     def _handle(self, msg):
         """Check the localization against the tags in view (after a localization no tag
         confirmed), then estimate and publish, when the state and the rate limit allow it."""
+        refutation = None
         with self._lock:
             if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
-                self._verify(msg)
-            if not msg.transforms:
+                refutation = self._verify(msg)
+            if msg.transforms:
+                self._estimate_and_publish(msg)
+        if refutation is not None:
+            self._refute(refutation)
+
+    def _estimate_and_publish(self, msg):
+        """The pose from the closest accepted tag, published when the gate allows it."""
+        # Check the gate first: outside the publishing states tf is not even needed.
+        kind = self._gate.kind(self._state_client.state, rospy.get_time())
+        if kind is None:
+            return
+        camera_frame = msg.header.frame_id
+        if not camera_frame:
+            rospy.logwarn_throttle(_THROTTLE, '%s: fiducial_transforms without a '
+                                   'header.frame_id: skipped' % rospy.get_name())
+            return
+        t_base_cam = self._lookup_camera(camera_frame)
+        if t_base_cam is None:
+            return
+        best, reasons = self._localizer.estimate(observations_from_msg(msg), t_base_cam)
+        rejected = ['%s: %s' % (fid, reason.value) for fid, reason in reasons
+                    if reason not in (None, Rejection.UNKNOWN_ID)]
+        if rejected:
+            rospy.logwarn_throttle(_THROTTLE, '%s: rejected fiducials (%s)' % (
+                rospy.get_name(), '; '.join(rejected)))
+        if best is None:
+            return
+        stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+        why = ''
+        if kind == CHECK:
+            estimate = self._lookup_estimate(stamp)
+            fix = (best.x, best.y, best.yaw)
+            if estimate is None:
                 return
-            # Check the gate first: outside the publishing states tf is not even needed.
-            kind = self._gate.kind(self._state_client.state, rospy.get_time())
-            if kind is None:
+            if not contradicts(fix, estimate, self._config.correct_xy,
+                               self._config.correct_yaw):
+                self._close_tag_check('tag %d agrees with the estimate' % best.fiducial_id)
                 return
-            camera_frame = msg.header.frame_id
-            if not camera_frame:
-                rospy.logwarn_throttle(_THROTTLE, '%s: fiducial_transforms without a '
-                                       'header.frame_id: skipped' % rospy.get_name())
-                return
-            t_base_cam = self._lookup_camera(camera_frame)
-            if t_base_cam is None:
-                return
-            best, reasons = self._localizer.estimate(observations_from_msg(msg), t_base_cam)
-            rejected = ['%s: %s' % (fid, reason.value) for fid, reason in reasons
-                        if reason not in (None, Rejection.UNKNOWN_ID)]
-            if rejected:
-                rospy.logwarn_throttle(_THROTTLE, '%s: rejected fiducials (%s)' % (
-                    rospy.get_name(), '; '.join(rejected)))
-            if best is None:
-                return
-            stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
-            why = ''
-            if kind == CHECK:
-                estimate = self._lookup_estimate(stamp)
-                fix = (best.x, best.y, best.yaw)
-                if estimate is None:
-                    return
-                if not contradicts(fix, estimate, self._config.correct_xy,
-                                   self._config.correct_yaw):
-                    self._close_tag_check('tag %d agrees with the estimate' % best.fiducial_id)
-                    return
-                self._close_tag_check('tag %d contradicts the estimate' % best.fiducial_id)
-                why = ', %.2f m and %.2f rad from the localizer\'s (%.2f, %.2f, %.2f)' % (
-                    math.hypot(fix[0] - estimate[0], fix[1] - estimate[1]),
-                    abs(float(geometry.wrap_angle(fix[2] - estimate[2]))), *estimate)
-            self._pub.publish(pose_msg(best, self._frame_id, stamp, self._covariance))
-            self._gate.published(rospy.get_time())
-            rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
-                          '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
-                          best.x, best.y, best.yaw, self._state_client.state.value, why)
+            self._close_tag_check('tag %d contradicts the estimate' % best.fiducial_id)
+            why = ', %.2f m and %.2f rad from the localizer\'s (%.2f, %.2f, %.2f)' % (
+                math.hypot(fix[0] - estimate[0], fix[1] - estimate[1]),
+                abs(float(geometry.wrap_angle(fix[2] - estimate[2]))), *estimate)
+        self._pub.publish(pose_msg(best, self._frame_id, stamp, self._covariance))
+        self._gate.published(rospy.get_time())
+        rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
+                      '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
+                      best.x, best.y, best.yaw, self._state_client.state.value, why)
 
     def _close_tag_check(self, why):
         """A tag spoke for or against the estimate: the tag check has nothing left to do."""
@@ -240,33 +248,40 @@ class FiducialLocalizerNode:
             rospy.loginfo('%s: tag check closed: %s', rospy.get_name(), why)
 
     def _verify(self, msg):
-        """One camera frame for the tag check; request LOST when it refutes the estimate."""
+        """One camera frame for the tag check: the Refutation it gives (closed then), or
+        None."""
         if self._tag_check.distance_map is None:
             rospy.logwarn_throttle(_THROTTLE, '%s: no map received on %s yet: cannot check the '
                                    'localization against the tags' % (
                                        rospy.get_name(), rospy.resolve_name('map')))
-            return
-        now = rospy.get_time()
+            return None
         camera_pose = None
-        if msg.header.frame_id:
+        if not msg.header.frame_id:
+            rospy.logwarn_throttle(_THROTTLE, '%s: fiducial_transforms without a '
+                                   'header.frame_id: no tag check' % rospy.get_name())
+        else:
             t_base_cam = self._lookup_camera(msg.header.frame_id)
             stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
             estimate = self._lookup_estimate(stamp) if t_base_cam is not None else None
             if estimate is not None:
                 camera_pose = camera_pose_2d(estimate, t_base_cam)
         refutation = self._tag_check.frame(
-            now, camera_pose, [ft.fiducial_id for ft in msg.transforms])
-        if refutation is None:
-            return
-        self._tag_check.close()
-        reason = ('fiducial_localizer: tag %d should be in view %.1f m away, %.0f deg off the '
-                  'camera axis, but was not detected for %.1f s: the localization is wrong' % (
+            rospy.get_time(), camera_pose, [ft.fiducial_id for ft in msg.transforms])
+        if refutation is not None:
+            self._tag_check.close()
+        return refutation
+
+    def _refute(self, refutation):
+        """Ask lost_service for LOST (outside the lock: the call may take a while)."""
+        reason = ('tag %d should be in view %.1f m away, %.0f deg off the camera axis, but '
+                  'was not detected for %.1f s: the localization is wrong' % (
                       refutation.fiducial_id, refutation.distance,
                       math.degrees(refutation.bearing), refutation.missing_for))
         rospy.logwarn('%s: %s', rospy.get_name(), reason)
-        accepted, why = self._state_client.request(State.LOST, reason)
+        accepted, why = self._state_client.request(State.LOST, '%s: %s' % (
+            rospy.get_name(), reason))
         if not accepted:
-            rospy.logwarn('%s: LOST refused: %s', rospy.get_name(), why)
+            rospy.logerr('%s: could not make the robot LOST: %s', rospy.get_name(), why)
 
     def _lookup_estimate(self, stamp):
         """The localizer's (x, y, yaw) of ``~base_frame`` in the map frame at ``stamp`` (else
