@@ -902,3 +902,56 @@ def test_strategy_none_resumes_the_saved_goal_once_localized():
     core.on_state(State.IDLE, runner.t)
     command = runner.step()
     assert command.resend_saved_goal and command.request_state == State.NAVIGATING
+
+
+def test_check_spin_before_resuming_a_localization_without_a_fix():
+    core = make_core(check_spin=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(20.0)
+    core.on_state(State.IDLE, runner.t)        # amcl alone converged: no LOCALIZING
+    checked_at = runner.t
+    first = runner.step()
+    assert core.phase == Phase.CHECK
+    assert first.twist == (0.0, pytest.approx(math.radians(72.0)))
+    assert not first.resend_saved_goal and first.request_state is None
+    resume = runner.until(lambda c: c.resend_saved_goal)
+    assert runner.t - checked_at == pytest.approx(5.0, abs=DT + 1e-9)
+    spins = [c for t, c in runner.log if checked_at < t < runner.t]
+    assert spins and all(c.twist[1] == pytest.approx(math.radians(72.0)) for c in spins)
+    assert resume.twist == (0.0, 0.0) and resume.request_state == State.NAVIGATING
+    assert core.phase == Phase.IDLE and core.saved_goal == GOAL
+    assert runner.run(2.0) == []
+
+
+def test_no_check_spin_after_a_pose_fix():
+    core = make_core(check_spin=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(20.0)
+    core.on_state(State.LOCALIZING, runner.t)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    resume = runner.step()
+    assert resume.resend_saved_goal and resume.request_state == State.NAVIGATING
+
+
+def test_lost_again_during_the_check_spin_starts_a_new_episode():
+    core = make_core(check_spin=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(20.0)
+    core.on_state(State.IDLE, runner.t)
+    runner.run(2.0)
+    core.on_state(State.LOST, runner.t)        # the tag check refuted the estimate
+    command = runner.step()
+    assert core.phase == Phase.SPIN and not command.resend_saved_goal
+    assert core.saved_goal == GOAL
+    # The new episode's spin, then its search: the saved goal waits for a localization.
+    leg = runner.until(lambda c: c.send_goal is not None)
+    assert not leg.resend_saved_goal and core.saved_goal == GOAL
+
+
+def test_check_spin_must_be_a_boolean():
+    with pytest.raises(ConfigError, match='check_spin'):
+        RecoveryConfig(check_spin='yes').validate()
