@@ -913,12 +913,12 @@ def test_check_spin_before_resuming_a_localization_without_a_fix():
     checked_at = runner.t
     first = runner.step()
     assert core.phase == Phase.CHECK
-    assert first.twist == (0.0, pytest.approx(math.radians(72.0)))
+    assert first.twist == (0.0, pytest.approx(0.4))          # check_spin_speed
     assert not first.resend_saved_goal and first.request_state is None
     resume = runner.until(lambda c: c.resend_saved_goal)
-    assert runner.t - checked_at == pytest.approx(5.0, abs=DT + 1e-9)
+    assert runner.t - checked_at == pytest.approx(2.0 * math.pi / 0.4, abs=DT + 1e-9)
     spins = [c for t, c in runner.log if checked_at < t < runner.t]
-    assert spins and all(c.twist[1] == pytest.approx(math.radians(72.0)) for c in spins)
+    assert spins and all(c.twist[1] == pytest.approx(0.4) for c in spins)
     assert resume.twist == (0.0, 0.0) and resume.request_state == State.NAVIGATING
     assert core.phase == Phase.IDLE and core.saved_goal == GOAL
     assert runner.run(2.0) == []
@@ -952,6 +952,8 @@ def test_lost_again_during_the_check_spin_starts_a_new_episode():
     assert not leg.resend_saved_goal and core.saved_goal == GOAL
 
 
-def test_check_spin_must_be_a_boolean():
+def test_check_spin_must_be_a_boolean_and_its_speed_positive():
     with pytest.raises(ConfigError, match='check_spin'):
         RecoveryConfig(check_spin='yes').validate()
+    with pytest.raises(ConfigError, match='check_spin_speed'):
+        RecoveryConfig(check_spin_speed=0.0).validate()

@@ -139,6 +139,9 @@ class RecoveryConfig:
             spin 360 deg before re-sending the saved goal, so that the camera looks around
             while fiducial_localizer checks the estimate against the tags (its tag check,
             ``verify_window``, and its correction of a contradicting tag).
+        check_spin_speed: angular speed (rad/s) of that spin: slow enough that a tag stays in
+            the tag check's cone (2 ``verify_half_fov``) for its ``verify_missing_time``, and
+            that the camera image is not smeared.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -162,6 +165,7 @@ class RecoveryConfig:
     clear_costmaps: bool = True
     look_around_every: float = 3.0
     check_spin: bool = False
+    check_spin_speed: float = 0.4
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -205,7 +209,7 @@ class RecoveryConfig:
         check.one_of('strategy', STRATEGIES)
         check.one_of('spiral_anchor', ANCHORS)
         for name in ('spin_speed', 'spiral_step', 'goal_timeout', 'max_search_time',
-                     'move_base_retry', 'scan_timeout'):
+                     'move_base_retry', 'scan_timeout', 'check_spin_speed'):
             check.positive(name)
         # Above 1 kHz the loop would only burn the two shared cores; below 0.1 Hz it cannot stop
         # the robot in time.
@@ -416,8 +420,8 @@ class RecoveryCore:
                 _log.info('recovery: localized without a pose fix (%s): one spin for the camera '
                           'to check the estimate before resuming', state.value)
                 self.phase = Phase.CHECK
-                self._phase_end = t + self.config.spin_duration
-                self._out['twist'] = (0.0, self.config.spin_speed)
+                self._phase_end = t + 2.0 * math.pi / self.config.check_spin_speed
+                self._out['twist'] = (0.0, self.config.check_spin_speed)
                 return
             self._resume_saved_goal()
 
@@ -582,7 +586,7 @@ class RecoveryCore:
                 self._out['twist'] = (0.0, 0.0)
                 self._resume_saved_goal()
             else:
-                self._out['twist'] = (0.0, self.config.spin_speed)
+                self._out['twist'] = (0.0, self.config.check_spin_speed)
         elif self._retry_at is not None and t >= self._retry_at:
             self._retry_at = None
             if self.state == State.NAVIGATING and self.phase == Phase.IDLE and \
