@@ -1,0 +1,42 @@
+"""tools/tag_check_coverage.py: from how many free poses a spin lets the tag check speak."""
+import importlib.util
+import math
+import os
+
+import numpy as np
+
+from lost_and_found.core import geometry
+from lost_and_found.core.fiducial import facing_yaw_rotation
+from lost_and_found.sim.gridmap import GridMap
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location(
+        'tag_check_coverage', os.path.join(ROOT, 'tools', 'tag_check_coverage.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def corridor():
+    """A 20 m x 2 m corridor (0.1 m cells) with walls on its border."""
+    occupied = np.zeros((20, 200), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    return GridMap.from_occupancy(occupied, 0.1)
+
+
+def test_a_tag_at_the_corridor_end_is_expected_only_from_its_near_end():
+    tool = _tool()
+    tag = geometry.make_transform(facing_yaw_rotation(math.pi), (19.85, 1.0, 0.3))
+    share, count = tool.coverage(corridor(), tool.shipped_check({3: tag}), 400, 0)
+    assert count == 400
+    # Expected from 0.6-2.5 m before the end wall, within 40 deg of its face: about a tenth
+    # of the corridor's usable length (0.4-19.6 m).
+    assert 0.03 < share < 0.15
+
+
+def test_no_tags_no_coverage():
+    tool = _tool()
+    assert tool.coverage(corridor(), tool.shipped_check({}), 100, 0) == (0.0, 100)
