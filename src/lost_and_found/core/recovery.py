@@ -19,10 +19,6 @@ An episode starts when the state becomes LOST::
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
-       (with ``check_spin``, a localization straight from LOST, i.e. on the localizer's word
-       alone and not through a pose fix, first gets one 360 deg spin: the camera then sees
-       the tags around the robot, and fiducial_localizer's tag check or its correction can
-       refute a wrong estimate before the robot drives off on it)
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
        ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
@@ -135,13 +131,6 @@ class RecoveryConfig:
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
             them face-on.
-        check_spin: when LOST ends without a pose fix (LOST -> IDLE: amcl alone converged),
-            spin 360 deg before re-sending the saved goal, so that the camera looks around
-            while fiducial_localizer checks the estimate against the tags (its tag check,
-            ``verify_window``, and its correction of a contradicting tag).
-        check_spin_speed: angular speed (rad/s) of that spin: slow enough that a tag stays in
-            the tag check's cone (2 ``verify_half_fov``) for its ``verify_missing_time``, and
-            that the camera image is not smeared.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -164,8 +153,6 @@ class RecoveryConfig:
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
     look_around_every: float = 3.0
-    check_spin: bool = False
-    check_spin_speed: float = 0.4
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -209,7 +196,7 @@ class RecoveryConfig:
         check.one_of('strategy', STRATEGIES)
         check.one_of('spiral_anchor', ANCHORS)
         for name in ('spin_speed', 'spiral_step', 'goal_timeout', 'max_search_time',
-                     'move_base_retry', 'scan_timeout', 'check_spin_speed'):
+                     'move_base_retry', 'scan_timeout'):
             check.positive(name)
         # Above 1 kHz the loop would only burn the two shared cores; below 0.1 Hz it cannot stop
         # the robot in time.
@@ -222,8 +209,8 @@ class RecoveryConfig:
                       and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
         check.non_negative('resume_retry_delay')
         check.non_negative('look_around_every')
-        for name in ('clear_costmaps', 'check_spin'):
-            check.require(isinstance(getattr(self, name), bool), name, 'be true or false')
+        check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
+                      'be true or false')
         check.non_empty('map_frame')
         check.non_empty('base_frame')
         check.non_empty('state_namespace')
@@ -322,7 +309,6 @@ class Phase(enum.Enum):
     WANDER = 'WANDER'      # the reactive wander
     WAIT = 'WAIT'          # strategy none: standing still, waiting for the localizer
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
-    CHECK = 'CHECK'        # localized without a pose fix: one spin before resuming the goal
 
 
 def _finite(*values):
@@ -416,25 +402,14 @@ class RecoveryCore:
         if self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
         if state in LOCALIZED and self._resume:
-            if self.config.check_spin and previous == State.LOST:
-                _log.info('recovery: localized without a pose fix (%s): one spin for the camera '
-                          'to check the estimate before resuming', state.value)
-                self.phase = Phase.CHECK
-                self._phase_end = t + 2.0 * math.pi / self.config.check_spin_speed
-                self._out['twist'] = (0.0, self.config.check_spin_speed)
-                return
-            self._resume_saved_goal()
-
-    def _resume_saved_goal(self):
-        """Localized again: re-send the saved goal (if any) and request NAVIGATING."""
-        self._resume = False
-        if self.saved_goal is not None:
-            _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
-                      self.state.value, self.saved_goal.x, self.saved_goal.y)
-            self._retries_left = self.config.resume_retries
-            self._resend()
-            if self.state != State.NAVIGATING:
-                self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
+            self._resume = False
+            if self.saved_goal is not None:
+                _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
+                          state.value, self.saved_goal.x, self.saved_goal.y)
+                self._retries_left = self.config.resume_retries
+                self._resend()
+                if state != State.NAVIGATING:
+                    self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
 
     def on_user_goal(self, goal, t):
         """A goal from a user (not from this node) was seen on move_base's inputs."""
@@ -580,13 +555,6 @@ class RecoveryCore:
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
             if t - self._last_help >= NEED_HELP_RETRY:
                 self._ask_for_help(t)
-        elif self.phase == Phase.CHECK and self.state in LOCALIZED:
-            if t >= self._phase_end:
-                self.phase = Phase.IDLE
-                self._out['twist'] = (0.0, 0.0)
-                self._resume_saved_goal()
-            else:
-                self._out['twist'] = (0.0, self.config.check_spin_speed)
         elif self._retry_at is not None and t >= self._retry_at:
             self._retry_at = None
             if self.state == State.NAVIGATING and self.phase == Phase.IDLE and \
