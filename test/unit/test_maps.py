@@ -1,5 +1,4 @@
 """The generated maps in maps/: formats, free scenario poses, fiducials on walls, coverage."""
-import importlib.util
 import math
 import os
 
@@ -9,6 +8,7 @@ import yaml
 
 from lost_and_found.core.fiducial import load_fiducial_map
 from lost_and_found.sim.gridmap import load_map
+from tool_loader import load_tool
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MAPS = os.path.join(ROOT, 'maps')
@@ -26,11 +26,7 @@ SIZES = {'lab': (10.0, 8.0), 'office': (30.0, 20.0)}
 
 
 def _load_generator():
-    spec = importlib.util.spec_from_file_location(
-        'make_maps', os.path.join(ROOT, 'tools', 'make_maps.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('make_maps')
 
 
 @pytest.fixture(scope='module', params=NAMES)

@@ -1,17 +1,11 @@
 """tools/recovery_failures.py: failed trials and collisions of a recovery run, from its files."""
-import importlib.util
 import json
-import os
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+from tool_loader import load_tool
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location(
-        'recovery_failures', os.path.join(ROOT, 'tools', 'recovery_failures.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('recovery_failures')
 
 
 def trial(strategy, index, put_down, trace, resumed=False, need_help=False):

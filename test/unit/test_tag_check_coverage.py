@@ -1,23 +1,16 @@
 """tools/tag_check_coverage.py: from how many free poses a spin lets the tag check speak."""
-import importlib.util
 import math
-import os
 
 import numpy as np
 
 from lost_and_found.core import geometry
 from lost_and_found.core.fiducial import facing_yaw_rotation
 from lost_and_found.sim.gridmap import GridMap
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+from tool_loader import load_tool
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location(
-        'tag_check_coverage', os.path.join(ROOT, 'tools', 'tag_check_coverage.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool('tag_check_coverage')
 
 
 def corridor():
