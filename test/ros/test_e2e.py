@@ -22,6 +22,7 @@ import threading
 import unittest
 
 import actionlib
+import rosgraph
 import rospy
 import rostest
 from geometry_msgs.msg import Pose2D
@@ -38,6 +39,13 @@ from lost_and_found.srv import Kidnap, Teleport
 def goal_message(pose):
     """A MoveBaseGoal at ``pose`` (x, y, yaw) in the map frame, stamped now."""
     return move_base_goal_from_leg(pose, 'map', rospy.Time.now())
+
+
+def rosout_publishers():
+    """The other nodes that publish /rosout (every node of the graph, once registered)."""
+    publishers, _, _ = rosgraph.Master(rospy.get_name()).getSystemState()
+    nodes = next((names for topic, names in publishers if topic == '/rosout'), [])
+    return [name for name in nodes if name != rospy.get_name()]
 
 
 class TestEndToEnd(unittest.TestCase):
@@ -57,7 +65,7 @@ class TestEndToEnd(unittest.TestCase):
         self.detector_seen = set()
         sensor_state = rospy.Subscriber('/mobile_base/sensors/core', SensorState,
                                         self._on_sensor_state, queue_size=50)
-        rospy.Subscriber('/rosout', Log, self._on_log, queue_size=1000)
+        rosout = rospy.Subscriber('/rosout', Log, self._on_log, queue_size=1000)
         rospy.Subscriber('/lost_detector/status', String, self._on_detector, queue_size=100)
         wait_for(lambda: rospy.get_time() > 0, 60, '/clock')
         wait_for(lambda: self.monitor.truth is not None, 60, 'the ground truth')
@@ -69,6 +77,10 @@ class TestEndToEnd(unittest.TestCase):
         # a kidnap right after setUp must not race the connection that times the put-down
         wait_for(lambda: sensor_state.get_num_connections() > 0, 60,
                  'a connection to /mobile_base/sensors/core')
+        # /rosout is not latched: a node's message before our connection to it is lost (the
+        # silent bring-up reads lost_service's call of global localization there)
+        wait_for(lambda: rosout.get_num_connections() >= len(rosout_publishers()), 60,
+                 'a connection to every node\'s /rosout')
 
     def _on_sensor_state(self, msg):
         # The put-down lies between the last stamp with a wheel dropped and the first with both
