@@ -10,6 +10,7 @@ Runs on sim time: every rate and timeout follows /clock.
 import math
 import sys
 import threading
+import time
 
 import actionlib
 import numpy as np
@@ -157,10 +158,29 @@ class NavigationNode:
         self._server = actionlib.SimpleActionServer(action, MoveBaseAction,
                                                     execute_cb=self._execute, auto_start=False)
         rospy.Service(action + '/clear_costmaps', Empty, self._on_clear_costmaps)
+        self._wait_for_pose()
         self._server.start()
         rospy.loginfo('%s: ready: move_base action at %s, planning in %s for %s at %g Hz',
                       self._name, action, self._config.global_frame,
                       self._config.robot_base_frame, self._config.controller_frequency)
+
+    def _wait_for_pose(self):
+        """Return once tf has the robot in the global frame (or on shutdown).
+
+        move_base's costmaps wait for that transform before its action server starts; so does
+        this stand-in, or a goal sent at bring-up, before this node's tf listener has heard
+        the localizer, would be aborted for want of a pose after ``pose_timeout``.
+        """
+        frames = (self._config.global_frame, self._config.robot_base_frame)
+        logged = None
+        while not rospy.is_shutdown():
+            if self._tf.can_transform(frames[0], frames[1], rospy.Time(0)):
+                return
+            if logged is None or time.monotonic() - logged >= _THROTTLE:
+                logged = time.monotonic()
+                rospy.loginfo('%s: waiting for tf %s -> %s before taking goals', self._name,
+                              *frames)
+            time.sleep(0.05)
 
     # -------------------------------------------------------------- callbacks
 
