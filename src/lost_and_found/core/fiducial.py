@@ -135,10 +135,11 @@ class FiducialLocalizerConfig:
         check.positive('tf_timeout')
         check.non_negative('verify_window')
         near, far = self.verify_min_distance, self.verify_max_distance
-        if check.finite('verify_min_distance'):
+        near_ok = check.finite('verify_min_distance')
+        if near_ok:
             check.require(near > CLEARANCE, 'verify_min_distance', 'be > %g (the line of '
                           'sight stops that far before the tag)' % CLEARANCE)
-        if check.finite('verify_max_distance') and _finite_numbers([near], 1):
+        if check.finite('verify_max_distance') and near_ok:
             check.require(far > near, 'verify_max_distance', 'be greater than '
                           'verify_min_distance (%r)' % (near,))
         check.in_range('verify_half_fov', 0.0, math.pi / 2, low_open=True)

@@ -46,6 +46,11 @@ def observations_from_msg(msg):
             for ft in msg.transforms]
 
 
+def frame_stamp(msg):
+    """The camera frame's stamp, or now when the detector left it zero."""
+    return msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+
+
 def pose_msg(estimate, frame_id, stamp, covariance):
     """A PoseWithCovarianceStamped of a core PoseEstimate (z = 0, rotation about z only)."""
     return pose_with_covariance(estimate.x, estimate.y, estimate.yaw, covariance, frame_id,
@@ -220,7 +225,7 @@ class FiducialLocalizerNode:
                 rospy.get_name(), '; '.join(rejected)))
         if best is None:
             return
-        stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
+        stamp = frame_stamp(msg)
         why = ''
         if kind == CHECK:
             estimate = self._lookup_estimate(stamp)
@@ -261,8 +266,8 @@ class FiducialLocalizerNode:
                                    'header.frame_id: no tag check' % rospy.get_name())
         else:
             t_base_cam = self._lookup_camera(msg.header.frame_id)
-            stamp = msg.header.stamp if not msg.header.stamp.is_zero() else rospy.Time.now()
-            estimate = self._lookup_estimate(stamp) if t_base_cam is not None else None
+            estimate = self._lookup_estimate(frame_stamp(msg)) if t_base_cam is not None \
+                else None
             if estimate is not None:
                 camera_pose = camera_pose_2d(estimate, t_base_cam)
         refutation = self._tag_check.frame(
