@@ -3,7 +3,8 @@
 
 Run it with the node name ``move_base`` so that the action lives at ``move_base``. Like the real
 move_base, a ``move_base_simple/goal`` is forwarded to its own action goal topic (under its own
-caller id), and a new goal preempts the one in progress.
+caller id, through the package's SimpleGoalRelay, as sim_navigator does), and a new goal preempts
+the one in progress.
 
 Every goal and cancel seen on the wire, and every goal outcome, is published as one JSON object
 on ``~events`` (std_msgs/String) so a test can check what the server got:
@@ -23,11 +24,11 @@ import threading
 
 import actionlib
 import rospy
-from actionlib.goal_id_generator import GoalIDGenerator
 from actionlib_msgs.msg import GoalID
-from geometry_msgs.msg import PoseStamped
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal
 from std_msgs.msg import String
+
+from lost_and_found.nodes.simple_goal import SimpleGoalRelay
 
 MODES = ('succeed', 'abort', 'hang')
 
@@ -45,14 +46,13 @@ class FakeMoveBase:
         self._delay = delay
         self._lock = threading.Lock()
         self._events = rospy.Publisher('~events', String, queue_size=100)
-        self._ids = GoalIDGenerator()
-        self._forward = rospy.Publisher('move_base/goal', MoveBaseActionGoal, queue_size=10)
+        relay = SimpleGoalRelay('move_base')
         rospy.Subscriber('move_base/goal', MoveBaseActionGoal, self._on_goal, queue_size=50)
         rospy.Subscriber('move_base/cancel', GoalID, self._on_cancel, queue_size=50)
-        rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple, queue_size=10)
         self._server = actionlib.SimpleActionServer(
             'move_base', MoveBaseAction, execute_cb=self._execute, auto_start=False)
         self._server.start()
+        relay.start()
 
     def _emit(self, **event):
         with self._lock:
@@ -68,14 +68,6 @@ class FakeMoveBase:
     def _on_cancel(self, msg):
         self._emit(event='cancel', id=msg.id, stamp=msg.stamp.to_sec(),
                    callerid=msg._connection_header.get('callerid', ''))
-
-    def _on_simple(self, msg):
-        # What the real move_base does with a goal from rviz: make it an action goal of its own.
-        action_goal = MoveBaseActionGoal()
-        action_goal.header.stamp = rospy.Time.now()
-        action_goal.goal_id = self._ids.generate_ID()
-        action_goal.goal.target_pose = msg
-        self._forward.publish(action_goal)
 
     def _execute(self, _goal):
         goal_id = self._server.current_goal.get_goal_id().id

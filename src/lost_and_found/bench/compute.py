@@ -1335,7 +1335,6 @@ class NavigatorHarness(Harness):
         self.buffer = _replay_buffer_class()(rospy.Duration(30.0))
         install(node, _tf=self.buffer, _cmd_pub=self.pub('/cmd_vel'),
                 _plan_pub=self.pub('/sim_navigator/plan'),
-                _goal_pub=self.pub('/move_base/goal'),
                 _server=NullActionServer(self.recording.is_subscribed('/move_base/feedback')),
                 _name='/sim_navigator')
         self.period = 1.0 / config.controller_frequency

@@ -16,10 +16,8 @@ import actionlib
 import numpy as np
 import rospy
 import tf2_ros
-from actionlib.goal_id_generator import GoalIDGenerator
 from geometry_msgs.msg import PoseStamped, Twist
-from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseFeedback, \
-    MoveBaseResult
+from move_base_msgs.msg import MoveBaseAction, MoveBaseFeedback, MoveBaseResult
 from nav_msgs.msg import Path
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty, EmptyResponse
@@ -29,6 +27,7 @@ from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.scan_agreement import LaserMount
 from lost_and_found.nodes.conversions import quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
+from lost_and_found.nodes.simple_goal import SimpleGoalRelay
 from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
     Step, scan_points
 from lost_and_found.sim.gridmap import MapError, load_map
@@ -107,7 +106,8 @@ class NavigationNode:
             ``~odom_frame`` until a later beam passes through them (see
             core/obstacle_memory.py); its frame is looked up in tf once.
         move_base_simple/goal (geometry_msgs/PoseStamped): a goal, forwarded to our own action
-            (as move_base does, under this node's caller id).
+            (as move_base does, under this node's caller id) once the action server has
+            started (see nodes/simple_goal.py).
         tf: ``~global_frame`` -> ``~robot_base_frame`` (the estimated pose), the laser frame,
             ``~odom_frame`` -> ``~robot_base_frame`` (where remembered returns are).
     Published topics:
@@ -140,7 +140,6 @@ class NavigationNode:
         self._scan = None                      # (receive time, LaserScan)
         self._memory = ObstacleMemory()        # returns of past scans, in the odom frame
         self._laser_poses = {}                 # scan frame_id -> (x, y, yaw) in the base frame
-        self._ids = GoalIDGenerator()
         self._server = None
 
     def start(self):
@@ -151,15 +150,14 @@ class NavigationNode:
         self._plan_pub = rospy.Publisher('~plan', Path, queue_size=1, latch=True)
         # Remapping 'move_base' moves the whole action, as for the recovery node's client.
         action = rospy.remap_name('move_base')
-        self._goal_pub = rospy.Publisher(action + '/goal', MoveBaseActionGoal, queue_size=1)
+        relay = SimpleGoalRelay(action)
         rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=1)
-        rospy.Subscriber('move_base_simple/goal', PoseStamped, self._on_simple_goal,
-                         queue_size=1)
         self._server = actionlib.SimpleActionServer(action, MoveBaseAction,
                                                     execute_cb=self._execute, auto_start=False)
         rospy.Service(action + '/clear_costmaps', Empty, self._on_clear_costmaps)
         self._wait_for_pose()
         self._server.start()
+        relay.start()
         rospy.loginfo('%s: ready: move_base action at %s, planning in %s for %s at %g Hz',
                       self._name, action, self._config.global_frame,
                       self._config.robot_base_frame, self._config.controller_frequency)
@@ -206,18 +204,6 @@ class NavigationNode:
         rospy.loginfo('%s: clear_costmaps: forgot %d remembered returns',
                       self._name, forgotten)
         return EmptyResponse()
-
-    def _on_simple_goal(self, msg):
-        # What move_base does with a goal from rviz: send it to its own action.
-        try:
-            goal = MoveBaseActionGoal()
-            goal.header.stamp = rospy.Time.now()
-            goal.goal_id = self._ids.generate_ID()
-            goal.goal.target_pose = msg
-            self._goal_pub.publish(goal)
-        except Exception as error:   # noqa: B902 - a callback must never die on bad input
-            rospy.logwarn_throttle(_THROTTLE, '%s: skipped a bad move_base_simple/goal: %r'
-                                   % (self._name, error))
 
     # -------------------------------------------------------------- helpers
 
