@@ -33,3 +33,17 @@ def test_a_tag_at_the_corridor_end_is_expected_only_from_its_near_end():
 def test_no_tags_no_coverage():
     tool = _tool()
     assert tool.coverage(corridor(), tool.shipped_check({}), 100, 0) == (0.0, 100)
+
+
+def test_reach_finds_a_viewpoint_only_within_its_path_budget():
+    tool = _tool()
+    tag = geometry.make_transform(facing_yaw_rotation(math.pi), (19.85, 1.0, 0.3))
+    grid = corridor()
+    costs = tool.reach(grid, tool.shipped_check({3: tag}), 300, 0, 8.0)
+    assert costs.size == 300
+    xs, _ = tool.sample_poses(grid, tool.shipped_check({3: tag}), 300, 0)
+    # The check's range ends 2.5 m before the tag; with 8 m of path (and under a metre of
+    # turning) a viewpoint is found from about x > 9.4 m, and from nowhere nearer than 8.5 m.
+    assert np.all(np.isinf(costs[xs < 19.85 - 2.5 - 8.0 - 0.1]))
+    assert np.all(np.isfinite(costs[xs > 19.85 - 2.5 - 8.0 + 1.2]))
+    assert np.all(costs[np.isfinite(costs)] <= 8.0 + tool.TURN_COST * math.pi)

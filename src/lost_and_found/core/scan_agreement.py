@@ -59,16 +59,27 @@ class DistanceMap:
             nav_msgs/OccupancyGrid.
         resolution: metres per cell, > 0.
         origin: (x, y, yaw) of the lower-left corner of cell (0, 0) in the map frame.
+        free: bool array like ``occupied``, True where the map knows the cell is free; None:
+            every cell that is not occupied (the distances ignore it: unknown space is not
+            an obstacle to a beam).
+
+    Attributes:
+        field: the distances (m) of the cells' centres, an array like ``occupied``.
+        free: the known-free cells, as given (never occupied).
 
     Raises:
         ValueError: for a non-2D or empty grid, a bad resolution or a non-finite origin.
     """
 
-    def __init__(self, occupied, resolution, origin=(0.0, 0.0, 0.0)):
+    def __init__(self, occupied, resolution, origin=(0.0, 0.0, 0.0), free=None):
         """Precompute the Euclidean distance transform of the free cells."""
         occupied = np.asarray(occupied, dtype=bool)
         if occupied.ndim != 2 or occupied.size == 0:
             raise ValueError('map must be a non-empty 2D grid, got shape %s' % (occupied.shape,))
+        free = ~occupied if free is None else np.asarray(free, dtype=bool) & ~occupied
+        if free.shape != occupied.shape:
+            raise ValueError('free cells of shape %s for a map of shape %s'
+                             % (free.shape, occupied.shape))
         resolution = float(resolution)
         if not (math.isfinite(resolution) and resolution > 0):
             raise ValueError('map resolution=%r must be a finite number > 0' % resolution)
@@ -79,11 +90,12 @@ class DistanceMap:
         self.origin = origin
         self.shape = occupied.shape
         self.occupied_cells = int(occupied.sum())
+        self.free = free
         if self.occupied_cells:
             from scipy.ndimage import distance_transform_edt
-            self._distance = distance_transform_edt(~occupied) * resolution
+            self.field = distance_transform_edt(~occupied) * resolution
         else:
-            self._distance = np.full(occupied.shape, np.inf)
+            self.field = np.full(occupied.shape, np.inf)
 
     @classmethod
     def from_occupancy_grid(cls, data, width, height, resolution, origin):
@@ -97,19 +109,34 @@ class DistanceMap:
         if width <= 0 or height <= 0 or values.size != width * height:
             raise ValueError('map data has %d cells, expected width %d x height %d'
                              % (values.size, width, height))
-        return cls(values.reshape(height, width) >= OCCUPIED_VALUE, resolution, origin)
+        values = values.reshape(height, width)
+        # -1 is unknown; 0 .. OCCUPIED_VALUE - 1 is free (map_server's trinary maps give 0).
+        return cls(values >= OCCUPIED_VALUE, resolution, origin, free=values >= 0)
 
-    def distance(self, xs, ys):
-        """Distance (m) to the nearest obstacle at map points; ``inf`` off the map."""
+    def cells(self, xs, ys):
+        """``(rows, cols, inside)`` of map points: integer cell indices (meaningless where
+        ``inside`` is False, off the map)."""
         x0, y0, yaw = self.origin
         dx, dy = np.asarray(xs, dtype=float) - x0, np.asarray(ys, dtype=float) - y0
         c, s = math.cos(yaw), math.sin(yaw)
         cols = np.floor((c * dx + s * dy) / self.resolution)
         rows = np.floor((-s * dx + c * dy) / self.resolution)
         inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
-        out = np.full(np.shape(cols), np.inf)
-        out[inside] = self._distance[rows[inside].astype(int), cols[inside].astype(int)]
-        return out
+        return np.where(inside, rows, 0).astype(int), np.where(inside, cols, 0).astype(int), \
+            inside
+
+    def centres(self, rows, cols):
+        """``(xs, ys)`` in the map frame of the centres of cells ``(rows, cols)``."""
+        x0, y0, yaw = self.origin
+        u = (np.asarray(cols, dtype=float) + 0.5) * self.resolution
+        v = (np.asarray(rows, dtype=float) + 0.5) * self.resolution
+        c, s = math.cos(yaw), math.sin(yaw)
+        return x0 + c * u - s * v, y0 + s * u + c * v
+
+    def distance(self, xs, ys):
+        """Distance (m) to the nearest obstacle at map points; ``inf`` off the map."""
+        rows, cols, inside = self.cells(xs, ys)
+        return np.where(inside, self.field[rows, cols], np.inf)
 
     def crosses_obstacle(self, x0, y0, xs, ys):
         """For each segment from (x0, y0) to (xs[i], ys[i]): does it run through an occupied
