@@ -8,6 +8,7 @@ LOST (proven by the initialpose it publishes for a tag while LOST), then IDLE, w
 check; then the camera either sees nothing (a change_state request for LOST must come) or sees
 the tag (none may come).
 """
+import math
 import threading
 import time
 import unittest
@@ -19,7 +20,7 @@ from fiducial_msgs.msg import FiducialTransformArray
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import String
-from lost_and_found.srv import ChangeState, ChangeStateResponse
+from lost_and_found.srv import ChangeState, ChangeStateResponse, GetViewpoint
 from ros_wait import wait_for
 from test_fiducial_localizer import EXPECTED, TAG_ID, camera_and_estimate, fiducials
 
@@ -137,6 +138,44 @@ class TagCheckTest(unittest.TestCase):
                          'LOST requested while the expected tag was seen')
         self.assertFalse(self.play(no_fiducials, lambda: self.count('requests') > before, 3.0),
                          'LOST requested after an agreeing tag had confirmed the estimate')
+
+    def test_3_viewpoint(self):
+        """~viewpoint: where the estimate already has tag 8 in view, there; facing away from
+        it, the same place turned round; off the map, none."""
+        rospy.wait_for_service('/fiducial_localizer/viewpoint', 10.0)
+        viewpoint = rospy.ServiceProxy('/fiducial_localizer/viewpoint', GetViewpoint)
+        try:
+            # A camera frame names the camera's tf frame.
+            self.assertTrue(self.play(no_fiducials, lambda: viewpoint().found, 10.0),
+                            'no viewpoint where tag %d is in view' % TAG_ID)
+            answer = viewpoint()
+            self.assertEqual(answer.fiducial_id, TAG_ID)
+            self.assertEqual(answer.path_length, 0.0)
+            self.assertEqual(answer.pose.header.frame_id, 'map')
+            position = answer.pose.pose.position
+            self.assertAlmostEqual(position.x, EXPECTED[0], places=3)
+            self.assertAlmostEqual(position.y, EXPECTED[1], places=3)
+            self.assertAlmostEqual(answer.pose.pose.orientation.z, math.sin(EXPECTED[2] / 2),
+                                   places=3)
+
+            self.tf_broadcaster.sendTransform(camera_and_estimate(
+                (EXPECTED[0], EXPECTED[1], EXPECTED[2] + math.pi)))
+            self.assertTrue(self.play(no_fiducials, lambda: viewpoint().path_length == 0.0
+                                      and abs(viewpoint().pose.pose.orientation.w) < 0.99
+                                      and viewpoint().found, 10.0), viewpoint().message)
+            answer = viewpoint()
+            # Turned back to face the tag: yaw -pi/2 again (a half turn from the estimate).
+            self.assertEqual(answer.fiducial_id, TAG_ID)
+            self.assertAlmostEqual(answer.pose.pose.position.y, EXPECTED[1], places=3)
+            self.assertAlmostEqual(abs(answer.pose.pose.orientation.z),
+                                   abs(math.sin(EXPECTED[2] / 2)), places=2)
+
+            self.tf_broadcaster.sendTransform(camera_and_estimate((30.0, 30.0, 0.0)))
+            self.assertTrue(self.play(no_fiducials, lambda: not viewpoint().found, 10.0),
+                            'a viewpoint for an estimate off the map')
+            self.assertIn('no pose within', viewpoint().message)
+        finally:
+            self.tf_broadcaster.sendTransform(camera_and_estimate(EXPECTED))
 
 
 if __name__ == '__main__':

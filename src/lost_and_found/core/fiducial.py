@@ -80,6 +80,13 @@ class FiducialLocalizerConfig:
         verify_view_angle: largest angle (rad) between the tag's face normal and the
             direction to the camera at which a tag is expected.
         verify_missing_time: seconds an expected tag must stay undetected.
+        viewpoint_max_path: the ``~viewpoint`` service's reach: the longest path (m) over the
+            map's known-free cells to a pose from which the estimate puts a tag in the tag
+            check's geometry (core/viewpoint.py).
+        viewpoint_clearance: the service plans only through cells at least this far (m) from
+            an obstacle (the robot's radius plus a margin).
+        viewpoint_turn_cost: metres of path one radian of turning costs when viewpoints are
+            compared (the robot's linear over its angular speed).
     """
 
     fiducial_map: str = ''
@@ -104,6 +111,9 @@ class FiducialLocalizerConfig:
     verify_half_vfov: float = 0.3
     verify_view_angle: float = 0.7
     verify_missing_time: float = 1.5
+    viewpoint_max_path: float = 8.0
+    viewpoint_clearance: float = 0.3
+    viewpoint_turn_cost: float = 0.3
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -146,6 +156,9 @@ class FiducialLocalizerConfig:
         check.in_range('verify_half_vfov', 0.0, math.pi / 2, low_open=True)
         check.in_range('verify_view_angle', 0.0, math.pi / 2, low_open=True)
         check.positive('verify_missing_time')
+        check.non_negative('viewpoint_max_path')
+        check.non_negative('viewpoint_clearance')
+        check.non_negative('viewpoint_turn_cost')
         check.done()
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import rospy
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
-from geometry_msgs.msg import PoseWithCovarianceStamped
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 
 from lost_and_found.core import geometry
@@ -20,8 +20,11 @@ from lost_and_found.core.fiducial import (
     CHECK, FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection, contradicts,
     initialpose_covariance, load_fiducial_map)
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
-from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance
+from lost_and_found.core.viewpoint import ViewpointFinder
+from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance, \
+    quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
+from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
@@ -74,6 +77,12 @@ class FiducialLocalizerNode:
         ``~base_frame``) by more than ``~correct_xy`` / ``~correct_yaw``; at most once per
         ``~min_interval``.
 
+    Services:
+        ``~viewpoint`` (lost_and_found/GetViewpoint): the nearest pose, by the estimate, from
+        which a mapped tag would be inside the tag check's geometry (core/viewpoint.py); not
+        found when the check is off, there is no map or no tf yet, or none is within
+        ``~viewpoint_max_path``.
+
     Service calls:
         ``<state_namespace>/change_state``: ``LOST`` when, within ``~verify_window`` of a
         localization that no tag confirmed, a tag the estimate puts in clear view stays
@@ -91,7 +100,8 @@ class FiducialLocalizerNode:
         ``~verify_min_distance`` (float, 0.6 m), ``~verify_max_distance`` (float, 2.5 m),
         ``~verify_half_fov`` (float, 0.4 rad), ``~verify_half_vfov`` (float, 0.3 rad),
         ``~verify_view_angle`` (float, 0.7 rad),
-        ``~verify_missing_time`` (float, 1.5 s).
+        ``~verify_missing_time`` (float, 1.5 s), ``~viewpoint_max_path`` (float, 8.0 m),
+        ``~viewpoint_clearance`` (float, 0.3 m), ``~viewpoint_turn_cost`` (float, 0.3 m/rad).
     """
 
     def __init__(self, localizer, config, frame_id):
@@ -108,12 +118,16 @@ class FiducialLocalizerNode:
         self._gate = PublishGate(config.publish_in_states, config.min_interval,
                                  config.correct_in_states)
         self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
-        self._tag_check = None
+        self._tag_check = self._viewpoints = None
         if config.verify_window > 0:
             self._tag_check = TagCheck(
                 localizer.tag_poses, config.verify_window, config.verify_min_distance,
                 config.verify_max_distance, config.verify_half_fov, config.verify_half_vfov,
                 config.verify_view_angle, config.verify_missing_time)
+            self._viewpoints = ViewpointFinder(self._tag_check, config.viewpoint_max_path,
+                                               config.viewpoint_clearance,
+                                               config.viewpoint_turn_cost)
+        self._camera_frame = None       # the optical frame of the latest camera frame
         self._lock = threading.Lock()
         self._active = None
         self._state = None
@@ -135,6 +149,7 @@ class FiducialLocalizerNode:
             self._map_sub = rospy.Subscriber('map', OccupancyGrid, self._on_map, queue_size=1)
         self._sub = rospy.Subscriber('fiducial_transforms', FiducialTransformArray,
                                      self._on_fiducials, queue_size=1)
+        rospy.Service('~viewpoint', GetViewpoint, self._on_viewpoint)
 
     def _on_map(self, msg):
         """Take a new map for the line of sight of the tag check; keep the old one when it
@@ -185,6 +200,8 @@ class FiducialLocalizerNode:
         return transform_to_matrix(stamped.transform)
 
     def _on_fiducials(self, msg):
+        if msg.header.frame_id:
+            self._camera_frame = msg.header.frame_id
         try:
             self._handle(msg)
         except Exception as error:  # noqa: B902 - a callback must never die on bad input
@@ -287,6 +304,49 @@ class FiducialLocalizerNode:
             rospy.get_name(), reason))
         if not accepted:
             rospy.logerr('%s: could not make the robot LOST: %s', rospy.get_name(), why)
+
+    def _on_viewpoint(self, _request):
+        """``~viewpoint``: where to go for the tag check to test the estimate."""
+        try:
+            return self._viewpoint()
+        except Exception as error:  # noqa: B902 - a service must answer, never die
+            rospy.logerr('%s: viewpoint failed: %r', rospy.get_name(), error)
+            return GetViewpointResponse(found=False, message='error: %r' % (error,))
+
+    def _viewpoint(self):
+        """The GetViewpointResponse for the current estimate."""
+        def none(why):
+            rospy.loginfo('%s: no viewpoint: %s', rospy.get_name(), why)
+            return GetViewpointResponse(found=False, message=why)
+        if self._viewpoints is None:
+            return none('the tag check is off (~verify_window is 0)')
+        if self._tag_check.distance_map is None:
+            return none('no map received on %s yet' % rospy.resolve_name('map'))
+        if self._camera_frame is None:
+            return none('no camera frame on %s yet (its frame_id places the camera)'
+                        % rospy.resolve_name('fiducial_transforms'))
+        t_base_cam = self._lookup_camera(self._camera_frame)
+        estimate = self._lookup_estimate(rospy.Time(0)) if t_base_cam is not None else None
+        if estimate is None:
+            return none('no camera mount or pose estimate in tf')
+        with self._lock:
+            view = self._viewpoints.find(estimate, t_base_cam)
+        if view is None:
+            return none('no pose within %.1f m of path from (%.2f, %.2f) puts a mapped tag in '
+                        'clear view' % (self._config.viewpoint_max_path, *estimate[:2]))
+        response = GetViewpointResponse(found=True, fiducial_id=view.fiducial_id,
+                                        path_length=view.path_length)
+        response.pose = PoseStamped()
+        response.pose.header.frame_id = self._frame_id
+        response.pose.header.stamp = rospy.Time.now()
+        response.pose.pose.position.x, response.pose.pose.position.y = view.x, view.y
+        response.pose.pose.orientation = quaternion_from_yaw(view.yaw)
+        response.message = 'tag %d in view from (%.2f, %.2f, %.2f), %.1f m of path and ' \
+            '%.0f deg of turn from the estimate (%.2f, %.2f, %.2f)' % (
+                view.fiducial_id, view.x, view.y, view.yaw, view.path_length,
+                math.degrees(view.turn), *estimate)
+        rospy.loginfo('%s: viewpoint: %s', rospy.get_name(), response.message)
+        return response
 
     def _lookup_estimate(self, stamp):
         """The localizer's (x, y, yaw) of ``~base_frame`` in the map frame at ``stamp`` (else
