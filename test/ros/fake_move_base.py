@@ -17,6 +17,8 @@ Parameters:
     ~mode (str, 'succeed'): 'succeed' or 'abort' each goal after ``~delay``, or 'hang' (never
         finish a goal until it is cancelled or preempted).
     ~delay (float, 0.5): seconds before a goal succeeds or aborts.
+    ~hang_callers (list of str, []): goals from these caller ids hang whatever the mode (a
+        goal from ``move_base_simple/goal`` comes from this node, ``/move_base``).
 """
 import json
 import math
@@ -40,10 +42,13 @@ def _yaw(q):
 class FakeMoveBase:
     """The fake server; see the module docstring for its ROS API."""
 
-    def __init__(self, mode, delay):
-        """Serve ``move_base`` in ``mode``; goals finish after ``delay`` seconds."""
+    def __init__(self, mode, delay, hang_callers=()):
+        """Serve ``move_base`` in ``mode``; goals finish after ``delay`` seconds, except those
+        from ``hang_callers``."""
         self._mode = mode
         self._delay = delay
+        self._hang_callers = set(hang_callers)
+        self._callers = {}      # goal id -> caller id
         self._lock = threading.Lock()
         self._events = rospy.Publisher('~events', String, queue_size=100)
         relay = SimpleGoalRelay('move_base')
@@ -60,6 +65,8 @@ class FakeMoveBase:
 
     def _on_goal(self, msg):
         pose = msg.goal.target_pose
+        with self._lock:
+            self._callers[msg.goal_id.id] = msg._connection_header.get('callerid', '')
         self._emit(event='goal', id=msg.goal_id.id,
                    callerid=msg._connection_header.get('callerid', ''),
                    frame=pose.header.frame_id, x=pose.pose.position.x, y=pose.pose.position.y,
@@ -72,13 +79,15 @@ class FakeMoveBase:
     def _execute(self, _goal):
         goal_id = self._server.current_goal.get_goal_id().id
         deadline = rospy.get_time() + self._delay
+        with self._lock:
+            hang = self._mode == 'hang' or self._callers.get(goal_id) in self._hang_callers
         rate = rospy.Rate(50)
         while not rospy.is_shutdown():
             if self._server.is_preempt_requested():
                 self._server.set_preempted()
                 self._emit(event='preempted', id=goal_id)
                 return
-            if self._mode != 'hang' and rospy.get_time() >= deadline:
+            if not hang and rospy.get_time() >= deadline:
                 if self._mode == 'succeed':
                     self._server.set_succeeded()
                     self._emit(event='succeeded', id=goal_id)
@@ -97,11 +106,14 @@ def main():
     rospy.init_node('move_base')
     mode = rospy.get_param('~mode', 'succeed')
     delay = rospy.get_param('~delay', 0.5)
-    if mode not in MODES or not isinstance(delay, (int, float)) or not delay >= 0:
-        rospy.logfatal('fake_move_base: bad ~mode=%r or ~delay=%r (mode one of %s, delay >= 0)',
-                       mode, delay, ', '.join(MODES))
+    hang_callers = rospy.get_param('~hang_callers', [])
+    if mode not in MODES or not isinstance(delay, (int, float)) or not delay >= 0 or \
+            not isinstance(hang_callers, list):
+        rospy.logfatal('fake_move_base: bad ~mode=%r, ~delay=%r or ~hang_callers=%r (mode one '
+                       'of %s, delay >= 0, a list of caller ids)', mode, delay, hang_callers,
+                       ', '.join(MODES))
         raise SystemExit(1)
-    FakeMoveBase(mode, float(delay))
+    FakeMoveBase(mode, float(delay), hang_callers)
     rospy.spin()
 
 

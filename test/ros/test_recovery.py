@@ -61,10 +61,6 @@ class RecoveryTest(unittest.TestCase):
         self.twists = []          # (receive time, v, w)
         self.saved = []
         self.requests = []
-        self.spin_speed = rospy.get_param('~spin_speed')
-        self.goal_timeout = rospy.get_param('~goal_timeout')
-        self.per_metre = rospy.get_param('~goal_timeout_per_metre')
-        self.spiral_step = rospy.get_param('~spiral_step')
         self.state = State.IDLE
         self.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1, latch=True)
         self.state_pub.publish(String(data=self.state.value))
@@ -149,6 +145,10 @@ class RecoveryTest(unittest.TestCase):
     # ------------------------------------------------------------ the scenario
 
     def test_episode(self):
+        self.spin_speed = rospy.get_param('~spin_speed')
+        self.goal_timeout = rospy.get_param('~goal_timeout')
+        self.per_metre = rospy.get_param('~goal_timeout_per_metre')
+        self.spiral_step = rospy.get_param('~spiral_step')
         wait_for(self.node_connected, 20.0, 'lost_and_found and fake move_base to connect')
         wait_for(lambda: all(s.get_num_connections() > 0 for s in self.subs), 10.0,
                  'our subscriptions to connect')

@@ -18,6 +18,12 @@ An episode starts when the state becomes LOST::
                   saw during the spin and the search covers what it cannot see now)
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
+    -> with ``look_before_resume``, when the localizer alone ended LOST (LOST -> IDLE, no tag
+       fix) and the robot is not docked: ask fiducial_localizer for a viewpoint (a pose from
+       which the estimate puts a mapped tag in clear view), drive there and stand
+       ``look_dwell`` s, so that its tag check confirms or refutes the estimate (a refutation
+       makes the robot LOST again: a new episode, the goal still saved); at most
+       ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
        ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
@@ -59,6 +65,10 @@ GOAL_LOST = 9
 #: Leg outcomes that count towards ``max_aborts`` (with a timeout): move_base could not drive
 #: the leg. Their names are for the logs.
 _FAILED = {ABORTED: 'aborted', REJECTED: 'rejected', GOAL_LOST: 'lost'}
+
+#: Names of the terminal statuses, for the logs.
+_STATUS_NAMES = {**_FAILED, PREEMPTED: 'preempted', SUCCEEDED: 'succeeded',
+                 RECALLED: 'recalled'}
 
 #: Seconds between repeated NEED_HELP requests while lost_service has not granted it (the
 #: service may be restarting; asking every step would flood it).
@@ -131,6 +141,17 @@ class RecoveryConfig:
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
             them face-on.
+        look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
+            docked), drive to the viewpoint fiducial_localizer names and stand there before
+            resuming the saved goal, so that its tag check can refute a wrong estimate
+            (fiducial_localizer's ``verify_window`` must be on and outlast the look).
+        look_timeout: the longest look (s): asking, driving and standing; then the goal is
+            resumed.
+        look_dwell: seconds to stand at the viewpoint (more than fiducial_localizer's
+            ``verify_missing_time``, for its camera frames).
+        viewpoint_service: fiducial_localizer's GetViewpoint service.
+        kidnap_namespace: where kidnap_monitor publishes ``on_dock`` (a docked robot does not
+            go to look).
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -153,6 +174,11 @@ class RecoveryConfig:
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
     look_around_every: float = 3.0
+    look_before_resume: bool = False
+    look_timeout: float = 45.0
+    look_dwell: float = 3.0
+    viewpoint_service: str = 'fiducial_localizer/viewpoint'
+    kidnap_namespace: str = 'kidnap_monitor'
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -211,6 +237,12 @@ class RecoveryConfig:
         check.non_negative('look_around_every')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
+        check.require(isinstance(self.look_before_resume, bool), 'look_before_resume',
+                      'be true or false')
+        check.positive('look_timeout')
+        check.non_negative('look_dwell')
+        check.non_empty('viewpoint_service')
+        check.non_empty('kidnap_namespace')
         check.non_empty('map_frame')
         check.non_empty('base_frame')
         check.non_empty('state_namespace')
@@ -286,6 +318,8 @@ class Command:
         request_state: a State to ask lost_service for, or None.
         reason: why, for the state request.
         clear_costmaps: ask move_base to clear its costmaps (a new LOST episode began).
+        find_viewpoint: ask fiducial_localizer for a viewpoint and pass the answer to
+            :meth:`RecoveryCore.on_viewpoint`.
     """
 
     twist: tuple = None
@@ -298,6 +332,7 @@ class Command:
     request_state: State = None
     reason: str = ''
     clear_costmaps: bool = False
+    find_viewpoint: bool = False
 
 
 class Phase(enum.Enum):
@@ -309,6 +344,7 @@ class Phase(enum.Enum):
     WANDER = 'WANDER'      # the reactive wander
     WAIT = 'WAIT'          # strategy none: standing still, waiting for the localizer
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
+    LOOK = 'LOOK'          # localized: going to look at a tag before resuming the goal
 
 
 def _finite(*values):
@@ -380,6 +416,10 @@ class RecoveryCore:
         self._wander_from = None        # the odometry position that distance was counted to
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
+        self._docked = False            # the base reports it is on its dock
+        self._look = None               # during LOOK: 'ask', 'go' (to the viewpoint), 'stand'
+        self._look_end = None           # the look's deadline (look_timeout)
+        self._stand_end = None          # the end of standing at the viewpoint
         self._warned = {}               # warning key -> time of the last warning
         self._out = {}                  # pending Command fields, flushed by step()
 
@@ -402,14 +442,39 @@ class RecoveryCore:
         if self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
         if state in LOCALIZED and self._resume:
-            self._resume = False
-            if self.saved_goal is not None:
-                _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
-                          state.value, self.saved_goal.x, self.saved_goal.y)
-                self._retries_left = self.config.resume_retries
-                self._resend()
-                if state != State.NAVIGATING:
-                    self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
+            if self.config.look_before_resume and previous == State.LOST and \
+                    not self._docked:
+                self._start_look(t)
+            else:
+                self._resume_goal()
+
+    def on_viewpoint(self, viewpoint, why, t):
+        """fiducial_localizer's answer to :attr:`Command.find_viewpoint`.
+
+        Args:
+            viewpoint: ``(x, y, yaw)`` of the base pose in ``map_frame`` to look from, or None
+                when there is none (then the goal is resumed now).
+            why: what the answer says, for the log.
+            t: time (s).
+        """
+        t = self._time(t)
+        if t is None or self.phase != Phase.LOOK or self._look != 'ask':
+            return      # a late answer: the look is over
+        if viewpoint is None or not _finite(*viewpoint):
+            self._end_look('no viewpoint (%s)' % why)
+            return
+        goal = tuple(float(v) for v in viewpoint)
+        self._look = 'go'
+        self._out['send_goal'] = goal
+        self._out['goal_frame'] = self.config.map_frame
+        self._out['goal_tag'] = self._next_tag('look')
+        _log.info('recovery: going to look from (%.2f, %.2f, %.2f): %s', goal[0], goal[1],
+                  goal[2], why)
+
+    def on_dock(self, docked):
+        """Whether the base is on its dock (kidnap_monitor's ``on_dock``): a docked robot
+        does not drive off to look at a tag."""
+        self._docked = bool(docked)
 
     def on_user_goal(self, goal, t):
         """A goal from a user (not from this node) was seen on move_base's inputs."""
@@ -422,6 +487,10 @@ class RecoveryCore:
             return
         replaced = self.saved_goal
         self.saved_goal = goal
+        if self.phase == Phase.LOOK:
+            # The user drives now (move_base took the goal and preempted the look's).
+            self._stop('a user goal arrived during the look')
+            self._resume = False
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
         self._resent = False
         self._retry_at = None
@@ -453,6 +522,15 @@ class RecoveryCore:
                 return      # a late result of a goal we already replaced or gave up on
             if self.phase == Phase.LEG:
                 self._leg_done(status, t)
+            elif self.phase == Phase.LOOK and self._look == 'go':
+                if status == SUCCEEDED:
+                    self._look = 'stand'
+                    self._stand_end = t + self.config.look_dwell
+                    _log.info('recovery: at the viewpoint, looking for %.1f s',
+                              self.config.look_dwell)
+                else:
+                    self._end_look('move_base ended the way to the viewpoint (%s)'
+                                   % _STATUS_NAMES.get(status, status))
             elif self._resent and self.phase == Phase.IDLE:
                 self._resent = False
                 if status == ABORTED:
@@ -523,7 +601,7 @@ class RecoveryCore:
 
         A re-sent user goal is left running: it is the user's navigation, not the search.
         """
-        command = Command(twist=(0.0, 0.0), cancel=self.phase == Phase.LEG)
+        command = Command(twist=(0.0, 0.0), cancel=self._goal_in_flight())
         self.phase = Phase.IDLE
         self._out = {}
         return command
@@ -555,6 +633,13 @@ class RecoveryCore:
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
             if t - self._last_help >= NEED_HELP_RETRY:
                 self._ask_for_help(t)
+        elif self.phase == Phase.LOOK:
+            if t >= self._look_end:
+                if self._look == 'go':
+                    self._out['cancel'] = True
+                self._end_look('no end to the look after %.0f s' % self.config.look_timeout)
+            elif self._look == 'stand' and t >= self._stand_end:
+                self._end_look('looked for %.1f s' % self.config.look_dwell)
         elif self._retry_at is not None and t >= self._retry_at:
             self._retry_at = None
             if self.state == State.NAVIGATING and self.phase == Phase.IDLE and \
@@ -578,7 +663,7 @@ class RecoveryCore:
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
             for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
-                         '_retry_at'):
+                         '_retry_at', '_look_end', '_stand_end'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
@@ -619,8 +704,10 @@ class RecoveryCore:
             self._out.pop('request_state', None)
             self._out.pop('reason', None)
         self._retry_at = None
-        if self.phase == Phase.LEG or self._resent:
+        self._drop_pending_look()
+        if self._goal_in_flight() or self._resent:
             self._out['cancel'] = True
+        self._look = None
         if self.saved_goal is not None and not self._resent:
             self._cancel_user(self.saved_goal.goal_id)
         elif self.saved_goal is None:
@@ -789,11 +876,57 @@ class RecoveryCore:
 
     def _stop(self, why):
         """Leave the search: zero twist once and cancel the leg in flight."""
-        _log.info('recovery: stopping the search (%s)', why)
-        if self.phase == Phase.LEG:
+        _log.info('recovery: stopping the %s (%s)',
+                  'look' if self.phase == Phase.LOOK else 'search', why)
+        self._drop_pending_look()
+        if self._goal_in_flight():
             self._out['cancel'] = True
         self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.IDLE
+        self._look = None
+
+    def _goal_in_flight(self):
+        """True while a goal of this node's search or look is at move_base."""
+        return self.phase == Phase.LEG or (self.phase == Phase.LOOK and self._look == 'go')
+
+    def _drop_pending_look(self):
+        """Leaving a look: what it asked for in this step must not go out (a goal that never
+        reached move_base needs no cancel)."""
+        if self.phase != Phase.LOOK:
+            return
+        self._out.pop('find_viewpoint', None)
+        if self._out.pop('send_goal', None) is not None:
+            self._out.pop('goal_frame', None)
+            self._out.pop('goal_tag', None)
+            self._look = 'ask'
+
+    def _start_look(self, t):
+        """Localized on the localizer's word alone: ask where a tag would be in view."""
+        _log.info('recovery: localized without a tag: looking for one before resuming (at '
+                  'most %.0f s)', self.config.look_timeout)
+        self.phase = Phase.LOOK
+        self._look = 'ask'
+        self._look_end = t + self.config.look_timeout
+        self._out['find_viewpoint'] = True
+
+    def _end_look(self, why):
+        """The look is over (or never started): resume the saved goal."""
+        _log.info('recovery: look over: %s', why)
+        self.phase = Phase.IDLE
+        self._look = None
+        self._resume_goal()
+
+    def _resume_goal(self):
+        """Re-send the saved goal after an episode, and request NAVIGATING."""
+        self._resume = False
+        if self.saved_goal is None:
+            return
+        _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
+                  self.state.value, self.saved_goal.x, self.saved_goal.y)
+        self._retries_left = self.config.resume_retries
+        self._resend()
+        if self.state != State.NAVIGATING:
+            self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
 
     def _user_goal_done(self, status, goal_id):
         """The user's goal (or our re-send of it) ended at move_base."""

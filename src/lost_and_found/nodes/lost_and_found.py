@@ -13,6 +13,7 @@ from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActio
     MoveBaseGoal
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import LaserScan
+from std_msgs.msg import Bool
 from std_srvs.srv import Empty
 
 from lost_and_found.core.reactive import Scan
@@ -20,6 +21,7 @@ from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, Us
 from lost_and_found.nodes.conversions import quaternion_from_yaw, yaw_from_quaternion
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
+from lost_and_found.srv import GetViewpoint
 from lost_and_found.state import StateClient
 
 #: Seconds between two warnings about the same repeating problem.
@@ -36,6 +38,9 @@ _POLL = 0.1
 
 #: Wait (s) for move_base's clear_costmaps service (worker thread only).
 _CLEAR_TIMEOUT = 1.0
+
+#: Wait (s) for fiducial_localizer's viewpoint service (worker thread only).
+_VIEWPOINT_TIMEOUT = 1.0
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
@@ -109,6 +114,8 @@ class RecoveryNode:
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
+        <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume``): a
+            docked robot does not go to look at a tag
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -117,13 +124,17 @@ class RecoveryNode:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP
         move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
+        fiducial_localizer/viewpoint (lost_and_found/GetViewpoint; ``~viewpoint_service``):
+            where to look from, with ``~look_before_resume`` (a missing service: no look)
     Action clients:
-        move_base (move_base_msgs/MoveBaseAction): spiral legs and the re-sent saved goal
+        move_base (move_base_msgs/MoveBaseAction): spiral legs, the look's viewpoint and the
+            re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
         goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
         move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
-        scan_timeout, clear_costmaps, look_around_every, reactive/*).
+        scan_timeout, clear_costmaps, look_around_every, look_before_resume, look_timeout,
+        look_dwell, viewpoint_service, kidnap_namespace, reactive/*).
     """
 
     def __init__(self, core, config):
@@ -152,6 +163,7 @@ class RecoveryNode:
         action = rospy.remap_name('move_base')
         self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)
         self._clear_costmaps = rospy.ServiceProxy(action + '/clear_costmaps', Empty)
+        self._viewpoint = rospy.ServiceProxy(self._config.viewpoint_service, GetViewpoint)
         self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
         self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
         self._tf_buffer = tf2_ros.Buffer()
@@ -166,6 +178,9 @@ class RecoveryNode:
                          queue_size=5)
         rospy.Subscriber(action + '/result', MoveBaseActionResult, self._on_result,
                          queue_size=10)
+        if self._config.look_before_resume:
+            rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
+                             self._on_dock, queue_size=1)
         for target in (self._watch_move_base, self._make_requests):
             threading.Thread(target=target, daemon=True).start()
         rospy.on_shutdown(self._on_shutdown)
@@ -219,6 +234,9 @@ class RecoveryNode:
         pose = msg.goal.target_pose
         self._guard('move_base/goal', lambda: self._core.on_user_goal(
             user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
+
+    def _on_dock(self, msg):
+        self._guard('on_dock', lambda: self._core.on_dock(msg.data))
 
     def _on_result(self, msg):
         goal_id = msg.status.goal_id.id
@@ -279,6 +297,8 @@ class RecoveryNode:
                                                  command.reason))
         if command.clear_costmaps:
             self._requests.put(self._clear_move_base_costmaps)
+        if command.find_viewpoint:
+            self._requests.put(self._find_viewpoint)
 
     def _publish_saved_goal(self):
         """Publish the saved goal (latched) when it differs from the last one published."""
@@ -321,6 +341,27 @@ class RecoveryNode:
             rospy.logwarn_throttle(_THROTTLE, '%s: could not clear move_base\'s costmaps (%s): '
                                    'its local costmap may hold obstacles of another place'
                                    % (self._name, error))
+
+    def _find_viewpoint(self):
+        """Ask fiducial_localizer where to look from; hand the answer to the core (a missing
+        or failing service is an answer too: no viewpoint)."""
+        viewpoint = None
+        try:
+            self._viewpoint.wait_for_service(_VIEWPOINT_TIMEOUT)
+            answer = self._viewpoint()
+            why = answer.message
+            if answer.found:
+                pose = answer.pose.pose
+                viewpoint = (pose.position.x, pose.position.y,
+                             yaw_from_quaternion(pose.orientation))
+                if answer.pose.header.frame_id.lstrip('/') not in ('', self._config.map_frame):
+                    viewpoint = None
+                    why = 'the viewpoint is in %r, not in map_frame %r' % (
+                        answer.pose.header.frame_id, self._config.map_frame)
+        except (rospy.ROSException, rospy.ServiceException) as error:
+            why = 'no answer from %s: %s' % (self._viewpoint.resolved_name, error)
+            rospy.logwarn_throttle(_THROTTLE, '%s: %s' % (self._name, why))
+        self._guard('viewpoint', lambda: self._core.on_viewpoint(viewpoint, why, self._now()))
 
     def _watch_move_base(self):
         """Track move_base availability in the background so the loop never waits for it."""
