@@ -65,10 +65,11 @@ class RecoveryLookTest(RecoveryTest):
             return next((t for t, e in self.events
                          if e['event'] == 'succeeded' and e['id'] == goal_id), None)
 
-    def lost_then_localized(self):
-        """LOST, then IDLE straight from LOST (the localizer alone); returns the time."""
+    def lost_then_localized(self, user_id):
+        """LOST, then, once the node has cancelled the user's goal ``user_id`` (it saw LOST),
+        IDLE straight from LOST (the localizer alone); returns the time of IDLE."""
         self.set_state(State.LOST)
-        wait_for(lambda: self.state == State.LOST, 2.0, 'LOST')
+        wait_for(lambda: self.has_event('preempted', user_id), 5.0, 'the user goal cancelled')
         self.set_state(State.IDLE)
         return rospy.get_time()
 
@@ -79,11 +80,13 @@ class RecoveryLookTest(RecoveryTest):
                  'our subscriptions and on_dock to connect')
         user = pose_msg(*GOAL)
         self.goal_pub.publish(user)
+        wait_for(lambda: self.goals_from('/move_base'), 5.0, 'move_base to get the user goal')
+        user_id = self.goals_from('/move_base')[0][1]['id']
         wait_for(lambda: self.state == State.NAVIGATING, 5.0, 'the node to request NAVIGATING')
 
         # Localized without a tag: the viewpoint is asked for and driven to, and only after
         # standing there look_dwell s is the saved goal re-sent and NAVIGATING requested.
-        localized_at = self.lost_then_localized()
+        localized_at = self.lost_then_localized(user_id)
         wait_for(lambda: self.goals_at(VIEW), 5.0, 'the look goal at the viewpoint')
         _, look = self.goals_at(VIEW)[0]
         self.assertEqual(look['frame'], 'map')

@@ -3,7 +3,8 @@ shown a tag (fiducial_localizer's viewpoint), then the saved goal is resumed."""
 import pytest
 
 from lost_and_found.core.config import ConfigError
-from lost_and_found.core.recovery import ABORTED, SUCCEEDED, Command, Phase, RecoveryConfig
+from lost_and_found.core.recovery import ABORTED, PREEMPTED, SUCCEEDED, Command, Phase, \
+    RecoveryConfig
 from lost_and_found.nodes import lost_and_found as nodes
 from lost_and_found.state import State
 from test_recovery import GOAL, Runner, make_core, user_goal_then_lost
@@ -127,15 +128,67 @@ def test_a_late_viewpoint_answer_is_ignored():
     assert all(c.send_goal is None for c in runner.run(1.0))
 
 
-def test_a_user_goal_during_the_look_ends_it_without_a_resend():
+@pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
+def test_a_user_goal_during_the_look_ends_it_without_a_resend(stage):
     core, runner, _ = localized_without_a_tag()
-    go_to_view(core, runner)
+    if stage != 'ask':
+        command = go_to_view(core, runner)
+    if stage == 'stand':
+        core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
+        runner.step()
     other = GOAL.__class__('map', -3.0, 2.0, goal_id='/rviz-2-20.0')
     core.on_user_goal(other, runner.t)
     command = runner.step()
-    assert command.cancel and command.request_state == State.NAVIGATING
+    assert command.cancel == (stage == 'go')         # only the way to the viewpoint is ours
+    assert command.request_state == State.NAVIGATING and command.twist is None
     assert core.phase == Phase.IDLE and core.saved_goal == other
+    later = runner.run(60.0)
+    assert not any(c.resend_saved_goal or c.send_goal for c in later)
+
+
+def test_someone_else_preempting_the_way_keeps_the_goal_without_a_resend():
+    # move_base took a new user goal, whose callback has not arrived yet.
+    core, runner, _ = localized_without_a_tag()
+    command = go_to_view(core, runner)
+    core.on_goal_done(PREEMPTED, True, runner.t, command.goal_tag)
+    command = runner.step()
+    assert not command.resend_saved_goal and not command.cancel
+    assert core.phase == Phase.IDLE and core.saved_goal == GOAL
     assert not any(c.resend_saved_goal for c in runner.run(60.0))
+
+
+@pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
+def test_docking_during_the_look_ends_it(stage):
+    core, runner, _ = localized_without_a_tag()
+    if stage != 'ask':
+        command = go_to_view(core, runner)
+    if stage == 'stand':
+        core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
+        runner.step()
+    core.on_dock(True)
+    command = runner.step()
+    assert command.cancel == (stage == 'go') and command.resend_saved_goal
+    assert core.phase == Phase.IDLE
+
+
+def test_no_look_while_move_base_is_down():
+    core = make_core(look_before_resume=True)
+    core.on_move_base_available(False)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_state(State.IDLE, runner.t)
+    command = runner.step()
+    assert command.resend_saved_goal and not command.find_viewpoint
+
+
+def test_an_answer_in_the_period_the_look_times_out_sends_nothing():
+    core, runner, _ = localized_without_a_tag(look_timeout=5.0)
+    runner.run(4.9 - 0.1)
+    core.on_viewpoint(VIEW, 'just in time', runner.t)
+    commands = runner.run(0.3)
+    assert not any(c.send_goal for c in commands)
+    resumed = [c for c in commands if c.resend_saved_goal]
+    assert len(resumed) == 1 and not resumed[0].cancel
 
 
 def test_lost_before_the_look_goal_went_out_sends_and_cancels_nothing():
@@ -169,6 +222,7 @@ def test_shutdown_during_the_way_cancels_it():
     ({'look_timeout': 0.0}, 'look_timeout'),
     ({'look_dwell': -1.0}, 'look_dwell'),
     ({'viewpoint_service': ''}, 'viewpoint_service'),
+    ({'look_dwell': 50.0}, 'look_dwell'),
 ])
 def test_bad_look_config_is_named(params, key):
     with pytest.raises(ConfigError) as error:

@@ -4,14 +4,13 @@ import math
 import numpy as np
 import pytest
 
-from lost_and_found.core import geometry
 from lost_and_found.core.scan_agreement import DistanceMap
 from lost_and_found.core.viewpoint import ViewpointFinder, _grid_dijkstra
 from test_tag_check import RES, make_check, wall_tag
+from tool_loader import load_tool
 
 #: The TurtleBot2 camera's optical frame (z forward): 0.1 m ahead of the base, 0.3 m up.
-T_BASE_CAM = geometry.make_transform(geometry.rpy_to_matrix(-math.pi / 2, 0.0, -math.pi / 2),
-                                     (0.1, 0.0, 0.3))
+T_BASE_CAM = load_tool('tag_check_coverage').T_BASE_CAM
 TURN_COST = 0.3
 
 
@@ -120,6 +119,10 @@ def test_grid_dijkstra_lengths():
     lengths = _grid_dijkstra(free, (0, 0), 0.5, math.inf)
     assert np.isinf(lengths[0, 4])
     assert np.isinf(_grid_dijkstra(np.ones((5, 5), dtype=bool), (0, 0), 0.5, 1.0)[0, 4])
+    # From the other corner, along the anti-diagonal.
+    lengths = _grid_dijkstra(np.ones((5, 5), dtype=bool), (0, 4), 0.5, math.inf)
+    assert lengths[4, 0] == pytest.approx(4 * 0.5 * math.sqrt(2.0))
+    assert lengths[3, 2] == pytest.approx(2 * 0.5 * math.sqrt(2.0) + 0.5)
 
 
 def test_distance_map_cells_and_centres_round_trip_on_a_rotated_map():
@@ -130,6 +133,11 @@ def test_distance_map_cells_and_centres_round_trip_on_a_rotated_map():
     assert inside.all()
     assert back_rows.tolist() == rows.tolist() and back_cols.tolist() == cols.tolist()
     assert not dmap.cells([0.0], [0.0])[2][0]
+
+
+def test_distance_map_rejects_free_cells_of_another_shape():
+    with pytest.raises(ValueError, match='free cells of shape'):
+        DistanceMap(np.zeros((3, 4), dtype=bool), 0.1, free=np.ones(4, dtype=bool))
 
 
 def test_distance_map_from_an_occupancy_grid_knows_unknown_cells():

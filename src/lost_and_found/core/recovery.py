@@ -142,9 +142,10 @@ class RecoveryConfig:
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
             them face-on.
         look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
-            docked), drive to the viewpoint fiducial_localizer names and stand there before
-            resuming the saved goal, so that its tag check can refute a wrong estimate
-            (fiducial_localizer's ``verify_window`` must be on and outlast the look).
+            docked, move_base up), drive to the viewpoint fiducial_localizer names and stand
+            there, so that its tag check can refute a wrong estimate; then resume the saved
+            goal, if any (the look runs without one too: it tests the localization).
+            fiducial_localizer's ``verify_window`` must be on and outlast the look.
         look_timeout: the longest look (s): asking, driving and standing; then the goal is
             resumed.
         look_dwell: seconds to stand at the viewpoint (more than fiducial_localizer's
@@ -241,6 +242,11 @@ class RecoveryConfig:
                       'be true or false')
         check.positive('look_timeout')
         check.non_negative('look_dwell')
+        if _finite(self.look_timeout, self.look_dwell) and \
+                self.look_dwell >= self.look_timeout:
+            check.problem('look_dwell=%r: must be less than look_timeout=%r, or every look '
+                          'times out before it has stood at its viewpoint'
+                          % (self.look_dwell, self.look_timeout))
         check.non_empty('viewpoint_service')
         check.non_empty('kidnap_namespace')
         check.non_empty('map_frame')
@@ -305,10 +311,11 @@ class Command:
     Attributes:
         twist: ``(v, w)`` (m/s, rad/s) to publish on ``cmd_vel``, or None to publish nothing
             (move_base or a person drives).
-        send_goal: ``(x, y, yaw)`` of a spiral leg to send to move_base in ``goal_frame``.
+        send_goal: ``(x, y, yaw)`` of a spiral leg or of the look's viewpoint, to send to
+            move_base in ``goal_frame``.
         goal_frame: the frame of ``send_goal``.
-        cancel: cancel the goal this node has in flight at move_base (a leg or the re-sent goal),
-            before sending any new goal.
+        cancel: cancel the goal this node has in flight at move_base (a leg, the way to the
+            viewpoint or the re-sent goal), before sending any new goal.
         cancel_user: cancel someone else's goal at move_base: its goal id, or '' when the id is
             unknown (then cancel every goal stamped up to now); None: nothing to cancel.
         resend_saved_goal: send :attr:`RecoveryCore.saved_goal` to move_base with a fresh stamp.
@@ -443,7 +450,7 @@ class RecoveryCore:
             self._stop('state is now %s' % state.value)
         if state in LOCALIZED and self._resume:
             if self.config.look_before_resume and previous == State.LOST and \
-                    not self._docked:
+                    not self._docked and self.move_base_available:
                 self._start_look(t)
             else:
                 self._resume_goal()
@@ -473,8 +480,14 @@ class RecoveryCore:
 
     def on_dock(self, docked):
         """Whether the base is on its dock (kidnap_monitor's ``on_dock``): a docked robot
-        does not drive off to look at a tag."""
+        does not drive off to look at a tag, and a look under way when it docks ends (docking
+        also ends LOST, and the two may arrive in either order)."""
         self._docked = bool(docked)
+        if self._docked and self.phase == Phase.LOOK:
+            self._drop_pending_look()
+            if self._goal_in_flight():
+                self._out['cancel'] = True
+            self._end_look('the robot is on its dock')
 
     def on_user_goal(self, goal, t):
         """A goal from a user (not from this node) was seen on move_base's inputs."""
@@ -509,7 +522,8 @@ class RecoveryCore:
 
         Args:
             status: the terminal status (SUCCEEDED, ABORTED, PREEMPTED, ...).
-            ours: True for the goal this node has in flight (a leg or the re-sent goal).
+            ours: True for the goal this node has in flight (a leg, the way to the viewpoint
+                or the re-sent goal).
             t: time (s).
             goal_id: the goal's id; for our goals the :attr:`Command.goal_tag` it was sent with
                 ('' stands for the latest one).
@@ -528,6 +542,13 @@ class RecoveryCore:
                     self._stand_end = t + self.config.look_dwell
                     _log.info('recovery: at the viewpoint, looking for %.1f s',
                               self.config.look_dwell)
+                elif status in (PREEMPTED, RECALLED):
+                    # Not by us (every cancel of ours leaves the look first): someone else's
+                    # goal or cancel took move_base over. Theirs drives; ours stays saved.
+                    self._look = None       # over at move_base: nothing to cancel
+                    self._stop('move_base %s the way to the viewpoint'
+                               % _STATUS_NAMES[status])
+                    self._resume = False
                 else:
                     self._end_look('move_base ended the way to the viewpoint (%s)'
                                    % _STATUS_NAMES.get(status, status))
@@ -597,7 +618,8 @@ class RecoveryCore:
         self.move_base_available = bool(available)
 
     def shutdown(self):
-        """The node is shutting down: cancel the leg in flight, stop the robot.
+        """The node is shutting down: cancel the leg (or the way to the viewpoint) in
+        flight, stop the robot.
 
         A re-sent user goal is left running: it is the user's navigation, not the search.
         """
@@ -635,6 +657,7 @@ class RecoveryCore:
                 self._ask_for_help(t)
         elif self.phase == Phase.LOOK:
             if t >= self._look_end:
+                self._drop_pending_look()
                 if self._look == 'go':
                     self._out['cancel'] = True
                 self._end_look('no end to the look after %.0f s' % self.config.look_timeout)
@@ -876,12 +899,13 @@ class RecoveryCore:
 
     def _stop(self, why):
         """Leave the search: zero twist once and cancel the leg in flight."""
-        _log.info('recovery: stopping the %s (%s)',
-                  'look' if self.phase == Phase.LOOK else 'search', why)
+        looking = self.phase == Phase.LOOK
+        _log.info('recovery: stopping the %s (%s)', 'look' if looking else 'search', why)
         self._drop_pending_look()
         if self._goal_in_flight():
             self._out['cancel'] = True
-        self._out['twist'] = (0.0, 0.0)
+        if not looking:     # during a look move_base drives, not this node
+            self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.IDLE
         self._look = None
 

@@ -76,10 +76,11 @@ class DistanceMap:
         occupied = np.asarray(occupied, dtype=bool)
         if occupied.ndim != 2 or occupied.size == 0:
             raise ValueError('map must be a non-empty 2D grid, got shape %s' % (occupied.shape,))
-        free = ~occupied if free is None else np.asarray(free, dtype=bool) & ~occupied
+        free = ~occupied if free is None else np.asarray(free, dtype=bool)
         if free.shape != occupied.shape:
             raise ValueError('free cells of shape %s for a map of shape %s'
                              % (free.shape, occupied.shape))
+        free = free & ~occupied
         resolution = float(resolution)
         if not (math.isfinite(resolution) and resolution > 0):
             raise ValueError('map resolution=%r must be a finite number > 0' % resolution)

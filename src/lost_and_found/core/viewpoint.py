@@ -134,19 +134,16 @@ class ViewpointFinder:
         reach = int(math.ceil((self.max_path + START_SNAP) / res))
         r0, c0 = max(0, row - reach), max(0, col - reach)
         window = traversable[r0:row + reach + 1, c0:col + reach + 1]
-        if not window[row - r0, col - c0]:
-            snap = int(math.ceil(START_SNAP / res))
-            rr, cc = np.nonzero(window[max(0, row - r0 - snap):row - r0 + snap + 1,
-                                       max(0, col - c0 - snap):col - c0 + snap + 1])
-            if not rr.size:
-                return None
-            rr = rr + max(0, row - r0 - snap)
-            cc = cc + max(0, col - c0 - snap)
-            nearest = int(np.argmin(np.hypot(rr - (row - r0), cc - (col - c0))))
-            start = (int(rr[nearest]), int(cc[nearest]))
-            offset = math.hypot(start[0] - (row - r0), start[1] - (col - c0)) * res
+        here = (row - r0, col - c0)
+        if window[here]:
+            start, offset = here, 0.0
         else:
-            start, offset = (row - r0, col - c0), 0.0
+            rr, cc = np.nonzero(window)
+            gaps = np.hypot(rr - here[0], cc - here[1]) * res
+            if not gaps.size or gaps.min() > START_SNAP:
+                return None
+            nearest = int(np.argmin(gaps))
+            start, offset = (int(rr[nearest]), int(cc[nearest])), float(gaps[nearest])
         lengths = _grid_dijkstra(window, start, res, max(0.0, self.max_path - offset))
         return _Paths(lengths + offset, r0, c0)
 

@@ -1,7 +1,7 @@
 """Conversions between ROS messages and the plain values of the cores, shared by the adapters."""
 import math
 
-from geometry_msgs.msg import PoseWithCovarianceStamped, Quaternion
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Quaternion
 
 from lost_and_found.core import geometry
 from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan
@@ -15,6 +15,17 @@ def yaw_from_quaternion(q):
 def quaternion_from_yaw(yaw):
     """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
     return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
+
+
+def pose_stamped(x, y, yaw, frame_id, stamp):
+    """A geometry_msgs/PoseStamped of a planar pose."""
+    msg = PoseStamped()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    msg.pose.position.x = x
+    msg.pose.position.y = y
+    msg.pose.orientation = quaternion_from_yaw(yaw)
+    return msg
 
 
 def pose_with_covariance(x, y, yaw, covariance, frame_id, stamp):

@@ -11,7 +11,7 @@ import numpy as np
 import rospy
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
-from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 
 from lost_and_found.core import geometry
@@ -21,8 +21,8 @@ from lost_and_found.core.fiducial import (
     initialpose_covariance, load_fiducial_map)
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
-from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance, \
-    quaternion_from_yaw
+from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
+    pose_with_covariance
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient
@@ -334,13 +334,9 @@ class FiducialLocalizerNode:
         if view is None:
             return none('no pose within %.1f m of path from (%.2f, %.2f) puts a mapped tag in '
                         'clear view' % (self._config.viewpoint_max_path, *estimate[:2]))
-        response = GetViewpointResponse(found=True, fiducial_id=view.fiducial_id,
-                                        path_length=view.path_length)
-        response.pose = PoseStamped()
-        response.pose.header.frame_id = self._frame_id
-        response.pose.header.stamp = rospy.Time.now()
-        response.pose.pose.position.x, response.pose.pose.position.y = view.x, view.y
-        response.pose.pose.orientation = quaternion_from_yaw(view.yaw)
+        response = GetViewpointResponse(
+            found=True, fiducial_id=view.fiducial_id, path_length=view.path_length,
+            pose=pose_stamped(view.x, view.y, view.yaw, self._frame_id, rospy.Time.now()))
         response.message = 'tag %d in view from (%.2f, %.2f, %.2f), %.1f m of path and ' \
             '%.0f deg of turn from the estimate (%.2f, %.2f, %.2f)' % (
                 view.fiducial_id, view.x, view.y, view.yaw, view.path_length,

@@ -18,7 +18,7 @@ from std_srvs.srv import Empty
 
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
-from lost_and_found.nodes.conversions import quaternion_from_yaw, yaw_from_quaternion
+from lost_and_found.nodes.conversions import pose_stamped, yaw_from_quaternion
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint
@@ -67,14 +67,7 @@ def pose_stamped_from_goal(goal, stamp):
 
 def move_base_goal_from_leg(leg, frame_id, stamp):
     """A move_base_msgs/MoveBaseGoal for a spiral leg ``(x, y, yaw)`` in ``frame_id``."""
-    x, y, yaw = leg
-    goal = MoveBaseGoal()
-    goal.target_pose.header.frame_id = frame_id
-    goal.target_pose.header.stamp = stamp
-    goal.target_pose.pose.position.x = x
-    goal.target_pose.pose.position.y = y
-    goal.target_pose.pose.orientation = quaternion_from_yaw(yaw)
-    return goal
+    return MoveBaseGoal(target_pose=pose_stamped(*leg, frame_id, stamp))
 
 
 def scan_from_msg(msg):
@@ -321,7 +314,11 @@ class RecoveryNode:
                 call = self._requests.get(timeout=0.5)
             except queue.Empty:
                 continue
-            call()
+            try:
+                call()
+            except Exception as error:   # noqa: B902 - the worker must outlive any call
+                rospy.logerr_throttle(_THROTTLE, '%s: call to another node failed: %r' % (
+                    self._name, error))
 
     def _request_state(self, state, reason):
         accepted, message = self._state_client.request(state, reason)

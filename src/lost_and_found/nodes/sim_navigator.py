@@ -25,7 +25,7 @@ from std_srvs.srv import Empty, EmptyResponse
 from lost_and_found.core import geometry
 from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.scan_agreement import LaserMount
-from lost_and_found.nodes.conversions import quaternion_from_yaw
+from lost_and_found.nodes.conversions import pose_stamped, quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.nodes.simple_goal import SimpleGoalRelay
 from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
@@ -323,12 +323,8 @@ class NavigationNode:
         self._cmd_pub.publish(Twist())
 
     def _feedback(self, pose):
-        msg = PoseStamped()
-        msg.header.frame_id = self._config.global_frame
-        msg.header.stamp = rospy.Time.now()
-        msg.pose.position.x, msg.pose.position.y = pose[0], pose[1]
-        msg.pose.orientation = quaternion_from_yaw(pose[2])
-        self._server.publish_feedback(MoveBaseFeedback(base_position=msg))
+        self._server.publish_feedback(MoveBaseFeedback(base_position=pose_stamped(
+            pose[0], pose[1], pose[2], self._config.global_frame, rospy.Time.now())))
 
     # -------------------------------------------------------------- the goal loop
 

@@ -4,7 +4,6 @@ All of the simulation is in :class:`lost_and_found.sim.world.World`; this module
 loop paced on wall time, publishes ``/clock`` every step and the sensors at their rates, all
 stamped with sim time, and serves the kidnap / teleport / reset services.
 """
-import math
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ from std_srvs.srv import Empty, EmptyResponse
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import load_fiducial_map
+from lost_and_found.nodes.conversions import pose_stamped, quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.gridmap import MapError, load_map
 from lost_and_found.sim.world import LEFT, SimWorldConfig, World, group_config
@@ -42,11 +42,6 @@ _BATTERY = 160
 _DUE_SLACK = 1e-6
 
 
-def yaw_quaternion(yaw):
-    """geometry_msgs/Quaternion of a rotation by ``yaw`` about z."""
-    return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
-
-
 def transform_msg(matrix):
     """geometry_msgs/Transform of a 4x4 rigid transform."""
     x, y, z, w = geometry.matrix_to_quaternion(matrix[:3, :3])
@@ -62,7 +57,7 @@ def planar_transform(parent, child, stamp, x, y, z, yaw):
     msg.header.frame_id = parent
     msg.child_frame_id = child
     msg.transform.translation = Vector3(x=x, y=y, z=z)
-    msg.transform.rotation = yaw_quaternion(yaw)
+    msg.transform.rotation = quaternion_from_yaw(yaw)
     return msg
 
 
@@ -90,7 +85,7 @@ def odometry_msg(pose, v, w, odom_frame, base_frame, stamp):
     msg.header.frame_id = odom_frame
     msg.child_frame_id = base_frame
     msg.pose.pose.position.x, msg.pose.pose.position.y = pose[0], pose[1]
-    msg.pose.pose.orientation = yaw_quaternion(pose[2])
+    msg.pose.pose.orientation = quaternion_from_yaw(pose[2])
     msg.twist.twist.linear.x = v
     msg.twist.twist.angular.z = w
     return msg
@@ -128,16 +123,6 @@ def fiducials_msg(detections, frame, stamp, image_seq):
             transform=transform_msg(detection.T_camera_fiducial),
             image_error=detection.image_error, object_error=detection.object_error,
             fiducial_area=detection.fiducial_area))
-    return msg
-
-
-def pose_stamped_msg(pose, frame, stamp):
-    """geometry_msgs/PoseStamped of a planar pose ``(x, y, yaw)``."""
-    msg = PoseStamped()
-    msg.header.stamp = stamp
-    msg.header.frame_id = frame
-    msg.pose.position.x, msg.pose.position.y = pose[0], pose[1]
-    msg.pose.orientation = yaw_quaternion(pose[2])
     return msg
 
 
@@ -306,7 +291,7 @@ class SimWorldNode:
             self._tf.sendTransform(planar_transform(cfg.odom_frame, cfg.base_frame, stamp,
                                                     odom_pose[0], odom_pose[1], 0.0,
                                                     odom_pose[2]))
-            self._pubs['ground_truth'].publish(pose_stamped_msg(truth, cfg.map_frame, stamp))
+            self._pubs['ground_truth'].publish(pose_stamped(*truth[:3], cfg.map_frame, stamp))
         if 'scan' in snapshot:          # after the odometry of its instant (see _snapshot)
             self._pubs['scan'].publish(scan_msg(snapshot['scan'], self._laser_config,
                                                 cfg.laser_frame, stamp, 1.0 / cfg.scan_rate))
