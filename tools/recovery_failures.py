@@ -9,7 +9,11 @@ asked for help, and every time
 lost_service left LOST/LOCALIZING for IDLE/NAVIGATING with the estimate still off (a false
 localization: the 1 Hz trace's error at that moment). For each collision (sim_world logs
 ``collision (N so far)`` with its sim time in rosout.log): the trial it happened in, the
-robot state and the estimate's error then. Prints Markdown; writes nothing.
+robot state and the estimate's error then. Then, per strategy, how often lost_service declared
+the robot localized (and how often wrongly), how many looks the recovery node made
+(``look_before_resume``: ``going to look from`` in rosout.log) and how many localizations
+fiducial_localizer's tag check refuted (``should be in view``), each judged right or wrong by the
+estimate's error then. Prints Markdown; writes nothing.
 """
 import glob
 import json
@@ -25,23 +29,40 @@ OFF_XY = 0.45
 SETTLED = ('IDLE', 'NAVIGATING')
 LEAD = 60.0     # s before a put-down that count as that trial's drive (lift after 1-3 m)
 COLLISION = re.compile(r'^(\d+(?:\.\d+)?) .*/sim_world: collision \((\d+) so far\)')
+LOOK = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: going to look from')
+REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the localization is wrong')
 
 
-def collisions(folder):
-    """Sim times of the collisions logged in a run's rosout.log files (sorted)."""
+def log_times(folder, pattern):
+    """Sim times of the lines of a run's rosout.log files that match ``pattern`` (sorted,
+    each once: the same line may be in two copies of the log)."""
     times = []
-    pattern = os.path.join(folder, 'logs', 'recovery', '**', 'rosout.log')
-    for path in sorted(glob.glob(pattern, recursive=True)):
+    glob_pattern = os.path.join(folder, 'logs', 'recovery', '**', 'rosout.log')
+    for path in sorted(glob.glob(glob_pattern, recursive=True)):
         with open(path, errors='replace') as stream:
             for line in stream:
-                match = COLLISION.match(line)
+                match = pattern.match(line)
                 if match:
                     times.append(float(match.group(1)))
     return sorted(set(times))
 
 
+def collisions(folder):
+    """Sim times of the collisions logged in a run's rosout.log files (sorted)."""
+    return log_times(folder, COLLISION)
+
+
+def declarations(trial):
+    """(all, wrong) steps of the trace from a searching state to a settled one."""
+    trace = trial.get('trace') or []
+    steps = [after for before, after in zip(trace, trace[1:])
+             if before[STATE] not in SETTLED and after[STATE] in SETTLED]
+    return len(steps), sum(1 for after in steps if after[ERROR_XY] > OFF_XY)
+
+
 def false_localizations(trial):
-    """(t, error) of every step from a searching state to a settled one with the estimate off."""
+    """(t, error) of every step from a searching state to a settled one with the estimate off.
+    """
     out = []
     trace = trial.get('trace') or []
     for before, after in zip(trace, trace[1:]):
@@ -110,6 +131,26 @@ def report(folder):
             t, trial['strategy'], trial['index'], t - trial['t_put_down_sim'],
             sample[STATE] if sample else '-',
             '%.2f' % sample[ERROR_XY] if sample else '-'))
+    lines += ['', '| strategy | declared localized | wrong | looks | refutations: right | '
+              'wrong |', '|---|---|---|---|---|---|']
+    looks = {}
+    refutations = {}
+    for t in log_times(folder, LOOK):
+        trial = owner(trials, t)
+        if trial is not None:
+            looks[trial['strategy']] = looks.get(trial['strategy'], 0) + 1
+    for t in log_times(folder, REFUTATION):
+        trial = owner(trials, t)
+        sample = at(trial, t) if trial is not None else None
+        if sample is not None:
+            key = (trial['strategy'], sample[ERROR_XY] > OFF_XY)
+            refutations[key] = refutations.get(key, 0) + 1
+    for strategy in sorted({tr['strategy'] for tr in trials}):
+        counts = [declarations(tr) for tr in trials if tr['strategy'] == strategy]
+        lines.append('| `%s` | %d | %d | %d | %d | %d |' % (
+            strategy, sum(c[0] for c in counts), sum(c[1] for c in counts),
+            looks.get(strategy, 0), refutations.get((strategy, True), 0),
+            refutations.get((strategy, False), 0)))
     return lines
 
 

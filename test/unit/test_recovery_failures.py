@@ -41,6 +41,33 @@ def test_failed_trials_false_localizations_and_collisions_are_found(tmp_path):
     assert '| 201.5 | `spiral` | 1 | 2 | LOST | 5.00 |' in text
 
 
+def test_declarations_looks_and_refutations_are_counted_and_judged(tmp_path):
+    tool = _tool()
+    # Declared twice: wrongly at 3 s (6.2 m off), rightly at 8 s; a look at 4 s; the tag check
+    # refuted the wrong one at 5 s and a right one (0.1 m off) at 9 s.
+    trace = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [3.0, 0, 0, 0, 6.2, 1.0, 'IDLE'],
+             [5.0, 0, 0, 0, 6.2, 1.0, 'IDLE'], [6.0, 0, 0, 0, 6.2, 1.0, 'LOST'],
+             [8.0, 0, 0, 0, 0.1, 0.0, 'IDLE'], [9.0, 0, 0, 0, 0.1, 0.0, 'IDLE']]
+    run = {'trials': [trial('spiral', 0, 100.0, trace, resumed=True),
+                      trial('reactive', 0, 300.0, [[1.0, 0, 0, 0, 0.1, 0.0, 'IDLE']],
+                            resumed=True)]}
+    (tmp_path / 'recovery.json').write_text(json.dumps(run))
+    log = tmp_path / 'logs' / 'recovery' / 'x'
+    log.mkdir(parents=True)
+    (log / 'rosout.log').write_text(
+        '104.0 INFO /lost_and_found [r.py:1(f)] [topics: /a] recovery: going to look from '
+        '(1.00, 2.00, 0.00): tag 3\n'
+        '105.0 WARN /fiducial_localizer [f.py:1(f)] [topics: /a] /fiducial_localizer: tag 3 '
+        'should be in view 2.0 m away, 1 deg off the camera axis, but was not detected for 1.6 '
+        's: the localization is wrong\n'
+        '109.0 WARN /fiducial_localizer [f.py:1(f)] [topics: /a] /fiducial_localizer: tag 4 '
+        'should be in view 2.0 m away, 1 deg off the camera axis, but was not detected for 1.6 '
+        's: the localization is wrong\n')
+    text = '\n'.join(tool.report(str(tmp_path)))
+    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 |' in text
+    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 |' in text
+
+
 def test_a_collision_late_in_a_trial_is_not_given_to_the_next_one():
     tool = _tool()
     long_search = [[0.0, 0, 0, 0, 9.0, 1.0, 'LOST'], [150.0, 0, 0, 0, 9.0, 1.0, 'LOST']]
