@@ -244,7 +244,7 @@ def test_need_help_requested_by_recovery_and_cleared_by_a_fix():
     service = localized_service()
     assert service.request(State.NEED_HELP, 'budget', 1.0)[0] is False
     service.on_detector_status('lost', 2.0)
-    assert service.request(State.NEED_HELP, 'search budget spent', 3.0) == (True, '')
+    assert service.request(State.NEED_HELP, 'search budget spent', 3.0)[:2] == (True, '')
     status = service.status()
     assert (status.tier, status.status, status.is_lost) == (
         NEED_HELP, 'LOCALIZATION_NEED_HELP', True)
@@ -257,16 +257,16 @@ def test_need_help_requested_by_recovery_and_cleared_by_a_fix():
 
 def test_flying_cannot_be_requested_and_nothing_changes_in_the_air():
     service = localized_service()
-    accepted, why = service.request(State.FLYING, 'test', 1.0)
+    accepted, why, _ = service.request(State.FLYING, 'test', 1.0)
     assert not accepted and 'wheel-drop' in why
     service.on_picked_up(True, 2.0)
-    accepted, why = service.request(State.IDLE, 'test', 3.0)
+    accepted, why, _ = service.request(State.IDLE, 'test', 3.0)
     assert not accepted and 'air' in why and service.state == State.FLYING
 
 
 def test_illegal_request_is_refused_with_a_reason():
     service = localized_service()
-    accepted, why = service.request(State.LOCALIZING, 'test', 1.0)
+    accepted, why, _ = service.request(State.LOCALIZING, 'test', 1.0)
     assert not accepted and 'IDLE -> LOCALIZING' in why and service.state == State.IDLE
 
 
@@ -498,3 +498,33 @@ def test_an_unconfirmed_fix_times_out_back_to_lost():
     assert service.state == State.LOCALIZING
     service.tick(22.0)
     assert service.state == State.LOST
+
+
+def test_a_client_refuting_the_localization_calls_global_localization():
+    # The tag check asks for LOST while localized: amcl's cloud sits tight at the wrong place.
+    service = localized_service(global_localization_holdoff=20.0)
+    accepted, _, actions = service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    assert accepted and service.state == State.LOST
+    assert actions.global_localization and actions.reset_detector
+    # Localized again on amcl's poses, refuted again within the hold-off: not called again.
+    service.on_pose(HOME, LOOSE, 2.0)
+    for i in range(service.config.localized_after):
+        service.on_pose(HOME, TIGHT, 3.0 + i)
+    assert service.state == State.IDLE
+    assert not service.request(State.LOST, 'refuted again', 15.0)[2].global_localization
+    # After the hold-off it is.
+    service.on_pose(HOME, LOOSE, 16.0)
+    for i in range(service.config.localized_after):
+        service.on_pose(HOME, TIGHT, 17.0 + i)
+    assert service.request(State.LOST, 'refuted again', 30.0)[2].global_localization
+
+
+def test_other_requests_call_no_global_localization():
+    service = localized_service()
+    assert not service.request(State.NAVIGATING, 'goal', 1.0)[2].global_localization
+    assert not localized_service(use_global_localization=False).request(
+        State.LOST, 'tag 3 should be in view', 1.0)[2].global_localization
+    service.on_detector_status('lost', 2.0)             # tier 2: called here ...
+    assert service.state == State.LOST
+    accepted, _, actions = service.request(State.NEED_HELP, 'budget', 3.0)
+    assert accepted and not actions.global_localization     # ... not on a request from LOST

@@ -39,6 +39,9 @@ Rules:
   resumes instead of the robot standing still for ever).
 - Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
 - Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
+  A client asking for LOST while the robot is localized says the estimate is wrong
+  (fiducial_localizer's tag check refuted it): global localization is called as for a tier-2
+  transition, since amcl's cloud, tight at the wrong place, would otherwise stay there.
 """
 import dataclasses
 import logging
@@ -70,7 +73,8 @@ class LostServiceConfig:
         reseed_sigma_xy: std dev (m) of x and y in the put-down re-seed of amcl.
         reseed_sigma_yaw: std dev (rad) of yaw in the put-down re-seed.
         global_localization_holdoff: minimum time (s) between two global_localization calls.
-        use_global_localization: call amcl's global_localization on a tier-2 transition.
+        use_global_localization: call amcl's global_localization on a tier-2 transition, and
+            when a client asks for LOST while the robot is localized.
         localized_after: consecutive tight amcl poses (with the detector reading ``normal``,
             and its P(lost) at most ``localized_max_p_lost``) that end LOST / LOCALIZING.
         localized_sigma_xy: a pose is tight when its major x-y std dev (m) is below this...
@@ -266,7 +270,7 @@ class LostService:
                          last - t)
             self._last_global_call = last = t - self.config.global_localization_holdoff
         if last is not None and t - last < self.config.global_localization_holdoff:
-            _log.info('tier 2 again %.1f s after global localization: within the hold-off',
+            _log.info('no global localization %.1f s after the last one: within the hold-off',
                       t - last)
             return
         _log.info('calling global localization: the robot could be anywhere')
@@ -429,18 +433,25 @@ class LostService:
         """A client's request to change the state (``~change_state``).
 
         Returns:
-            (accepted, message): message says why a request was refused.
+            (accepted, message, actions): message says why a request was refused; actions
+            (:class:`Actions`) what the adapter must do now.
         """
+        actions = Actions()
         if target == State.FLYING:
-            return False, 'FLYING is set only by the wheel-drop sensors'
+            return False, 'FLYING is set only by the wheel-drop sensors', actions
         if self.state == State.FLYING:
-            return False, 'the robot is in the air: nothing changes until it is put down'
+            return False, 'the robot is in the air: nothing changes until it is put down', \
+                actions
         error = transition_error(self.state, target)
         if error:
             _log.warning('refused %s (%s): %s', target.value, reason, error)
-            return False, error
+            return False, error, actions
+        self._now = t
+        refuted = target == State.LOST and self.state in LOCALIZED
         self._change(target, 'requested: %s' % (reason or 'no reason given'))
-        return True, ''
+        if refuted:
+            self._maybe_global_localization(t, actions)
+        return True, '', actions
 
     def reset(self, t):
         """``~reset``: forget being lost or needing help (not being in the air)."""

@@ -175,7 +175,9 @@ class LostServiceNode:
             if target is None:
                 accepted, message = False, 'unknown state %r' % req.state
             else:
-                accepted, message = self.core.request(target, req.reason, rospy.get_time())
+                accepted, message, actions = self.core.request(target, req.reason,
+                                                               rospy.get_time())
+                self._act(actions)
             self._publish_status()
             return ChangeStateResponse(accepted=accepted, state=self.core.state.value,
                                        message=message)
