@@ -29,6 +29,18 @@ def go_to_view(core, runner):
     return runner.step()
 
 
+def look_at_stage(stage):
+    """(core, runner) of a look in ``stage``: 'ask' (no answer yet), 'go' (driving to VIEW)
+    or 'stand' (there)."""
+    core, runner, _ = localized_without_a_tag()
+    if stage != 'ask':
+        command = go_to_view(core, runner)
+    if stage == 'stand':
+        core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
+        runner.step()
+    return core, runner
+
+
 def test_off_by_default_the_goal_is_resumed_at_once():
     core = make_core()
     runner = Runner(core)
@@ -69,9 +81,13 @@ def test_a_tag_fix_needs_no_look():
     assert command.resend_saved_goal and not command.find_viewpoint
 
 
-def test_a_docked_robot_does_not_go_to_look():
+@pytest.mark.parametrize('why', ['docked', 'move_base down'])
+def test_no_look_on_the_dock_or_without_move_base(why):
     core = make_core(look_before_resume=True)
-    core.on_dock(True)
+    if why == 'docked':
+        core.on_dock(True)
+    else:
+        core.on_move_base_available(False)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     core.on_state(State.IDLE, runner.t)
@@ -130,12 +146,7 @@ def test_a_late_viewpoint_answer_is_ignored():
 
 @pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
 def test_a_user_goal_during_the_look_ends_it_without_a_resend(stage):
-    core, runner, _ = localized_without_a_tag()
-    if stage != 'ask':
-        command = go_to_view(core, runner)
-    if stage == 'stand':
-        core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
-        runner.step()
+    core, runner = look_at_stage(stage)
     other = GOAL.__class__('map', -3.0, 2.0, goal_id='/rviz-2-20.0')
     core.on_user_goal(other, runner.t)
     command = runner.step()
@@ -159,26 +170,11 @@ def test_someone_else_preempting_the_way_keeps_the_goal_without_a_resend():
 
 @pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
 def test_docking_during_the_look_ends_it(stage):
-    core, runner, _ = localized_without_a_tag()
-    if stage != 'ask':
-        command = go_to_view(core, runner)
-    if stage == 'stand':
-        core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
-        runner.step()
+    core, runner = look_at_stage(stage)
     core.on_dock(True)
     command = runner.step()
     assert command.cancel == (stage == 'go') and command.resend_saved_goal
     assert core.phase == Phase.IDLE
-
-
-def test_no_look_while_move_base_is_down():
-    core = make_core(look_before_resume=True)
-    core.on_move_base_available(False)
-    runner = Runner(core)
-    user_goal_then_lost(core, runner)
-    core.on_state(State.IDLE, runner.t)
-    command = runner.step()
-    assert command.resend_saved_goal and not command.find_viewpoint
 
 
 def test_an_answer_in_the_period_the_look_times_out_sends_nothing():
