@@ -19,10 +19,10 @@ An episode starts when the state becomes LOST::
         none:     no spin, no search: stand still and wait for the localizer (amcl, fiducials)
     -> state leaves LOST: zero twist once, cancel the leg
     -> with ``look_before_resume``, when the localizer alone ended LOST (LOST -> IDLE, no tag
-       fix) and the robot is not docked: ask fiducial_localizer for a viewpoint (a pose from
-       which the estimate puts a mapped tag in clear view), drive there and stand
-       ``look_dwell`` s, so that its tag check confirms or refutes the estimate (a refutation
-       makes the robot LOST again: a new episode, the goal still saved); at most
+       fix), the robot is not docked and move_base is up: ask fiducial_localizer for a
+       viewpoint (a pose from which the estimate puts a mapped tag in clear view), drive there
+       and stand ``look_dwell`` s, so that its tag check confirms or refutes the estimate (a
+       refutation makes the robot LOST again: a new episode, the goal still saved); at most
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
@@ -898,7 +898,8 @@ class RecoveryCore:
                       self.config.max_search_time)
 
     def _stop(self, why):
-        """Leave the search: zero twist once and cancel the leg in flight."""
+        """Leave the search (zero twist once, cancel the leg in flight) or the look (cancel
+        the way to the viewpoint; move_base drove, so no twist)."""
         looking = self.phase == Phase.LOOK
         _log.info('recovery: stopping the %s (%s)', 'look' if looking else 'search', why)
         self._drop_pending_look()
@@ -934,7 +935,7 @@ class RecoveryCore:
         self._out['find_viewpoint'] = True
 
     def _end_look(self, why):
-        """The look is over (or never started): resume the saved goal."""
+        """The look is over: resume the saved goal."""
         _log.info('recovery: look over: %s', why)
         self.phase = Phase.IDLE
         self._look = None
