@@ -116,17 +116,6 @@ class TagCheck:
         return [(int(i), tuple(float(v) for v in c), tuple(float(v) for v in n))
                 for i, c, n in zip(self._ids, self._centres, self._normals)]
 
-    def tag_centre(self, fiducial_id):
-        """``(x, y)`` of a checkable tag's centre in the map.
-
-        Raises:
-            KeyError: for an id that is not an upright mapped tag.
-        """
-        found = np.flatnonzero(self._ids == fiducial_id)
-        if not found.size:
-            raise KeyError(fiducial_id)
-        return tuple(float(v) for v in self._centres[found[0]])
-
     def open(self, t):
         """Start (or restart) the check at time ``t`` for ``window`` seconds."""
         self._until = t + self.window

@@ -100,9 +100,8 @@ class ViewpointFinder:
         if paths is None:
             return None
         best, best_cost = None, math.inf
-        for fiducial_id, bx, by, path in self._candidates(distance_map, paths, x, y):
-            for base_yaw in _facing_yaws(bx, by, self.check.tag_centre(fiducial_id),
-                                         t_base_cam):
+        for fiducial_id, centre, bx, by, path in self._candidates(distance_map, paths, x, y):
+            for base_yaw in _facing_yaws(bx, by, centre, t_base_cam):
                 turn = abs(float(geometry.wrap_angle(base_yaw - yaw)))
                 cost = path + self.turn_cost * turn
                 if cost >= best_cost:
@@ -148,7 +147,8 @@ class ViewpointFinder:
         return _Paths(lengths + offset, r0, c0)
 
     def _candidates(self, distance_map, paths, x, y):
-        """``(fiducial_id, x, y, path length)`` of the places a tag could be checked from:
+        """``(fiducial_id, tag centre, x, y, path length)`` of the places a tag could be
+        checked from:
         for every tag near enough, points in front of it across the check's distance range
         and view angle that the search reached, and the estimate itself (turning in place)."""
         check = self.check
@@ -161,7 +161,7 @@ class ViewpointFinder:
         for fiducial_id, centre, normal in check.upright_tags():
             if math.hypot(centre[0] - x, centre[1] - y) > reach:
                 continue
-            yield fiducial_id, x, y, 0.0
+            yield fiducial_id, centre, x, y, 0.0
             facing = math.atan2(normal[1], normal[0])
             bearings = facing + angles[None, :]
             xs = (centre[0] + distances[:, None] * np.cos(bearings)).ravel()
@@ -171,7 +171,7 @@ class ViewpointFinder:
             for i in np.flatnonzero(np.isfinite(lengths)):
                 # The cell's centre: the point itself may sit in the cell's unreached corner.
                 cx, cy = distance_map.centres(rows[i], cols[i])
-                yield fiducial_id, float(cx), float(cy), float(lengths[i])
+                yield fiducial_id, centre, float(cx), float(cy), float(lengths[i])
 
 
 @dataclasses.dataclass
