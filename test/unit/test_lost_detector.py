@@ -425,6 +425,8 @@ def test_unknown_key_is_warned():
      'lost_detector/ratio_thresh_detections_tier2_lost=-0.01'),
     ({'short_weight': 1.5}, 'scan_check/short_weight=1.5'),
     ({'short_weight': 'half'}, "scan_check/short_weight='half'"),
+    ({'min_range': -0.5}, 'scan_check/min_range=-0.5'),
+    ({'min_range': float('nan')}, 'scan_check/min_range=nan'),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

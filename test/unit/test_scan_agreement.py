@@ -233,3 +233,38 @@ def test_the_checker_measures_both_kinds_and_weighs_them():
     through, short = checker.measure(1.0, (1.5, 2.0, 0.0))
     assert (through, short) == (pytest.approx(30 / 61), pytest.approx(31 / 61))
     assert checker.feature(1.0, (1.5, 2.0, 0.0)) == pytest.approx((30 + 0.5 * 31) / 61)
+
+
+def test_beams_shorter_than_min_range_are_not_used():
+    room = box_room()
+    # A box right in front of the laser stops half the beams at 0.4 m, in free space; the
+    # other half reach the walls.
+    pose = (2.0, 2.0, 0.0)
+    ranges = ray_cast_box(pose, LaserMount(), 4.0, ANGLES)
+    blocked = [0.4 if abs(a) < 0.75 else r for a, r in zip(ANGLES, ranges)]
+    scan = scan_of(blocked)
+    through, short, beams = miss_counts(room, pose, LaserMount(), scan, 0.1, 100, 10)
+    assert through == 0 and short == 29 and beams == 61
+    through, short, beams = miss_counts(room, pose, LaserMount(), scan, 0.1, 100, 10,
+                                        min_range=0.5)
+    assert (through, short, beams) == (0, 0, 32)
+    # Every beam near: no feature, and the checker says why.
+    near = scan_of([0.4] * 61)
+    assert miss_counts(room, pose, LaserMount(), near, 0.1, 100, 10, min_range=0.5) is None
+    checker = ScanChecker(0.1, 100, 10, 0.05, min_range=0.5)
+    checker.distance_map = room
+    checker.add_scan(1.0, near, LaserMount())
+    assert checker.feature(1.0, pose) is None
+    assert checker.reason == 'fewer than 10 usable beams beyond 0.50 m'
+    # measure() at another min_range for one call, without changing the checker's own.
+    assert checker.measure(1.0, pose, 0.0) == (0.0, 1.0)
+    assert checker.measure(1.0, pose) is None and checker.min_range == 0.5
+
+
+@pytest.mark.parametrize('min_range', [-0.1, float('inf'), float('nan'), 'near', None])
+def test_a_bad_min_range_is_refused(min_range):
+    with pytest.raises(ValueError, match='min_range'):
+        miss_fraction(box_room(), (2.0, 2.0, 0.0), LaserMount(), scan_of([1.0] * 61), 0.1,
+                      100, 10, 1.0, min_range)
+    with pytest.raises(ValueError, match='min_range'):
+        ScanChecker(0.1, 100, 10, 0.05, min_range=min_range)

@@ -125,6 +125,9 @@ class LostDetectorConfig:
         short_weight: what a missed beam that ended in free space counts towards the miss
             fraction, in [0, 1]; a miss through a mapped obstacle counts 1 (unmapped clutter
             never makes one; see core/scan_agreement.py).
+        min_range: beams shorter than this (m) are not used for the feature (an unmapped
+            object near the laser fills its view with returns that miss the map at a right
+            pose; see core/scan_agreement.py); 0 uses every beam.
         max_beams: beams per scan used for the feature, at most (evenly subsampled).
         min_beams: fewer usable beams than this give no scan feature for the reading.
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
@@ -149,6 +152,7 @@ class LostDetectorConfig:
     base_frame: str = param_field('scan_check/base_frame', 'base_footprint')
     hit_tolerance: float = param_field('scan_check/hit_tolerance', 0.2)
     short_weight: float = param_field('scan_check/short_weight', 1.0)
+    min_range: float = param_field('scan_check/min_range', 0.0)
     max_beams: int = param_field('scan_check/max_beams', 60)
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
@@ -167,6 +171,7 @@ class LostDetectorConfig:
         check.non_empty('base_frame')
         check.positive('hit_tolerance')
         check.in_range('short_weight', 0.0, 1.0)
+        check.non_negative('min_range')
         check.positive_int('max_beams')
         check.positive_int('min_beams')
         check.positive_int('hold_readings')

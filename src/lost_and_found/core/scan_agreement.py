@@ -24,7 +24,14 @@ empty building); 0 counts only beams through walls (blind to clutter, and to the
 whose beams all end in open space). The lost detector's calibration chooses it on training
 runs with and without unmapped clutter (config/lost_detector.yaml).
 
-With fewer than ``min_beams`` usable beams (an open hall, a blinded laser) there is no feature.
+**Near returns.** A beam shorter than ``min_range`` is not used. An unmapped object close to
+the laser (a box or a chair the robot stopped at, a person in front of it) can fill a narrow
+view with short misses at a right pose, reading like a wrong one; a return that close says
+little about where the robot is. 0 uses every beam the laser reports; the calibration chooses
+it on training runs with unmapped clutter, as it chooses ``short_weight``.
+
+With fewer than ``min_beams`` usable beams (an open hall, a blinded laser, a view filled by
+something near) there is no feature.
 Pure numpy/scipy: no ROS.
 """
 import dataclasses
@@ -197,7 +204,15 @@ def laser_origin(pose, mount):
     return x + c * mount.x - s * mount.y, y + s * mount.x + c * mount.y
 
 
-def end_points(pose, mount, scan, max_beams):
+def check_min_range(min_range):
+    """Raise ValueError unless ``min_range`` is a finite number >= 0."""
+    ok = isinstance(min_range, (int, float)) and not isinstance(min_range, bool) and \
+        math.isfinite(min_range) and min_range >= 0.0
+    if not ok:
+        raise ValueError('min_range=%r: must be a finite number >= 0 (m)' % (min_range,))
+
+
+def end_points(pose, mount, scan, max_beams, min_range=0.0):
     """Map-frame end points (xs, ys) of the usable beams of ``scan`` seen from ``pose``.
 
     Args:
@@ -205,6 +220,8 @@ def end_points(pose, mount, scan, max_beams):
         mount: the :class:`LaserMount`.
         scan: the :class:`Scan`.
         max_beams: at most this many beams, evenly spread over the usable ones.
+        min_range: beams shorter than this (m) are not usable, whatever the scan's
+            ``range_min``.
 
     Returns:
         Two arrays; empty when no beam is usable.
@@ -212,7 +229,8 @@ def end_points(pose, mount, scan, max_beams):
     ranges = np.asarray(scan.ranges, dtype=float)
     index = np.arange(ranges.size)
     with np.errstate(invalid='ignore'):
-        usable = np.isfinite(ranges) & (ranges >= scan.range_min) & (ranges < scan.range_max)
+        usable = np.isfinite(ranges) & (ranges >= max(scan.range_min, min_range)) & \
+            (ranges < scan.range_max)
     index = index[usable]
     if index.size > max_beams:
         index = index[np.linspace(0, index.size - 1, max_beams).round().astype(int)]
@@ -225,7 +243,8 @@ def end_points(pose, mount, scan, max_beams):
     return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading)
 
 
-def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams):
+def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                min_range=0.0):
     """How many usable beams miss the map at ``pose``, by kind, or None.
 
     Args:
@@ -236,13 +255,14 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         hit_tolerance: an end point this close (m) to an obstacle is a hit.
         max_beams: beams used at most (evenly subsampled).
         min_beams: fewer usable beams than this: None (no evidence either way).
+        min_range: beams shorter than this (m) are not used (module docstring).
 
     Returns:
         ``(through, short, beams)``: the misses that passed through a mapped obstacle or left
         the map, the misses that ended in free space, and the usable beams they are out of;
         None when there were fewer than ``min_beams`` usable beams.
     """
-    xs, ys = end_points(pose, mount, scan, max_beams)
+    xs, ys = end_points(pose, mount, scan, max_beams, min_range)
     if xs.size < max(1, min_beams):
         return None
     distance = distance_map.distance(xs, ys)
@@ -258,11 +278,11 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
 
 
 def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                  short_weight=1.0):
+                  short_weight=1.0, min_range=0.0):
     """The miss fraction of ``scan`` at ``pose`` (module docstring), or None.
 
     Args:
-        distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams: as
+        distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams, min_range: as
             :func:`miss_counts`.
         short_weight: what a miss that ended in free space counts, in [0, 1] (a miss through
             a mapped obstacle counts 1).
@@ -272,10 +292,12 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
         when there were fewer than ``min_beams`` usable beams.
 
     Raises:
-        ValueError: a ``short_weight`` outside [0, 1].
+        ValueError: a ``short_weight`` outside [0, 1] or a negative ``min_range``.
     """
     check_short_weight(short_weight)
-    counts = miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams)
+    check_min_range(min_range)
+    counts = miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                         min_range)
     if counts is None:
         return None
     through, short, beams = counts
@@ -336,7 +358,8 @@ class ScanChecker:
     Shared by the lost_detector node and the benchmarks so that both compute it identically.
 
     Args:
-        hit_tolerance, max_beams, min_beams, short_weight: as :func:`miss_fraction`.
+        hit_tolerance, max_beams, min_beams, short_weight, min_range: as
+            :func:`miss_fraction`.
         stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
         buffer_size: scans kept for pairing.
 
@@ -349,17 +372,19 @@ class ScanChecker:
     """
 
     def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
-                 short_weight=1.0):
+                 short_weight=1.0, min_range=0.0):
         """Start with no map and no scans.
 
         Raises:
-            ValueError: a ``short_weight`` outside [0, 1].
+            ValueError: a ``short_weight`` outside [0, 1] or a negative ``min_range``.
         """
         check_short_weight(short_weight)
+        check_min_range(min_range)
         self.hit_tolerance = float(hit_tolerance)
         self.max_beams = int(max_beams)
         self.min_beams = int(min_beams)
         self.short_weight = float(short_weight)
+        self.min_range = float(min_range)
         self.distance_map = None
         self.reason = ''
         self.waiting = False
@@ -369,7 +394,8 @@ class ScanChecker:
     def from_config(cls, config):
         """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
         return cls(config.hit_tolerance, config.max_beams, config.min_beams,
-                   config.stamp_tolerance, short_weight=config.short_weight)
+                   config.stamp_tolerance, short_weight=config.short_weight,
+                   min_range=config.min_range)
 
     def add_scan(self, stamp, scan, mount):
         """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
@@ -379,9 +405,12 @@ class ScanChecker:
         """Forget the scans (e.g. after a clock jump)."""
         self._buffer.clear()
 
-    def measure(self, stamp, pose):
+    def measure(self, stamp, pose, min_range=None):
         """The through and short miss fractions of the scan taken at ``stamp`` seen from
         ``pose`` (see :func:`miss_counts`), or None.
+
+        ``min_range`` (m) replaces the checker's own for this call (the benchmarks record the
+        fractions at several, for the calibration to choose from).
 
         None (with :attr:`reason` saying why, and :attr:`waiting`) when there is no map yet,
         no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
@@ -396,10 +425,13 @@ class ScanChecker:
             self.reason = 'no scan stamped like the pose (%.3f)' % stamp
             return None
         scan, mount = paired
+        min_range = self.min_range if min_range is None else min_range
         counts = miss_counts(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                             self.max_beams, self.min_beams)
+                             self.max_beams, self.min_beams, min_range)
         if counts is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
+            if min_range > scan.range_min:
+                self.reason += ' beyond %.2f m' % min_range
             return None
         self.reason = ''
         through, short, beams = counts
