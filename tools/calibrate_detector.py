@@ -43,6 +43,9 @@ def parser():
     p.add_argument('--out', help='YAML to write (e.g. config/lost_detector.yaml)')
     p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
                    'UTC); the same inputs and date give a byte-identical file')
+    p.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
+                   help='processes fitting the candidate scan_check/min_range and short_weight '
+                   'values side by side (default: one per CPU; the file does not depend on it)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -74,7 +77,7 @@ def run_calibration(args):
         print('training: %s (map %s, seed %s): %d readings, %d trials%s' % (
             recording.path, recording.label, recording.seed, len(recording.readings),
             len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
-    result = calibration.calibrate(recordings)
+    result = calibration.calibrate(recordings, jobs=args.jobs)
     text = calibration.render_yaml(result, args.train, date)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:
@@ -93,9 +96,12 @@ def run_calibration(args):
     print('labels: %(normal)d normal, %(lost)d lost, %(ambiguous)d ambiguous' % result.labels)
     print('fit: slice_mu %s, slice_sigma %s, tier0_normal_prior %s' % (
         list(fit.slice_mu), list(fit.slice_sigma), fit.tier0_normal_prior))
+    for min_range, short_weight, score in result.ranges:
+        print('scan_check/min_range %s (best short_weight %s): %s' % (
+            min_range, short_weight, calibration.score_sentence(score)))
     for short_weight, score in result.weights:
-        print('scan_check/short_weight %s: %s' % (short_weight,
-                                                  calibration.score_sentence(score)))
+        print('scan_check/short_weight %s (at the chosen min_range): %s' % (
+            short_weight, calibration.score_sentence(score)))
     print('grid: %d combinations, %d without false alarms, %d tied; chosen %s' % (
         search.tried, search.zero_false_alarms, search.ties, search.params))
     print('margin (next lower value: false alarms): %s' % search.margin)

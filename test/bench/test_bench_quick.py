@@ -53,6 +53,20 @@ def test_detection_quick(tmp_path):
         assert trial['readings_after'] > 0, 'the robot stopped driving after the event'
     with open(tmp_path / 'detection_stream.json') as stream:
         assert len(json.load(stream)['readings']) == result['summary']['readings']
+    # The run rescored with the YAML it ran with (tools/rescore_detection.py) gives its own
+    # scores back: the stream, the truth and the trials hold everything the suite scored.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    again = tmp_path / 'rescored'
+    done = subprocess.run(['/usr/bin/python3', os.path.join(root, 'tools', 'rescore_detection.py'),
+                           str(tmp_path), '--detector-config',
+                           os.path.join(root, 'config', 'lost_detector.yaml'),
+                           '--out', str(again)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT,
+                          text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    rescored = load(again, 'detection')
+    assert [t['detectors'] for t in rescored['trials']] == \
+        [t['detectors'] for t in result['trials']]
 
 
 def test_recovery_quick(tmp_path):

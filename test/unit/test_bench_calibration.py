@@ -57,7 +57,7 @@ def make_stream(segments, label='lab'):
 def make_recording(segments, label='lab', seed=100):
     """A Recording built from :func:`make_stream`."""
     data, trials = make_stream(segments, label)
-    label, readings, errors, phases, _ = cal.parse_stream(data)
+    label, readings, errors, phases, _, _ = cal.parse_stream(data)
     keys = ('index', 'kind', 'distance', 't_normal', 't_event', 't_end')
     return cal.Recording(path='synthetic', label=label, readings=readings, errors=errors,
                          phases=phases, trials=[{k: tr[k] for k in keys} for tr in trials],
@@ -101,7 +101,7 @@ def test_features_are_the_nodes_and_a_bad_covariance_gives_nan():
 def test_old_streams_without_the_scan_column_still_load_and_bad_misses_are_named():
     old = {'map': 'lab', 'fields': list(cal.OLD_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal')[:-1]]}
-    _, readings, _, _, _ = cal.parse_stream(old)
+    _, readings, _, _, _, _ = cal.parse_stream(old)
     assert readings[0][5] is None
     bad = {'map': 'lab', 'fields': list(cal.MISS_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 1.5)]}
@@ -281,6 +281,15 @@ def synthetic_training():
             make_recording(trial_segments() + trial_segments(burst=True), seed=101)]
 
 
+def config_keys_default(section, shipped, newer):
+    """The newer keys the shipped YAML lacks load as the node's defaults, which are what
+    its training streams were recorded with (every beam used)."""
+    loaded = detectors.load_detector_config(cal.TARGET_PATH)
+    return all(key in shipped[section] or getattr(loaded, key) ==
+               getattr(LostDetectorConfig(), key) == detectors.LEGACY_SCAN_CHECK[key]
+               for key in newer[section])
+
+
 def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(tmp_path):
     recordings = synthetic_training()
     result = cal.calibrate(recordings, small_grid())
@@ -297,8 +306,13 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check'}
     with open(cal.TARGET_PATH) as stream:
         shipped = yaml.safe_load(stream)
-    for section in params:                            # every key the shipped file has
-        assert set(params[section]) == set(shipped[section]), section
+    # Every key the shipped file has. The shipped file was fitted before scan_check/min_range
+    # existed, on streams that used every beam: it leaves the key at its default, 0.
+    newer = {'scan_check': {'min_range'}}
+    for section in params:
+        assert set(params[section]) - newer.get(section, set()) == set(shipped[section]), \
+            section
+    assert config_keys_default('scan_check', shipped, newer)
     assert set(params['lost_detector']) == {
         'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
         'window_meta_tier0_normal'}
@@ -351,7 +365,7 @@ def test_parse_stream_names_the_bad_value():
         cal.parse_stream(dict(data, fields=['t']), 'x.json')
     # null errors (no truth) load as inf and are ambiguous.
     data['readings'][0][8] = None
-    _, _, errors, phases, _ = cal.parse_stream(data)
+    _, _, errors, phases, _, _ = cal.parse_stream(data)
     assert errors[0][0] == math.inf
     assert cal.label_readings(errors[:1], phases[:1])[0] == cal.AMBIGUOUS
 
@@ -402,7 +416,7 @@ def split_stream(segments):
     (clutter), 80 % during a borderline burst (a crowd in front of the laser); a wrong one
     misses 50 % through walls and 30 % short. ``scan_miss`` weighs short misses with 1."""
     data, trials = make_stream(segments)
-    data['fields'] = list(cal.FIELDS)
+    data['fields'] = list(cal.SPLIT_FIELDS)
     for row in data['readings']:
         if row[8] > detectors.LOST_XY:
             through, short = 0.5, 0.3
@@ -482,6 +496,81 @@ def test_a_stream_by_kind_is_weighed_like_the_old_streams_it_is_fitted_with(tmp_
     result = cal.calibrate([old, split], small_grid())
     assert [w for w, _ in result.weights] == [1.0]
     assert result.search.config.short_weight == 1.0
+
+
+def near_stream(segments):
+    """:func:`split_stream` with the misses also recorded at min_range 0 and 1 m: the crowd of
+    the borderline burst stands within 1 m (beyond it too few beams are left: no feature); a
+    wrong estimate's misses stay what they were."""
+    data, trials = split_stream(segments)
+    data['fields'] = list(cal.FIELDS)
+    data['min_ranges'] = [0.0, 1.0]
+    for row in data['readings']:
+        crowd = row[13] == 0.8
+        row.append([[row[12], row[13]], None if crowd else [row[12], row[13]]])
+    return data, trials
+
+
+def load_near(tmp_path, name, segments, seed):
+    """A Recording loaded from a :func:`near_stream` written under ``tmp_path/name``."""
+    folder = tmp_path / name
+    folder.mkdir()
+    data, trials = near_stream(segments)
+    (folder / 'detection_stream.json').write_text(json.dumps(data))
+    (folder / 'detection.json').write_text(json.dumps({'seed': seed, 'trials': trials}))
+    return cal.load_recording(str(folder))
+
+
+def test_misses_recorded_at_other_min_ranges_are_read_from_scan_near(tmp_path):
+    recording = load_near(tmp_path, 'a', trial_segments(burst=True), 100)
+    assert recording.min_ranges == (0.0, 1.0) and len(recording.near) == len(recording.readings)
+    far = recording.weighed(1.0, 1.0)
+    assert far.scan_check['min_range'] == 1.0 and recording.scan_check['min_range'] == 0.0
+    crowd = [i for i, split in enumerate(recording.splits) if split[1] == 0.8]
+    assert crowd and all(far.readings[i][5] is None for i in crowd)
+    assert all(f[5] == pytest.approx(r[5]) for i, (f, r) in
+               enumerate(zip(far.readings, recording.readings)) if i not in crowd)
+    # A config measuring at a recorded min_range can be scored; any other is refused by name.
+    cal.evaluate([recording], LostDetectorConfig(short_weight=1.0, min_range=1.0))
+    with pytest.raises(cal.CalibrationError, match='scan_check/min_range'):
+        cal.evaluate([recording], LostDetectorConfig(short_weight=1.0, min_range=0.5))
+    with pytest.raises(cal.CalibrationError, match='measure them at 0.5'):
+        recording.weighed(1.0, 0.5)
+
+
+def test_a_bad_scan_near_column_is_named(tmp_path):
+    data, _ = near_stream(trial_segments())
+    data['readings'][2][14] = [[0.0, 0.1]]
+    with pytest.raises(cal.CalibrationError, match='reading 2: scan_near=.*2 \\[through'):
+        cal.parse_stream(data)
+    data['readings'][2][14] = [[0.0, 0.1], [0.0, 1.5]]
+    with pytest.raises(cal.CalibrationError, match='fractions must be in'):
+        cal.parse_stream(data)
+    data['readings'][2][14] = None
+    folder = tmp_path / 'a'
+    folder.mkdir()
+    (folder / 'detection_stream.json').write_text(json.dumps(dict(data, min_ranges=[-1, 1])))
+    with pytest.raises(cal.CalibrationError, match='min_ranges'):
+        cal.load_recording(str(folder))
+
+
+def test_calibration_tries_every_min_range_and_keeps_the_best(tmp_path):
+    recordings = [load_near(tmp_path, 'a', trial_segments(burst=True) + trial_segments(), 100),
+                  load_near(tmp_path, 'b', trial_segments() + trial_segments(burst=True), 101)]
+    result = cal.calibrate(recordings, small_grid(), short_weights=(1.0,))
+    assert [(m, w) for m, w, _ in result.ranges] == [(0.0, 1.0), (1.0, 1.0)]
+    scores = {m: score for m, _, score in result.ranges}
+    # Leaving out the crowd's near returns keeps every short miss of the wrong estimates.
+    assert cal.objective(scores[1.0]) < cal.objective(scores[0.0])
+    assert result.search.config.min_range == 1.0
+    assert all(r.scan_check['min_range'] == 1.0 for r in result.recordings)
+    # Fitted in two processes: the same choice and scores.
+    twice = cal.calibrate(recordings, small_grid(), short_weights=(1.0,), jobs=2)
+    assert twice.ranges == result.ranges and twice.search.params == result.search.params
+    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
+    assert '\n  min_range: 1.0\n' in text
+    assert 'Chosen by training score among 0.0, 1.0, with short_weight' in ' '.join(
+        line.lstrip('# ') for line in text.splitlines())
 
 
 def test_suite_constants_are_the_ones_the_labels_use():

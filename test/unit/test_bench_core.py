@@ -326,3 +326,75 @@ def test_a_trial_traces_truth_error_and_state_once_per_period():
     trace = trial.result()['trace']
     assert trace == [[0.0, 1.0, 2.0, 0.5, None, None, None],
                      [1.0, 1.0, 2.0, 0.5, 5.0, 0.0, 'LOST']]
+
+
+def write_run(folder, near_blob=(5.0, 10.0)):
+    """A finished one-trial detection run on disk: the estimate always right, and a spell of
+    readings whose scan misses the map short (something within 1 m of the laser; at
+    min_range 1 m too few beams are left)."""
+    record, stream = synthetic_trial()
+    readings = []
+    for r in stream.readings:
+        blob = near_blob[0] <= r[0] < near_blob[1]
+        short = 0.9 if blob else 0.0
+        near = tuple(None if blob and m >= 1.0 else (0.0, short) for m in detectors.MIN_RANGES)
+        readings.append(r[:8] + (short, 0.0, short, near))
+    stream = detection.Stream(readings, stream.truth)
+    config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
+                                ratio_thresh_detections_tier2_lost=0.5,
+                                window_meta_tier0_normal=3)
+    trial = detection.score_trial(record, stream, detectors.run_all(
+        stream.detector_readings(), config), detection.PHASES)
+    detection.write_stream(str(folder / 'detection_stream.json'), stream, [trial], 'box',
+                           detectors.scan_check_of(config))
+    detection.write_truth(str(folder / detection.TRUTH_FILE), stream.truth)
+    report.write_json(str(folder / 'detection.json'),
+                      {'trials': [trial], 'summary': {'phases': detection.PHASES}})
+    return config, trial
+
+
+def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_near(tmp_path):
+    import dataclasses
+    config, trial = write_run(tmp_path)
+    assert trial['detectors']['lost_detector']['false_alarms'] == 1     # the near spell
+    same = detection.rescore(str(tmp_path), config, str(tmp_path), 'box')
+    assert same['trials'][0]['detectors'] == json.loads(json.dumps(trial['detectors']))
+    assert '| `lost_detector` |' in same['markdown'] and len(same['plots']) == 2
+    far = detection.rescore(str(tmp_path), dataclasses.replace(config, min_range=1.0),
+                            str(tmp_path))
+    assert far['trials'][0]['detectors']['lost_detector']['false_alarms'] == 0
+    assert far['trials'][0]['detectors']['amcl_diag'] == same['trials'][0]['detectors'][
+        'amcl_diag']
+    with pytest.raises(ValueError, match='scan_check/min_range'):
+        detection.rescore(str(tmp_path), dataclasses.replace(config, min_range=0.5),
+                          str(tmp_path))
+    (tmp_path / detection.TRUTH_FILE).unlink()
+    with pytest.raises(ValueError, match='detection_truth.json: cannot read'):
+        detection.rescore(str(tmp_path), config, str(tmp_path))
+
+
+def test_scan_misses_records_the_misses_at_every_candidate_min_range():
+    from lost_and_found.bench.simrun import ScanMisses
+    from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan, ScanChecker
+    occupied = np.zeros((80, 80), dtype=bool)               # a 4 m room, 5 cm cells
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    misses = ScanMisses.__new__(ScanMisses)
+    misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5)
+    misses.checker.distance_map = DistanceMap(occupied, 0.05)
+    misses._awaiting = []
+    # From the room's centre, facing +x: 30 returns on the wall 1.95 m ahead, 31 stopped by
+    # a box 0.6 m in front (in free space on the map).
+    ranges = tuple([1.95] * 30 + [0.6] * 31)
+    misses.checker.add_scan(1.0, Scan(ranges, -0.05, 0.001, 0.45, 5.0), LaserMount())
+    readings = []
+    misses.on_pose((1.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    miss, through, short, near = readings[0][8:]
+    assert (through, short) == (0.0, pytest.approx(31 / 61))
+    assert miss == pytest.approx(0.5 * 31 / 61)
+    assert len(near) == len(detectors.MIN_RANGES)
+    for min_range, pair in zip(detectors.MIN_RANGES, near):
+        expected = (0.0, 31 / 61) if min_range <= 0.6 else (0.0, 0.0)
+        assert pair == pytest.approx(expected) if min_range < 1.95 else pair is None
+    # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
+    misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    assert readings[1][8:] == (None, None, None, None) and misses._awaiting == [1]

@@ -250,6 +250,36 @@ def test_rescore_unmodified_scores_another_config_over_the_suites_window():
         real_logs.rescore_unmodified(run, streams, config)
 
 
+def test_rescore_unmodified_reads_another_min_range_from_scan_near():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    tight = (0.01, 0.01, 0.0, 0.001)
+    rows = []
+    for k in range(90):                      # 1 reading per second, log time 100..189
+        # A spell of near returns (something in front of the laser) that miss the map short;
+        # beyond 1 m too few beams are left for a feature.
+        near = 40 <= k < 50
+        through, short = (0.0, 0.9) if near else (0.0, 0.0)
+        pairs = [[through, short], None if near else [through, short]]
+        rows.append([100.0 + k, 0.0, 0.0, 0.0] + list(tight)
+                    + [short, through, short, pairs, 0.05, 0.01])
+    config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
+                                ratio_thresh_detections_tier2_lost=0.5,
+                                window_meta_tier0_normal=3)
+    streams = {'scan_check': detectors.scan_check_of(config), 'min_ranges': [0.0, 1.0],
+               'streams': [{'log': 'intel', 'profile': 'stock',
+                            'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy',
+                                       'var_yaw', 'scan_miss', 'scan_through', 'scan_short',
+                                       'scan_near', 'error_xy', 'error_yaw'],
+                            'readings': rows}]}
+    run = {'trials': [{'kind': 'unmodified', 'log': 'intel', 'profile': 'stock',
+                       'start': 100.0, 'end': 200.0}]}
+    assert real_logs.rescore_unmodified(run, streams, config)[0]['scores']['false_alarms'] == 1
+    far = dataclasses.replace(config, min_range=1.0)
+    assert real_logs.rescore_unmodified(run, streams, far)[0]['scores']['false_alarms'] == 0
+    with pytest.raises(ValueError, match='scan_check/min_range=0.0'):
+        real_logs.rescore_unmodified(run, streams, dataclasses.replace(config, min_range=0.5))
+
+
 def test_registration_summary_counts_the_moved_poses_and_says_so():
     from lost_and_found.bench import carmen
     registered = carmen.Registration(

@@ -44,15 +44,21 @@ from lost_and_found.core.scan_agreement import weighted_miss
 
 #: The stream's columns, in the order detection.write_stream writes them: the miss fraction
 #: as the recording config weighed it, then its two kinds (the through and short fractions,
-#: core/scan_agreement.py), from which any short_weight can be weighed again.
+#: core/scan_agreement.py), from which any short_weight can be weighed again, then the two
+#: kinds at every candidate scan_check/min_range (the stream's ``min_ranges``).
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
-          'phase', 'scan_miss', 'scan_through', 'scan_short')
-#: Streams recorded before the two kinds were, and before the scan feature existed.
-MISS_FIELDS = FIELDS[:-2]
-OLD_FIELDS = FIELDS[:-3]
+          'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near')
+#: Streams recorded before the candidate min_ranges were, before the two kinds were, and
+#: before the scan feature existed.
+SPLIT_FIELDS = FIELDS[:-1]
+MISS_FIELDS = FIELDS[:-3]
+OLD_FIELDS = FIELDS[:-4]
 #: The short_weight values the calibration tries (scan_check/short_weight), when the training
 #: streams hold the two kinds of misses.
 SHORT_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: The scan_check/min_range values (m) it tries, when the training streams hold the misses at
+#: them (every one of detectors.MIN_RANGES by default).
+MIN_RANGES = detectors.MIN_RANGES
 #: Phases a reading may carry; ``teleport`` and ``bringup`` follow a delocalizing event.
 PHASES = ('settle', 'normal', 'teleport', 'bringup', 'other')
 #: Phases in which a right estimate is a sample of the normal class.
@@ -127,6 +133,9 @@ class Recording:
         trials_inferred: True when the trials were inferred from the phases.
         splits: ``(through, short)`` miss fractions per reading (None where it has no scan
             feature), or None for a stream that did not record them.
+        near: per reading, the ``(through, short)`` pairs (or None) at each of
+            ``min_ranges``, or None for a stream that did not record them.
+        min_ranges: the candidate ``min_range`` values of ``near`` (empty without it).
         scan_check: how the stream's scan feature was computed (the
             :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
             defaults; a stream file that does not say was computed as
@@ -146,14 +155,26 @@ class Recording:
     scan_check: dict = dataclasses.field(
         default_factory=lambda: detectors.scan_check_of(LostDetectorConfig()))
     splits: object = None
+    near: object = None
+    min_ranges: tuple = ()
 
-    def weighed(self, short_weight):
-        """This recording with every reading's miss fraction weighed with ``short_weight``.
+    def weighed(self, short_weight, min_range=None):
+        """This recording with every reading's miss fraction weighed with ``short_weight``,
+        measured without the beams shorter than ``min_range`` (None: as recorded).
 
         Raises:
             CalibrationError: the recording has no split misses and was recorded with
-                another short_weight (its misses cannot be weighed again).
+                another short_weight (its misses cannot be weighed again), or did not record
+                its misses at that ``min_range``.
         """
+        recorded = self.scan_check['min_range']
+        min_range = recorded if min_range is None else min_range
+        if min_range != recorded and (self.near is None or min_range not in self.min_ranges):
+            raise CalibrationError(
+                '%s: its misses were measured with scan_check/min_range=%r (and at %s): record '
+                'it again to measure them at %r' % (
+                    self.path, recorded, _values(self.min_ranges) if self.min_ranges else
+                    'no other', min_range))
         if self.splits is None:
             if short_weight != self.scan_check['short_weight']:
                 raise CalibrationError(
@@ -161,11 +182,15 @@ class Recording:
                     'recorded by kind: record it again to weigh them with %r'
                     % (self.path, self.scan_check['short_weight'], short_weight))
             return self
-        readings = [r[:5] + (None if split is None else
-                             weighted_miss(split[0], split[1], short_weight),)
-                    for r, split in zip(self.readings, self.splits)]
+        near = self.near or [None] * len(self.splits)
+        pairs = [detectors.split_at(split and split[0], split and split[1], n, self.min_ranges,
+                                    recorded, min_range)
+                 for split, n in zip(self.splits, near)]
+        readings = [r[:5] + (None if pair is None else
+                             weighted_miss(pair[0], pair[1], short_weight),)
+                    for r, pair in zip(self.readings, pairs)]
         return dataclasses.replace(self, readings=readings, scan_check=dict(
-            self.scan_check, short_weight=short_weight))
+            self.scan_check, short_weight=short_weight, min_range=min_range))
 
     @property
     def times(self):
@@ -203,7 +228,7 @@ def parse_stream(data, source='stream'):
         source: a name for error messages.
 
     Returns:
-        ``(label, readings, errors, phases, splits)`` as in :class:`Recording`.
+        ``(label, readings, errors, phases, splits, near)`` as in :class:`Recording`.
 
     Raises:
         CalibrationError: naming the source and the bad field, row or value.
@@ -211,11 +236,13 @@ def parse_stream(data, source='stream'):
     if not isinstance(data, dict) or 'readings' not in data:
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
-    if fields not in (FIELDS, MISS_FIELDS, OLD_FIELDS):
+    if fields not in (FIELDS, SPLIT_FIELDS, MISS_FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
                                                                list(FIELDS)))
     readings, errors, phases = [], [], []
-    splits = [] if fields == FIELDS else None
+    splits = [] if fields in (FIELDS, SPLIT_FIELDS) else None
+    near = [] if fields == FIELDS else None
+    candidates = len(data.get('min_ranges') or ()) if near is not None else 0
     last = -math.inf
     for row_index, row in enumerate(data['readings']):
         where = '%s: reading %d' % (source, row_index)
@@ -241,11 +268,37 @@ def parse_stream(data, source='stream'):
                 raise CalibrationError('%s: scan_miss, scan_through and scan_short must be all '
                                        'null or all numbers, got %r' % (where, row[11:14]))
             splits.append(None if miss is None else (through, short))
+        if near is not None:
+            near.append(_near(row[14], candidates, where))
         readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
                          values['var_yaw'], miss))
         errors.append(error)
         phases.append(row[10])
-    return str(data.get('map', '')), readings, errors, phases, splits
+    return str(data.get('map', '')), readings, errors, phases, splits, near
+
+
+def _near(value, candidates, where):
+    """The ``scan_near`` column of a stream row: None, or ``candidates`` pairs of fractions
+    in [0, 1] (each pair or None)."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != candidates:
+        raise CalibrationError('%s: scan_near=%r: must be null or %d [through, short] pairs '
+                               '(one per min_ranges value)' % (where, value, candidates))
+    out = []
+    for pair in value:
+        if pair is None:
+            out.append(None)
+            continue
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise CalibrationError('%s: scan_near: %r is not a [through, short] pair'
+                                   % (where, pair))
+        numbers = [_number(v, where + ': scan_near') for v in pair]
+        if not all(0.0 <= v <= 1.0 for v in numbers):
+            raise CalibrationError('%s: scan_near: %r: fractions must be in [0, 1]'
+                                   % (where, pair))
+        out.append(tuple(numbers))
+    return tuple(out)
 
 
 def _fraction(row, index, where):
@@ -319,10 +372,18 @@ def load_recording(path):
         raise CalibrationError('%s: no detection_stream.json (run `rosrun lost_and_found '
                                'bench detection ... --out %s` first)' % (path, path))
     data = _read_json(stream_path)
-    label, readings, errors, phases, splits = parse_stream(data, stream_path)
+    label, readings, errors, phases, splits, near = parse_stream(data, stream_path)
+    min_ranges = data.get('min_ranges') or ()
+    if near is not None and (not isinstance(min_ranges, list) or not all(
+            isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in min_ranges)):
+        raise CalibrationError('%s: min_ranges=%r: must be a list of numbers >= 0 (m)'
+                               % (stream_path, min_ranges))
     recording = Recording(path=path, label=label, readings=readings, errors=errors,
-                          phases=phases, trials=[], splits=splits)
+                          phases=phases, trials=[], splits=splits, near=near,
+                          min_ranges=tuple(float(v) for v in min_ranges) if near else ())
     scan_check = data.get('scan_check', detectors.LEGACY_SCAN_CHECK)
+    if isinstance(scan_check, dict):
+        scan_check = detectors.recorded_scan_check(scan_check)
     if not isinstance(scan_check, dict) or \
             any(key not in scan_check for key in detectors.SCAN_CHECK_KEYS):
         raise CalibrationError('%s: scan_check=%r: must map %s' % (
@@ -788,14 +849,18 @@ class Calibration:
     """Everything the YAML says: inputs, fit, search and scores.
 
     Attributes:
-        recordings: the training recordings (weighed with the chosen short_weight).
+        recordings: the training recordings (weighed with the chosen short_weight and
+            min_range).
         fit: the :class:`ClassifierFit`.
         search: the :class:`SearchResult`.
         quality: :func:`classifier_quality` on the training readings.
         labels: label counts (normal, lost, ambiguous) over all training readings.
         weights: ``[(short_weight, training score of its best combination)]`` for every
-            short_weight tried, in order (one entry when the streams could not be weighed
-            again).
+            short_weight tried at the chosen min_range, in order (one entry when the streams
+            could not be weighed again).
+        ranges: ``[(min_range, short_weight, training score)]``: the best short_weight and
+            its score at every min_range tried, in order (one entry when the streams did not
+            record their misses at other min_ranges).
     """
 
     recordings: list
@@ -804,15 +869,48 @@ class Calibration:
     quality: dict
     labels: dict
     weights: list = dataclasses.field(default_factory=list)
+    ranges: list = dataclasses.field(default_factory=list)
 
 
-def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS):
+#: What the worker processes of :func:`calibrate` read (set before they fork).
+_CANDIDATE_INPUTS = {}
+
+
+def _fit_candidate(candidate):
+    """Fit and grid-search one ``(min_range, short_weight)`` of :func:`calibrate`."""
+    recordings, labels, grid = _CANDIDATE_INPUTS['inputs']
+    min_range, short_weight = candidate
+    weighed = [r.weighed(short_weight, min_range) for r in recordings]
+    features = [reading_features(r.readings) for r in weighed]
+    fit = dataclasses.replace(fit_classifier(np.vstack(features), labels),
+                              scan_check=dict(weighed[0].scan_check))
+    return fit, grid_search(weighed, fit, grid, features)
+
+
+def _fit_candidates(candidates, recordings, labels, grid, jobs):
+    """:func:`_fit_candidate` of every candidate, in order, in ``jobs`` processes."""
+    _CANDIDATE_INPUTS['inputs'] = (recordings, labels, grid)
+    try:
+        if jobs <= 1 or len(candidates) <= 1:
+            return [_fit_candidate(c) for c in candidates]
+        import multiprocessing
+        with multiprocessing.get_context('fork').Pool(min(jobs, len(candidates))) as pool:
+            return pool.map(_fit_candidate, candidates, chunksize=1)
+    finally:
+        _CANDIDATE_INPUTS.clear()
+
+
+def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN_RANGES,
+              jobs=1):
     """Fit the classifier and search the windows on training recordings.
 
     When every training stream recorded its misses by kind, each of ``short_weights`` is
     tried (fit and grid search on the misses weighed with it) and the best training score
     wins (:func:`objective`; on a tie the smaller weight, the one less fooled by clutter);
-    otherwise the weight the streams were recorded with is kept.
+    otherwise the weight the streams were recorded with is kept. Likewise every one of
+    ``min_ranges`` that all the streams recorded their misses at (on a tie the smaller one,
+    which uses more beams); otherwise the streams' own min_range. ``jobs`` processes fit the
+    candidates side by side (the result does not depend on it).
 
     Raises:
         CalibrationError: for held-out recordings or too little data.
@@ -821,8 +919,10 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS):
         raise CalibrationError('no training recordings')
     for recording in recordings:
         check_training(recording)
-    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items() if k != 'short_weight'))
+    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items()
+                             if k not in ('short_weight', 'min_range')))
                 for r in recordings}
+    own = {r.scan_check['min_range'] for r in recordings}
     # Streams without the two kinds of misses can only be scored with their own weight.
     fixed = {r.scan_check['short_weight'] for r in recordings if r.splits is None}
     if len(geometry) > 1 or len(fixed) > 1:
@@ -831,24 +931,38 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS):
                                    '%s: %s' % (r.path, r.scan_check) for r in recordings))
     if fixed:
         short_weights = tuple(fixed)
+    ranges = [m for m in min_ranges if all(r.near is not None and m in r.min_ranges
+                                           for r in recordings)]
+    if len(own) == 1 and not ranges:
+        ranges = list(own)
+    elif not ranges:
+        raise CalibrationError('the training runs measured their misses at different '
+                               'scan_check/min_range values (%s) and not at a common one: '
+                               'record them again' % _values(sorted(own)))
     labels = [label_readings(r.errors, r.phases) for r in recordings]
     all_labels = np.concatenate(labels)
-    best, tried = None, []
-    for short_weight in short_weights:
-        weighed = [r.weighed(short_weight) for r in recordings]
-        features = [reading_features(r.readings) for r in weighed]
-        all_features = np.vstack(features)
-        fit = dataclasses.replace(fit_classifier(all_features, all_labels),
-                                  scan_check=dict(weighed[0].scan_check))
-        search = grid_search(weighed, fit, grid, features)
-        tried.append((short_weight, search.score))
-        if best is None or objective(search.score) < objective(best[2].score):
-            best = (weighed, fit, search, all_features)
-    weighed, fit, search, all_features = best
+    candidates = [(m, w) for m in ranges for w in short_weights]
+    results = iter(_fit_candidates(candidates, recordings, all_labels, grid, jobs))
+    best, per_range = None, []
+    for min_range in ranges:
+        tried, best_here = [], None
+        for short_weight in short_weights:
+            fit, search = next(results)
+            tried.append((short_weight, search.score))
+            if best_here is None or objective(search.score) < objective(best_here[1].score):
+                best_here = (fit, search, tried)
+        per_range.append((min_range, best_here[0].scan_check['short_weight'],
+                          best_here[1].score))
+        if best is None or objective(best_here[1].score) < objective(best[1].score):
+            best = best_here
+    fit, search, tried = best
+    weighed = [r.weighed(fit.scan_check['short_weight'], fit.scan_check['min_range'])
+               for r in recordings]
+    all_features = np.vstack([reading_features(r.readings) for r in weighed])
     quality = classifier_quality(all_features, all_labels, search.config)
     counts = {'normal': int(np.sum(all_labels == NORMAL)), 'lost': int(np.sum(all_labels == LOST)),
               'ambiguous': int(np.sum(all_labels == AMBIGUOUS))}
-    return Calibration(weighed, fit, search, quality, counts, tried)
+    return Calibration(weighed, fit, search, quality, counts, tried, per_range)
 
 
 def evaluate(recordings, config):
@@ -863,10 +977,11 @@ def evaluate(recordings, config):
     for recording in recordings:
         try:
             detectors.check_scan_check(recording.scan_check, config, recording.path,
-                                       reweighable=recording.splits is not None)
+                                       reweighable=recording.splits is not None,
+                                       min_ranges=recording.min_ranges)
         except ValueError as error:
             raise CalibrationError(str(error)) from None
-    recordings = [r.weighed(config.short_weight) if config.scan_check else r
+    recordings = [r.weighed(config.short_weight, config.min_range) if config.scan_check else r
                   for r in recordings]
     tiers = [detectors.lost_detector_tiers(r.readings, config, r.pose_fixes)
              for r in recordings]
@@ -1100,6 +1215,8 @@ def render_yaml(calibration, train_args, date):
         hit_tolerance=_yaml_float(config.hit_tolerance),
         short_weight='\n'.join(_indented(short_weight_text(calibration)) + [
             '  short_weight: %s' % _yaml_float(config.short_weight)]),
+        min_range='\n'.join(_indented(min_range_text(calibration)) + [
+            '  min_range: %s' % _yaml_float(config.min_range)]),
         max_beams=config.max_beams,
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
@@ -1125,14 +1242,32 @@ def short_weight_text(calibration):
     return text
 
 
+def min_range_text(calibration):
+    """The comment above scan_check/min_range: what it is and how it was chosen."""
+    text = ('Beams shorter than this (m, >= 0) are not used: an unmapped object near the laser '
+            '(a box or chair the robot stopped at, a person in front of it) fills the view '
+            'with returns that miss the map at a right pose; 0 uses every beam the laser '
+            'reports.')
+    if len(calibration.ranges) > 1:
+        text += ' Chosen by training score among %s, with short_weight chosen at each (best ' \
+            'combination on the training runs: %s).' % (
+                _values([m for m, _, _ in calibration.ranges]),
+                '; '.join('%s m (short_weight %s): %s' % (
+                    _yaml_float(m), _yaml_float(w), score_sentence(score))
+                    for m, w, score in calibration.ranges))
+    else:
+        text += ' Not fitted: the training runs measured their misses with it only.'
+    return text
+
+
 #: The scan_check block of the YAML: geometry of the feature, not fitted (the training runs
-#: record the feature with these numbers), except short_weight.
+#: record the feature with these numbers), except short_weight and min_range.
 SCAN_CHECK_YAML = """
 # The scan check: amcl's covariance says how sure it is, the scan says whether it is right.
 # Needs the laser (`scan`), the map (`map`, latched, from map_server) and tf base -> laser.
 # Without a map or scan (or with too few usable beams) a reading is classified on the
 # covariance alone, and the node logs once that the check is unavailable and why. Not fitted
-# but short_weight: the training runs recorded the feature with these numbers.
+# but short_weight and min_range: the training runs recorded the feature with these numbers.
 scan_check:
   # true: use the scan miss fraction as a third feature; false: covariance only.
   enabled: {enabled}
@@ -1142,11 +1277,13 @@ scan_check:
   # error plus map and range noise at a few metres.
   hit_tolerance: {hit_tolerance}
 {short_weight}
+{min_range}
   # Beams used per scan at most, evenly spread (integer >= 1): 60 is plenty for a fraction and
   # keeps the check well under a millisecond.
   max_beams: {max_beams}
-  # Fewer usable beams (finite, in [range_min, range_max)) than this give no scan feature
-  # (integer >= 1, <= max_beams): a Kinect facing an open hall sees too little to judge.
+  # Fewer usable beams (finite, in [max(range_min, min_range), range_max)) than this give no
+  # scan feature (integer >= 1, <= max_beams): a Kinect facing an open hall sees too little to
+  # judge.
   min_beams: {min_beams}
   # amcl stamps its pose with the stamp of the scan it used; a scan within this many seconds
   # of the pose's stamp is that scan (> 0, well below the scan period).

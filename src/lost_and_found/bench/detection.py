@@ -373,9 +373,65 @@ def run(ctx):
                     'clutter': {'density': args.clutter, 'boxes': len(boxes)}})
     write_stream(ctx.path('detection_stream.json'), stream, trials, args.label,
                  detectors.scan_check_of(config))
+    write_truth(ctx.path(TRUTH_FILE), truth)
     plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
     return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, args.label),
             'plots': plots}
+
+
+#: The ground truth of a run, beside its stream: with it, :func:`rescore` scores another
+#: lost_detector YAML on the run exactly as the suite scored the run's own.
+TRUTH_FILE = 'detection_truth.json'
+
+
+def write_truth(path, truth):
+    """Write the ground-truth samples ``(t, x, y, yaw)`` of a run."""
+    report.write_json(path, {'fields': ['t', 'x', 'y', 'yaw'],
+                             'truth': [[float(v) for v in entry] for entry in truth]})
+
+
+def rescore(folder, config, out, label=None):
+    """Score another lost_detector config on a finished run, as the run scored its own.
+
+    Reads the run's ``detection.json`` (trials and phases), ``detection_stream.json`` (every
+    amcl pose with the scan misses by kind) and ``detection_truth.json``; the miss fraction
+    of every reading is weighed and measured as ``config`` asks (its ``short_weight``, and its
+    ``min_range`` from the stream's ``scan_near``), then the three detectors are replayed and
+    scored. The amcl_diag and nav2_islocalized rows come out as in the run.
+
+    Args:
+        folder: the run's output folder.
+        config: the LostDetectorConfig to score.
+        out: folder for the plots (exists).
+        label: the map's name in the tables (default: the run's).
+
+    Returns:
+        The suite's result dict (``summary``, ``trials``, ``markdown``, ``plots``).
+
+    Raises:
+        ValueError: a missing or bad file, or a stream whose scan feature cannot be computed
+            as ``config`` computes it.
+    """
+    from types import SimpleNamespace
+    run = report.read_json(os.path.join(folder, 'detection.json'))
+    data = report.read_json(os.path.join(folder, 'detection_stream.json'))
+    truth = report.read_json(os.path.join(folder, TRUTH_FILE)).get('truth')
+    if not truth or not run.get('trials'):
+        raise ValueError('%s: no ground truth or no trials to score' % folder)
+    misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
+                                    data.get('min_ranges'), config, folder)
+    stream = Stream([tuple(row[:8]) + (misses.miss(row),) for row in data['readings']], truth)
+    records = run['trials']
+    phases = (run.get('summary') or {}).get('phases') or PHASES
+    tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records))
+    trials = [score_trial(r, stream, tiers, phases) for r in records]
+    summary = summarize(trials, phases)
+    label = label or data.get('map') or 'map'
+    ctx = SimpleNamespace(out=out, args=SimpleNamespace(quick=phases == QUICK_PHASES,
+                                                        label=label))
+    plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
+    return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, label),
+            'plots': plots, 'label': label}
 
 
 def pose_fixes(trials):
@@ -384,8 +440,12 @@ def pose_fixes(trials):
 
 
 def scan_values(reading):
-    """[miss, through, short] of a recorded reading (Nones where it has none)."""
-    return list(reading[8:11]) + [None] * (11 - max(len(reading), 8))
+    """[miss, through, short, near] of a recorded reading (Nones where it has none; ``near``
+    as :meth:`simrun.ScanMisses._values` gives it, as lists)."""
+    values = list(reading[8:12]) + [None] * (12 - max(len(reading), 8))
+    if values[3] is not None:
+        values[3] = [None if v is None else list(v) for v in values[3]]
+    return values
 
 
 def write_stream(path, stream, trials, label, scan_check):
@@ -404,8 +464,9 @@ def write_stream(path, stream, trials, label, scan_check):
     report.write_json(path, {
         'map': label,
         'scan_check': scan_check,
+        'min_ranges': list(detectors.MIN_RANGES),
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short'],
+                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near'],
         'readings': [list(r[:8]) + list(e) + [p] + scan_values(r)
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })

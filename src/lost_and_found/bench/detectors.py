@@ -31,11 +31,15 @@ FOUND_XY, FOUND_YAW = 0.45, 0.35
 
 #: The lost_detector numbers that decide how its scan feature is computed: a stream records
 #: them with the feature, since a feature recorded one way cannot be scored another way.
-SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'max_beams', 'min_beams')
+SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'min_range', 'max_beams', 'min_beams')
 #: What streams recorded before the stream said so were computed with (the node's numbers then:
-#: every missed end point counted).
-LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'short_weight': 1.0, 'max_beams': 60,
-                     'min_beams': 10}
+#: every missed end point counted, every beam used).
+LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'short_weight': 1.0, 'min_range': 0.0,
+                     'max_beams': 60, 'min_beams': 10}
+#: The ``scan_check/min_range`` values (m) at which the benchmarks also record the two kinds of
+#: misses of every reading, so that the calibration can choose among them without recording
+#: again (``scan_near`` in the streams).
+MIN_RANGES = (0.0, 0.75, 1.0, 1.25, 1.5, 2.0)
 
 #: The detectors, in table order.
 NAMES = ('lost_detector', 'amcl_diag', 'nav2_islocalized')
@@ -53,7 +57,78 @@ def scan_check_of(config):
     return {key: getattr(config, key) for key in SCAN_CHECK_KEYS}
 
 
-def check_scan_check(recorded, config, source, reweighable=False):
+def recorded_scan_check(recorded):
+    """A stream's ``scan_check`` dict (None: a stream from before streams said so,
+    :data:`LEGACY_SCAN_CHECK`) with ``min_range``, which streams wrote only later, filled in:
+    those streams used every beam."""
+    if recorded is None:
+        return dict(LEGACY_SCAN_CHECK)
+    return dict({'min_range': LEGACY_SCAN_CHECK['min_range']}, **recorded)
+
+
+def split_at(through, short, near, min_ranges, recorded_min_range, min_range):
+    """The ``(through, short)`` miss fractions of one recorded reading at ``min_range``, or
+    None when the reading has no scan feature there.
+
+    Args:
+        through, short: the fractions recorded at the stream's own ``recorded_min_range``
+            (None: no feature).
+        near: the ``(through, short)`` pairs (or None) recorded at each of ``min_ranges``, or
+            None.
+        min_ranges: the stream's candidate ``min_range`` values.
+        recorded_min_range: the ``min_range`` the stream's own fractions were measured at.
+        min_range: the one wanted; must be ``recorded_min_range`` or one of ``min_ranges``
+            (:func:`check_scan_check` says so first).
+    """
+    if min_range == recorded_min_range or near is None:
+        return None if through is None or min_range != recorded_min_range \
+            else (through, short)
+    if len(near) != len(min_ranges):
+        raise ValueError('scan_near holds %d pairs for %d min_ranges %r'
+                         % (len(near), len(min_ranges), list(min_ranges)))
+    pair = near[list(min_ranges).index(min_range)]
+    return None if pair is None else (pair[0], pair[1])
+
+
+class StreamMisses:
+    """The miss fraction of every row of a recorded stream, as a config computes it.
+
+    Args:
+        scan_check: the stream's ``scan_check`` dict (None: :data:`LEGACY_SCAN_CHECK`).
+        fields: the stream's column names.
+        min_ranges: the stream's ``min_ranges`` (used when it has the ``scan_near`` column).
+        config: the LostDetectorConfig to score.
+        source: names the stream in error messages.
+
+    Raises:
+        ValueError: the stream's scan feature cannot be computed as ``config`` computes it
+            (:func:`check_scan_check`).
+    """
+
+    def __init__(self, scan_check, fields, min_ranges, config, source):
+        """Check the stream against ``config`` once."""
+        self._field = {name: i for i, name in enumerate(fields)}
+        self._split = 'scan_through' in self._field and 'scan_short' in self._field
+        self._min_ranges = tuple(min_ranges or ()) if 'scan_near' in self._field else ()
+        self._recorded = recorded_scan_check(scan_check)
+        check_scan_check(self._recorded, config, source, reweighable=self._split,
+                         min_ranges=self._min_ranges)
+        self._config = config
+
+    def miss(self, row):
+        """The miss fraction of one row, or None (no scan feature)."""
+        from lost_and_found.core.scan_agreement import weighted_miss
+        field = self._field
+        if not self._split:
+            return row[field['scan_miss']] if 'scan_miss' in field else None
+        pair = split_at(row[field['scan_through']], row[field['scan_short']],
+                        row[field['scan_near']] if self._min_ranges else None,
+                        self._min_ranges, self._recorded['min_range'], self._config.min_range)
+        return None if pair is None else weighted_miss(pair[0], pair[1],
+                                                       self._config.short_weight)
+
+
+def check_scan_check(recorded, config, source, reweighable=False, min_ranges=()):
     """Raise ValueError when a stream's scan feature was not computed the way ``config``
     computes it (only while ``config`` uses the scan check at all).
 
@@ -64,11 +139,16 @@ def check_scan_check(recorded, config, source, reweighable=False):
         source: names the stream in the message.
         reweighable: the stream recorded its misses by kind, so any ``short_weight`` can be
             scored on it.
+        min_ranges: the ``min_range`` values the stream also recorded its misses at (by
+            kind), so any of them can be scored on it.
     """
-    recorded = LEGACY_SCAN_CHECK if recorded is None else recorded
+    recorded = recorded_scan_check(recorded)
     wanted = scan_check_of(config)
+    free = {'short_weight'} if reweighable else set()
+    if config.min_range in min_ranges:
+        free.add('min_range')
     differ = [key for key in SCAN_CHECK_KEYS if recorded.get(key) != wanted[key]
-              and not (reweighable and key == 'short_weight')]
+              and key not in free]
     if config.scan_check and differ:
         def listed(values):
             return ', '.join('scan_check/%s=%r' % (k, values.get(k)) for k in differ)

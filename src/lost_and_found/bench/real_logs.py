@@ -47,7 +47,7 @@ from lost_and_found.bench.detectors import LOST_XY, LOST_YAW, is_right, is_wrong
     reading_errors
 from lost_and_found.bench.graph import GraphError, RosGraph
 from lost_and_found.bench.detection import scan_values
-from lost_and_found.core.scan_agreement import DistanceMap, weighted_miss
+from lost_and_found.core.scan_agreement import DistanceMap
 from lost_and_found.sim.gridmap import load_map
 
 #: The logs: name, log file (in the logs folder), map YAML (in the maps folder), laser range.
@@ -305,9 +305,8 @@ def rescore_unmodified(run, streams, config):
     out = []
     for stream in streams['streams']:
         field = {name: i for i, name in enumerate(stream['fields'])}
-        split = 'scan_through' in field and 'scan_short' in field
-        detectors.check_scan_check(streams.get('scan_check'), config, 'real-logs streams',
-                                   reweighable=split)
+        misses = detectors.StreamMisses(streams.get('scan_check'), stream['fields'],
+                                        streams.get('min_ranges'), config, 'real-logs streams')
         trial = next((t for t in run['trials'] if t.get('kind') == 'unmodified'
                       and t['log'] == stream['log'] and t['profile'] == stream['profile']),
                      None)
@@ -315,14 +314,7 @@ def rescore_unmodified(run, streams, config):
             raise ValueError('no unmodified trial for the stream of %s (%s)'
                              % (stream['log'], stream['profile']))
         rows = stream['readings']
-
-        def miss(row):
-            if split:
-                through, short = row[field['scan_through']], row[field['scan_short']]
-                return None if through is None else weighted_miss(through, short,
-                                                                  config.short_weight)
-            return row[field['scan_miss']] if 'scan_miss' in field else None
-        readings = [(r[0],) + tuple(r[4:8]) + (miss(r),) for r in rows]
+        readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r),) for r in rows]
         errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
         tiers = detectors.lost_detector_tiers(readings, config)
         start = trial['start'] + SETTLE
@@ -837,12 +829,13 @@ def write_stream(path, trials, scan_check):
         streams.append({
             'log': t['log'], 'profile': t['profile'],
             'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'scan_miss',
-                       'scan_through', 'scan_short', 'error_xy', 'error_yaw']
+                       'scan_through', 'scan_short', 'scan_near', 'error_xy', 'error_yaw']
             + ['tier_' + n for n in names],
             'readings': [list(r[:8]) + scan_values(r) + list(e)
                          + [s['tiers'][n][i] for n in names]
                          for i, (r, e) in enumerate(zip(s['readings'], s['errors']))]})
-    report.write_json(path, {'scan_check': scan_check, 'streams': streams})
+    report.write_json(path, {'scan_check': scan_check, 'min_ranges': list(detectors.MIN_RANGES),
+                             'streams': streams})
 
 
 def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, params):

@@ -79,6 +79,21 @@ def write_json(path, data):
         stream.write('\n')
 
 
+def read_json(path):
+    """The JSON document at ``path``.
+
+    Raises:
+        ValueError: naming the file when it cannot be read or is not JSON.
+    """
+    try:
+        with open(path) as stream:
+            return json.load(stream)
+    except OSError as error:
+        raise ValueError('%s: cannot read: %s' % (path, error.strerror)) from None
+    except ValueError as error:
+        raise ValueError('%s: not valid JSON: %s' % (path, error)) from None
+
+
 def cdf_plot(path, series, xlabel, title, censor=None, marks=None):
     """Empirical CDFs, one line per series, over *all* trials of each series.
 

@@ -55,7 +55,8 @@ def pose_entry(msg):
 
 class ScanMisses:
     """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it,
-    and the two kinds of misses it weighs (core/scan_agreement.py).
+    the two kinds of misses it weighs (core/scan_agreement.py), and the two kinds at every
+    ``min_range`` of :data:`~lost_and_found.bench.detectors.MIN_RANGES`.
 
     The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
     :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
@@ -110,21 +111,31 @@ class ScanMisses:
                 self._awaiting.remove(index)
 
     def on_pose(self, entry, readings):
-        """Append ``entry`` (8 values) with its miss fraction and the through and short miss
-        fractions it weighs (Nones for now, or for good)."""
+        """Append ``entry`` (8 values) with its miss fraction, the through and short miss
+        fractions it weighs, and those at every candidate ``min_range`` (Nones for now, or for
+        good)."""
         values = self._values(entry)
         if values[0] is None and self.checker.waiting:
             self._awaiting.append(len(readings))
         readings.append(tuple(entry[:8]) + values)
 
     def _values(self, entry):
-        """(miss, through, short) of a reading, or three Nones."""
+        """(miss, through, short, near) of a reading: ``near`` holds ``(through, short)`` or
+        None per :data:`~lost_and_found.bench.detectors.MIN_RANGES`; None for all four while
+        its scan has not come (or never will)."""
+        from lost_and_found.bench.detectors import MIN_RANGES
         from lost_and_found.core.scan_agreement import weighted_miss
         fractions = self.checker.measure(entry[0], entry[1:4])
+        waiting, reason = self.checker.waiting, self.checker.reason
+        if fractions is None and waiting:
+            return None, None, None, None
+        near = tuple(self.checker.measure(entry[0], entry[1:4], min_range)
+                     for min_range in MIN_RANGES)
+        self.checker.waiting, self.checker.reason = waiting, reason
         if fractions is None:
-            return None, None, None
+            return None, None, None, near
         return (weighted_miss(fractions[0], fractions[1], self.checker.short_weight),) + \
-            tuple(fractions)
+            tuple(fractions) + (near,)
 
 
 class SimSession:
