@@ -427,11 +427,12 @@ def split_stream(segments):
     return data, trials
 
 
-def load_split(tmp_path, name, segments, seed):
-    """A Recording loaded from a split stream written under ``tmp_path/name``."""
+def load_split(tmp_path, name, segments, seed, stream=None):
+    """A Recording loaded from a split stream (or ``stream(segments)``) written under
+    ``tmp_path/name``."""
     folder = tmp_path / name
     folder.mkdir()
-    data, trials = split_stream(segments)
+    data, trials = (stream or split_stream)(segments)
     (folder / 'detection_stream.json').write_text(json.dumps(data))
     (folder / 'detection.json').write_text(json.dumps({'seed': seed, 'trials': trials}))
     return cal.load_recording(str(folder))
@@ -513,12 +514,7 @@ def near_stream(segments):
 
 def load_near(tmp_path, name, segments, seed):
     """A Recording loaded from a :func:`near_stream` written under ``tmp_path/name``."""
-    folder = tmp_path / name
-    folder.mkdir()
-    data, trials = near_stream(segments)
-    (folder / 'detection_stream.json').write_text(json.dumps(data))
-    (folder / 'detection.json').write_text(json.dumps({'seed': seed, 'trials': trials}))
-    return cal.load_recording(str(folder))
+    return load_split(tmp_path, name, segments, seed, near_stream)
 
 
 def test_misses_recorded_at_other_min_ranges_are_read_from_scan_near(tmp_path):

@@ -29,7 +29,6 @@ a byte-identical YAML.
 """
 import dataclasses
 import itertools
-import json
 import math
 import os
 import re
@@ -349,12 +348,9 @@ def infer_trials(times, phases):
 
 def _read_json(path):
     try:
-        with open(path) as stream:
-            return json.load(stream)
-    except OSError as error:
-        raise CalibrationError('%s: cannot read: %s' % (path, error.strerror)) from None
+        return report.read_json(path)
     except ValueError as error:
-        raise CalibrationError('%s: not valid JSON: %s' % (path, error)) from None
+        raise CalibrationError(str(error)) from None
 
 
 def load_recording(path):
