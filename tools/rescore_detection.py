@@ -37,6 +37,10 @@ def main(argv=None):
     """Rescore; exit 1 with a message on bad input."""
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
+    if os.path.realpath(args.out) == os.path.realpath(args.run):
+        print('rescore_detection: --out %s is the run\'s own folder: give another (the run\'s '
+              'tables would be overwritten)' % args.out, file=sys.stderr)
+        return 1
     try:
         config = detectors.load_detector_config(args.detector_config)
         os.makedirs(args.out, exist_ok=True)

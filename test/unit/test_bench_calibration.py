@@ -543,6 +543,10 @@ def test_a_bad_scan_near_column_is_named(tmp_path):
     with pytest.raises(cal.CalibrationError, match='fractions must be in'):
         cal.parse_stream(data)
     data['readings'][2][14] = None
+    with pytest.raises(cal.CalibrationError, match='min_ranges=1.0: must be a list'):
+        cal.parse_stream(dict(data, min_ranges=1.0))
+    with pytest.raises(cal.CalibrationError, match='min_ranges=None'):
+        cal.parse_stream(dict(data, min_ranges=None))
     folder = tmp_path / 'a'
     folder.mkdir()
     (folder / 'detection_stream.json').write_text(json.dumps(dict(data, min_ranges=[-1, 1])))

@@ -398,3 +398,39 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
     misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
     assert readings[1][8:] == (None, None, None, None) and misses._awaiting == [1]
+
+
+def test_rescore_with_the_scan_check_off_ignores_the_scan_and_a_bad_cell_is_named(tmp_path):
+    import dataclasses
+    config, trial = write_run(tmp_path)
+    off = dataclasses.replace(config, scan_check=False, min_range=0.5)   # 0.5 not recorded
+    result = detection.rescore(str(tmp_path), off, str(tmp_path / 'out'))
+    assert result['trials'][0]['detectors']['lost_detector']['false_alarms'] == 0
+    assert result['summary']['phases'] == detection.PHASES
+    stream = json.loads((tmp_path / 'detection_stream.json').read_text())
+    stream['readings'][7][14] = [[0.0, 0.1]]
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(stream))
+    with pytest.raises(ValueError, match='reading 7: scan_near='):
+        detection.rescore(str(tmp_path), dataclasses.replace(config, min_range=1.0),
+                          str(tmp_path / 'out'))
+
+
+def test_the_rescore_tool_refuses_to_write_over_the_run(tmp_path, capsys):
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'tools', 'rescore_detection.py')
+    spec = importlib.util.spec_from_file_location('rescore_detection', path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    write_run(tmp_path)
+    before = (tmp_path / 'detection.json').read_text()
+    yaml_path = tmp_path / 'd.yaml'
+    yaml_path.write_text('lost_detector: {queue_min: 2}\n')
+    assert tool.main([str(tmp_path), '--detector-config', str(yaml_path),
+                      '--out', str(tmp_path)]) == 1
+    assert "the run's own folder" in capsys.readouterr().err
+    assert (tmp_path / 'detection.json').read_text() == before
+    assert tool.main([str(tmp_path), '--detector-config', str(yaml_path),
+                      '--out', str(tmp_path / 'again')]) == 0
+    assert json.loads((tmp_path / 'again' / 'detection.json').read_text())['rescored_from'] \
+        == str(tmp_path)

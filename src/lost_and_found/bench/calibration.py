@@ -241,7 +241,11 @@ def parse_stream(data, source='stream'):
     readings, errors, phases = [], [], []
     splits = [] if fields in (FIELDS, SPLIT_FIELDS) else None
     near = [] if fields == FIELDS else None
-    candidates = len(data.get('min_ranges') or ()) if near is not None else 0
+    try:
+        min_ranges = detectors.check_min_ranges(data.get('min_ranges'), source) \
+            if near is not None else ()
+    except ValueError as error:
+        raise CalibrationError(str(error)) from None
     last = -math.inf
     for row_index, row in enumerate(data['readings']):
         where = '%s: reading %d' % (source, row_index)
@@ -268,36 +272,15 @@ def parse_stream(data, source='stream'):
                                        'null or all numbers, got %r' % (where, row[11:14]))
             splits.append(None if miss is None else (through, short))
         if near is not None:
-            near.append(_near(row[14], candidates, where))
+            try:
+                near.append(detectors.near_pairs(row[14], len(min_ranges), where))
+            except ValueError as error:
+                raise CalibrationError(str(error)) from None
         readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
                          values['var_yaw'], miss))
         errors.append(error)
         phases.append(row[10])
     return str(data.get('map', '')), readings, errors, phases, splits, near
-
-
-def _near(value, candidates, where):
-    """The ``scan_near`` column of a stream row: None, or ``candidates`` pairs of fractions
-    in [0, 1] (each pair or None)."""
-    if value is None:
-        return None
-    if not isinstance(value, (list, tuple)) or len(value) != candidates:
-        raise CalibrationError('%s: scan_near=%r: must be null or %d [through, short] pairs '
-                               '(one per min_ranges value)' % (where, value, candidates))
-    out = []
-    for pair in value:
-        if pair is None:
-            out.append(None)
-            continue
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise CalibrationError('%s: scan_near: %r is not a [through, short] pair'
-                                   % (where, pair))
-        numbers = [_number(v, where + ': scan_near') for v in pair]
-        if not all(0.0 <= v <= 1.0 for v in numbers):
-            raise CalibrationError('%s: scan_near: %r: fractions must be in [0, 1]'
-                                   % (where, pair))
-        out.append(tuple(numbers))
-    return tuple(out)
 
 
 def _fraction(row, index, where):
@@ -369,14 +352,10 @@ def load_recording(path):
                                'bench detection ... --out %s` first)' % (path, path))
     data = _read_json(stream_path)
     label, readings, errors, phases, splits, near = parse_stream(data, stream_path)
-    min_ranges = data.get('min_ranges') or ()
-    if near is not None and (not isinstance(min_ranges, list) or not all(
-            isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in min_ranges)):
-        raise CalibrationError('%s: min_ranges=%r: must be a list of numbers >= 0 (m)'
-                               % (stream_path, min_ranges))
     recording = Recording(path=path, label=label, readings=readings, errors=errors,
                           phases=phases, trials=[], splits=splits, near=near,
-                          min_ranges=tuple(float(v) for v in min_ranges) if near else ())
+                          min_ranges=tuple(float(v) for v in data['min_ranges'])
+                          if near is not None else ())
     scan_check = data.get('scan_check', detectors.LEGACY_SCAN_CHECK)
     if isinstance(scan_check, dict):
         scan_check = detectors.recorded_scan_check(scan_check)
@@ -927,8 +906,8 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
                                    '%s: %s' % (r.path, r.scan_check) for r in recordings))
     if fixed:
         short_weights = tuple(fixed)
-    ranges = [m for m in min_ranges if all(r.near is not None and m in r.min_ranges
-                                           for r in recordings)]
+    ranges = [m for m in sorted(min_ranges)
+              if all(r.near is not None and m in r.min_ranges for r in recordings)]
     if len(own) == 1 and not ranges:
         ranges = list(own)
     elif not ranges:

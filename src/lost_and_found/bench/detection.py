@@ -402,7 +402,7 @@ def rescore(folder, config, out, label=None):
     Args:
         folder: the run's output folder.
         config: the LostDetectorConfig to score.
-        out: folder for the plots (exists).
+        out: folder for the plots (made if missing).
         label: the map's name in the tables (default: the run's).
 
     Returns:
@@ -420,13 +420,19 @@ def rescore(folder, config, out, label=None):
         raise ValueError('%s: no ground truth or no trials to score' % folder)
     misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
                                     data.get('min_ranges'), config, folder)
-    stream = Stream([tuple(row[:8]) + (misses.miss(row),) for row in data['readings']], truth)
+    stream = Stream([tuple(row[:8]) + (misses.miss(row, i),)
+                     for i, row in enumerate(data['readings'])], truth)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES
     tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records))
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)
+    # What the run knew beyond the scores (its phases, clutter, goals), as the run wrote it.
+    for key in ('phases', 'clutter', 'goals_sent', 'goals_aborted', 'readings'):
+        if key in (run.get('summary') or {}):
+            summary[key] = run['summary'][key]
     label = label or data.get('map') or 'map'
+    os.makedirs(out, exist_ok=True)
     ctx = SimpleNamespace(out=out, args=SimpleNamespace(quick=phases == QUICK_PHASES,
                                                         label=label))
     plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]

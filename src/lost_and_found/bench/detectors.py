@@ -66,6 +66,48 @@ def recorded_scan_check(recorded):
     return dict({'min_range': LEGACY_SCAN_CHECK['min_range']}, **recorded)
 
 
+def check_min_ranges(value, source):
+    """A stream's ``min_ranges`` as a tuple of floats.
+
+    Raises:
+        ValueError: naming ``source`` unless ``value`` is a list of finite numbers >= 0 (m).
+    """
+    ok = isinstance(value, (list, tuple)) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in value)
+    if not ok:
+        raise ValueError('%s: min_ranges=%r: must be a list of numbers >= 0 (m)'
+                         % (source, value))
+    return tuple(float(v) for v in value)
+
+
+def near_pairs(value, count, where):
+    """One ``scan_near`` cell of a stream: None, or ``count`` ``(through, short)`` pairs of
+    fractions in [0, 1] (each pair or None), as a tuple.
+
+    Raises:
+        ValueError: naming ``where`` and the bad value.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        raise ValueError('%s: scan_near=%r: must be null or %d [through, short] pairs (one per '
+                         'min_ranges value)' % (where, value, count))
+    out = []
+    for pair in value:
+        if pair is None:
+            out.append(None)
+            continue
+        ok = isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
+        if not ok:
+            raise ValueError('%s: scan_near: %r is not a [through, short] pair' % (where, pair))
+        if not all(0.0 <= v <= 1.0 for v in pair):
+            raise ValueError('%s: scan_near: %r: fractions must be in [0, 1]' % (where, pair))
+        out.append((float(pair[0]), float(pair[1])))
+    return tuple(out)
+
+
 def split_at(through, short, near, min_ranges, recorded_min_range, min_range):
     """The ``(through, short)`` miss fractions of one recorded reading at ``min_range``, or
     None when the reading has no scan feature there.
@@ -79,10 +121,17 @@ def split_at(through, short, near, min_ranges, recorded_min_range, min_range):
         recorded_min_range: the ``min_range`` the stream's own fractions were measured at.
         min_range: the one wanted; must be ``recorded_min_range`` or one of ``min_ranges``
             (:func:`check_scan_check` says so first).
+
+    Raises:
+        ValueError: ``min_range`` was not recorded, or ``near`` does not hold one entry per
+            ``min_ranges`` value.
     """
     if min_range == recorded_min_range or near is None:
         return None if through is None or min_range != recorded_min_range \
             else (through, short)
+    if min_range not in min_ranges:
+        raise ValueError('scan_check/min_range=%r: not recorded (the stream has %r and %s)'
+                         % (min_range, recorded_min_range, list(min_ranges)))
     if len(near) != len(min_ranges):
         raise ValueError('scan_near holds %d pairs for %d min_ranges %r'
                          % (len(near), len(min_ranges), list(min_ranges)))
@@ -102,27 +151,38 @@ class StreamMisses:
 
     Raises:
         ValueError: the stream's scan feature cannot be computed as ``config`` computes it
-            (:func:`check_scan_check`).
+            (:func:`check_scan_check`), or its ``min_ranges`` is bad.
     """
 
     def __init__(self, scan_check, fields, min_ranges, config, source):
         """Check the stream against ``config`` once."""
         self._field = {name: i for i, name in enumerate(fields)}
         self._split = 'scan_through' in self._field and 'scan_short' in self._field
-        self._min_ranges = tuple(min_ranges or ()) if 'scan_near' in self._field else ()
+        self._min_ranges = check_min_ranges(min_ranges or [], source) \
+            if 'scan_near' in self._field else ()
+        self._source = source
         self._recorded = recorded_scan_check(scan_check)
         check_scan_check(self._recorded, config, source, reweighable=self._split,
                          min_ranges=self._min_ranges)
         self._config = config
 
-    def miss(self, row):
-        """The miss fraction of one row, or None (no scan feature)."""
+    def miss(self, row, index=0):
+        """The miss fraction of row ``index``, or None (no scan feature, or the config's scan
+        check is off).
+
+        Raises:
+            ValueError: naming the stream and the row when its ``scan_near`` cell is bad.
+        """
         from lost_and_found.core.scan_agreement import weighted_miss
         field = self._field
+        if not self._config.scan_check:
+            return None
         if not self._split:
             return row[field['scan_miss']] if 'scan_miss' in field else None
-        pair = split_at(row[field['scan_through']], row[field['scan_short']],
-                        row[field['scan_near']] if self._min_ranges else None,
+        near = near_pairs(row[field['scan_near']], len(self._min_ranges),
+                          '%s: reading %d' % (self._source, index)) \
+            if self._min_ranges else None
+        pair = split_at(row[field['scan_through']], row[field['scan_short']], near,
                         self._min_ranges, self._recorded['min_range'], self._config.min_range)
         return None if pair is None else weighted_miss(pair[0], pair[1],
                                                        self._config.short_weight)

@@ -314,7 +314,7 @@ def rescore_unmodified(run, streams, config):
             raise ValueError('no unmodified trial for the stream of %s (%s)'
                              % (stream['log'], stream['profile']))
         rows = stream['readings']
-        readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r),) for r in rows]
+        readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r, i),) for i, r in enumerate(rows)]
         errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
         tiers = detectors.lost_detector_tiers(readings, config)
         start = trial['start'] + SETTLE

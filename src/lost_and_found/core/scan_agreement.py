@@ -292,7 +292,8 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
         when there were fewer than ``min_beams`` usable beams.
 
     Raises:
-        ValueError: a ``short_weight`` outside [0, 1] or a negative ``min_range``.
+        ValueError: a ``short_weight`` outside [0, 1] or a ``min_range`` that is not a
+            finite number >= 0.
     """
     check_short_weight(short_weight)
     check_min_range(min_range)
@@ -376,7 +377,8 @@ class ScanChecker:
         """Start with no map and no scans.
 
         Raises:
-            ValueError: a ``short_weight`` outside [0, 1] or a negative ``min_range``.
+            ValueError: a ``short_weight`` outside [0, 1] or a ``min_range`` that is not a
+                finite number >= 0.
         """
         check_short_weight(short_weight)
         check_min_range(min_range)
@@ -425,7 +427,10 @@ class ScanChecker:
             self.reason = 'no scan stamped like the pose (%.3f)' % stamp
             return None
         scan, mount = paired
-        min_range = self.min_range if min_range is None else min_range
+        if min_range is None:
+            min_range = self.min_range
+        else:
+            check_min_range(min_range)
         counts = miss_counts(self.distance_map, pose, mount, scan, self.hit_tolerance,
                              self.max_beams, self.min_beams, min_range)
         if counts is None:
