@@ -43,7 +43,6 @@ def main(argv=None):
         return 1
     try:
         config = detectors.load_detector_config(args.detector_config)
-        os.makedirs(args.out, exist_ok=True)
         result = detection.rescore(args.run, config, args.out, args.label)
     except ValueError as error:
         print('rescore_detection: %s' % error, file=sys.stderr)
@@ -53,12 +52,9 @@ def main(argv=None):
     result.update({'suite': 'detection', 'command': command, 'rescored_from': args.run,
                    'detector_config': args.detector_config})
     report.write_json(os.path.join(args.out, 'detection.json'), result)
-    with open(os.path.join(args.out, 'detection.md'), 'w') as stream:
-        stream.write('# detection (%s), rescored\n\n' % result['label'])
-        stream.write('Command: `%s`\n\n' % command)
-        stream.write(result['markdown'].rstrip() + '\n')
-        for plot in result['plots']:
-            stream.write('\n![%s](%s)\n' % (os.path.splitext(plot)[0], plot))
+    report.write_markdown(os.path.join(args.out, 'detection.md'),
+                          'detection (%s), rescored' % result['label'], command,
+                          result['markdown'], result['plots'])
     print(result['markdown'])
     return 0
 

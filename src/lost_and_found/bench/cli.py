@@ -161,12 +161,9 @@ def write_results(ctx, result, command):
     json_path = ctx.path('%s.json' % name)
     report.write_json(json_path, result)
     md_path = ctx.path('%s.md' % name)
-    with open(md_path, 'w') as stream:
-        stream.write('# %s (%s)\n\n' % (ctx.suite, result.get('label', ctx.args.label)))
-        stream.write('Command: `%s`  \nWall time: %.0f s\n\n' % (command, ctx.wall_time))
-        stream.write(result.get('markdown', '').rstrip() + '\n')
-        for plot in result.get('plots', []):
-            stream.write('\n![%s](%s)\n' % (os.path.splitext(plot)[0], plot))
+    report.write_markdown(md_path, '%s (%s)' % (ctx.suite, result.get('label', ctx.args.label)),
+                          command, result.get('markdown', ''), result.get('plots', []),
+                          ctx.wall_time)
     return json_path, md_path
 
 

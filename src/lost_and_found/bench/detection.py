@@ -447,11 +447,8 @@ def pose_fixes(trials):
 
 def scan_values(reading):
     """[miss, through, short, near] of a recorded reading (Nones where it has none; ``near``
-    as :meth:`simrun.ScanMisses._values` gives it, as lists)."""
-    values = list(reading[8:12]) + [None] * (12 - max(len(reading), 8))
-    if values[3] is not None:
-        values[3] = [None if v is None else list(v) for v in values[3]]
-    return values
+    as :meth:`simrun.ScanMisses._values` gives it)."""
+    return list(reading[8:12]) + [None] * (12 - max(len(reading), 8))
 
 
 def write_stream(path, stream, trials, label, scan_check):

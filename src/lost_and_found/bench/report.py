@@ -79,6 +79,18 @@ def write_json(path, data):
         stream.write('\n')
 
 
+def write_markdown(path, title, command, markdown, plots=(), wall_time=None):
+    """Write a suite's Markdown file: its title, the command (and wall time), its tables and
+    its plots (file names beside it)."""
+    with open(path, 'w') as stream:
+        stream.write('# %s\n\n' % title)
+        stream.write('Command: `%s`' % command)
+        stream.write('  \nWall time: %.0f s\n\n' % wall_time if wall_time is not None else '\n\n')
+        stream.write(markdown.rstrip() + '\n')
+        for plot in plots:
+            stream.write('\n![%s](%s)\n' % (os.path.splitext(plot)[0], plot))
+
+
 def read_json(path):
     """The JSON document at ``path``.
 

@@ -129,7 +129,9 @@ class ScanMisses:
         waiting, reason = self.checker.waiting, self.checker.reason
         if fractions is None and waiting:
             return None, None, None, None
-        near = tuple(self.checker.measure(entry[0], entry[1:4], min_range)
+        # The checker's own min_range is measured above already.
+        near = tuple(fractions if min_range == self.checker.min_range else
+                     self.checker.measure(entry[0], entry[1:4], min_range)
                      for min_range in MIN_RANGES)
         self.checker.waiting, self.checker.reason = waiting, reason
         if fractions is None:
