@@ -259,8 +259,12 @@ class SimNavigatorTest(unittest.TestCase):
 
     def test_cancel_preempts_and_stops(self):
         """A cancel mid-way: PREEMPTED and one zero twist; the robot stays put."""
+        # Only twists received after the goal count: the previous test's last ones may be fast,
+        # and a cancel sent before the server has the goal would recall it, not preempt it.
+        sent = len(self.robot.twists)
         self.send(*self.goal)
-        wait_for(lambda: any(v > 0.1 for _, v, _ in self.robot.twists[-5:]), 20.0,
+        wait_for(lambda: self.client.get_state() == GoalStatus.ACTIVE, 20.0, 'the goal to start')
+        wait_for(lambda: any(v > 0.1 for _, v, _ in self.robot.twists[sent:]), 20.0,
                  'the robot to drive')
         self.client.cancel_goal()
         status = self.wait_terminal(10.0)
