@@ -44,8 +44,13 @@ def parser():
     p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
                    'UTC); the same inputs and date give a byte-identical file')
     p.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
-                   help='processes fitting the candidate scan_check/min_range and short_weight '
-                   'values side by side (default: one per CPU; the file does not depend on it)')
+                   help='processes fitting the candidate scan_check/min_range, open_beams and '
+                   'short_weight values side by side (default: one per CPU; the file does not '
+                   'depend on it)')
+    p.add_argument('--min-ranges', nargs='+', type=float, metavar='M',
+                   help='the scan_check/min_range values (m) to try (default: every one the '
+                   'training runs recorded, %s); each is tried without and with open beams'
+                   % ', '.join('%g' % m for m in calibration.MIN_RANGES))
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -77,8 +82,14 @@ def run_calibration(args):
         print('training: %s (map %s, seed %s): %d readings, %d trials%s' % (
             recording.path, recording.label, recording.seed, len(recording.readings),
             len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
-    result = calibration.calibrate(recordings, jobs=args.jobs)
-    text = calibration.render_yaml(result, args.train, date)
+    options = []
+    if args.min_ranges:
+        options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
+        result = calibration.calibrate(recordings, min_ranges=tuple(args.min_ranges),
+                                       jobs=args.jobs)
+    else:
+        result = calibration.calibrate(recordings, jobs=args.jobs)
+    text = calibration.render_yaml(result, args.train, date, options)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:
         stream.write(text)
@@ -96,8 +107,11 @@ def run_calibration(args):
     print('labels: %(normal)d normal, %(lost)d lost, %(ambiguous)d ambiguous' % result.labels)
     print('fit: slice_mu %s, slice_sigma %s, tier0_normal_prior %s' % (
         list(fit.slice_mu), list(fit.slice_sigma), fit.tier0_normal_prior))
+    for open_beams, min_range, short_weight, score in result.opens:
+        print('scan_check/open_beams %s (best min_range %s, short_weight %s): %s' % (
+            open_beams, min_range, short_weight, calibration.score_sentence(score)))
     for min_range, short_weight, score in result.ranges:
-        print('scan_check/min_range %s (best short_weight %s): %s' % (
+        print('scan_check/min_range %s (best short_weight %s, at the chosen open_beams): %s' % (
             min_range, short_weight, calibration.score_sentence(score)))
     for short_weight, score in result.weights:
         print('scan_check/short_weight %s (at the chosen min_range): %s' % (

@@ -57,7 +57,7 @@ def make_stream(segments, label='lab'):
 def make_recording(segments, label='lab', seed=100):
     """A Recording built from :func:`make_stream`."""
     data, trials = make_stream(segments, label)
-    label, readings, errors, phases, _, _ = cal.parse_stream(data)
+    label, readings, errors, phases, _, _, _ = cal.parse_stream(data)
     keys = ('index', 'kind', 'distance', 't_normal', 't_event', 't_end')
     return cal.Recording(path='synthetic', label=label, readings=readings, errors=errors,
                          phases=phases, trials=[{k: tr[k] for k in keys} for tr in trials],
@@ -101,7 +101,7 @@ def test_features_are_the_nodes_and_a_bad_covariance_gives_nan():
 def test_old_streams_without_the_scan_column_still_load_and_bad_misses_are_named():
     old = {'map': 'lab', 'fields': list(cal.OLD_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal')[:-1]]}
-    _, readings, _, _, _, _ = cal.parse_stream(old)
+    _, readings, _, _, _, _, _ = cal.parse_stream(old)
     assert readings[0][5] is None
     bad = {'map': 'lab', 'fields': list(cal.MISS_FIELDS),
            'readings': [reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 1.5)]}
@@ -306,12 +306,14 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check'}
     with open(cal.TARGET_PATH) as stream:
         shipped = yaml.safe_load(stream)
-    # Every key the shipped file has. The shipped file was fitted before scan_check/min_range
-    # existed, on streams that used every beam: it leaves the key at its default, 0.
-    newer = {'scan_check': {'min_range'}}
+    # Every key the shipped file has. A shipped file fitted before scan_check/min_range or
+    # open_beams existed, on streams that used every beam with a return, leaves the key at its
+    # default (0, false).
+    newer = {'scan_check': {'min_range', 'open_beams'}}
     for section in params:
-        assert set(params[section]) - newer.get(section, set()) == set(shipped[section]), \
-            section
+        extra = newer.get(section, set())
+        assert set(params[section]) - extra == set(shipped[section]) - extra, section
+        assert set(shipped[section]) <= set(params[section]), section
     assert config_keys_default('scan_check', shipped, newer)
     assert set(params['lost_detector']) == {
         'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
@@ -365,7 +367,7 @@ def test_parse_stream_names_the_bad_value():
         cal.parse_stream(dict(data, fields=['t']), 'x.json')
     # null errors (no truth) load as inf and are ambiguous.
     data['readings'][0][8] = None
-    _, _, errors, phases, _, _ = cal.parse_stream(data)
+    _, _, errors, phases, _, _, _ = cal.parse_stream(data)
     assert errors[0][0] == math.inf
     assert cal.label_readings(errors[:1], phases[:1])[0] == cal.AMBIGUOUS
 
@@ -504,11 +506,25 @@ def near_stream(segments):
     the borderline burst stands within 1 m (beyond it too few beams are left: no feature); a
     wrong estimate's misses stay what they were."""
     data, trials = split_stream(segments)
-    data['fields'] = list(cal.FIELDS)
+    data['fields'] = list(cal.NEAR_FIELDS)
     data['min_ranges'] = [0.0, 1.0]
     for row in data['readings']:
         crowd = row[13] == 0.8
         row.append([[row[12], row[13]], None if crowd else [row[12], row[13]]])
+    return data, trials
+
+
+def open_stream(segments):
+    """:func:`near_stream` with the misses also recorded with open beams; here the crowd
+    stands more than 1 m away (its misses stay at both min_ranges) in an otherwise open view,
+    whose open beams agree with the map (5 % short misses left); a wrong estimate's open beams
+    run through walls (60 % through, 20 % short)."""
+    data, trials = near_stream(segments)
+    data['fields'] = list(cal.FIELDS)
+    for row in data['readings']:
+        row[14] = [[row[12], row[13]]] * 2
+        pair = [0.6, 0.2] if row[12] == 0.5 else [0.0, 0.05]
+        row.append([pair, pair])
     return data, trials
 
 
@@ -578,3 +594,47 @@ def test_suite_constants_are_the_ones_the_labels_use():
     errors = [(detectors.FOUND_XY, detectors.FOUND_YAW),
               (detectors.LOST_XY + 1e-9, 0.0)]
     assert list(cal.label_readings(errors, ['normal', 'normal'])) == [cal.NORMAL, cal.LOST]
+
+
+def test_calibration_tries_open_beams_and_keeps_them_when_they_score_better(tmp_path):
+    recordings = [load_split(tmp_path, 'a', trial_segments(burst=True) + trial_segments(), 100,
+                             open_stream),
+                  load_split(tmp_path, 'b', trial_segments() + trial_segments(burst=True), 101,
+                             open_stream)]
+    assert recordings[0].opens is not None and len(recordings[0].opens) == \
+        len(recordings[0].readings)
+    opened = recordings[0].weighed(1.0, 0.0, True)
+    assert opened.scan_check['open_beams'] is True
+    crowd = [i for i, split in enumerate(recordings[0].splits) if split[1] == 0.8]
+    assert crowd and all(opened.readings[i][5] == pytest.approx(0.05) for i in crowd)
+    result = cal.calibrate(recordings, small_grid(), short_weights=(1.0,))
+    assert [o for o, _, _, _ in result.opens] == [False, True]
+    scores = {o: score for o, _, _, score in result.opens}
+    assert cal.objective(scores[True]) < cal.objective(scores[False])
+    assert result.search.config.open_beams is True
+    assert all(r.scan_check['open_beams'] is True for r in result.recordings)
+    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02', ['--min-ranges', '0'])
+    assert '\n  open_beams: true\n' in text
+    assert 'tools/calibrate_detector.py /tmp/a /tmp/b --min-ranges 0 --date' in text
+    config = detectors.load_detector_config(_write(tmp_path / 'c.yaml', text))
+    assert config.open_beams is True
+    # Scored with open beams, and without; a stream without them cannot be.
+    cal.evaluate(recordings, config)
+    cal.evaluate(recordings, LostDetectorConfig(short_weight=1.0, min_range=1.0))
+    near = load_near(tmp_path, 'n', trial_segments(), 100)
+    with pytest.raises(cal.CalibrationError, match='open_beams'):
+        cal.evaluate([near], config)
+    with pytest.raises(cal.CalibrationError, match='open_beams=True'):
+        near.weighed(1.0, 0.0, True)
+
+
+def test_a_bad_scan_open_column_is_named(tmp_path):
+    data, _ = open_stream(trial_segments())
+    data['readings'][3][15] = [[0.0, 0.1]]
+    with pytest.raises(cal.CalibrationError, match='reading 3: scan_open=.*2 \\[through'):
+        cal.parse_stream(data)
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)

@@ -388,16 +388,40 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     misses.checker.add_scan(1.0, Scan(ranges, -0.05, 0.001, 0.45, 5.0), LaserMount())
     readings = []
     misses.on_pose((1.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
-    miss, through, short, near = readings[0][8:]
+    miss, through, short, near, open_ = readings[0][8:]
     assert (through, short) == (0.0, pytest.approx(31 / 61))
     assert miss == pytest.approx(0.5 * 31 / 61)
-    assert len(near) == len(detectors.MIN_RANGES)
+    assert len(near) == len(open_) == len(detectors.MIN_RANGES)
     for min_range, pair in zip(detectors.MIN_RANGES, near):
         expected = (0.0, 31 / 61) if min_range <= 0.6 else (0.0, 0.0)
         assert pair == pytest.approx(expected) if min_range < 1.95 else pair is None
+    # Every beam has a return: with open beams the same.
+    assert open_ == near
     # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
     misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
-    assert readings[1][8:] == (None, None, None, None) and misses._awaiting == [1]
+    assert readings[1][8:] == (None, None, None, None, None) and misses._awaiting == [1]
+
+
+def test_scan_misses_records_the_open_beams_too():
+    from lost_and_found.bench.simrun import ScanMisses
+    from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan, ScanChecker
+    occupied = np.zeros((80, 80), dtype=bool)               # a 4 m room, 5 cm cells
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    misses = ScanMisses.__new__(ScanMisses)
+    misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5, open_beams=True)
+    misses.checker.distance_map = DistanceMap(occupied, 0.05)
+    misses._awaiting = []
+    # From the room's centre, a 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
+    ranges = tuple([math.inf] * 30 + [0.6] * 31)
+    misses.checker.add_scan(1.0, Scan(ranges, -0.05, 0.001, 0.45, 1.5), LaserMount())
+    readings = []
+    misses.on_pose((1.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    miss, through, short, near, open_ = readings[0][8:]
+    # The checker's own numbers count the open beams, and they agree with the map.
+    assert (through, short) == (0.0, pytest.approx(31 / 61))
+    assert miss == pytest.approx(0.5 * 31 / 61)
+    assert near[0] == (0.0, 1.0) and open_[0] == pytest.approx((0.0, 31 / 61))
+    assert near[-1] is None and open_[-1] == (0.0, 0.0)     # beyond 2 m: only the open beams
 
 
 def test_rescore_with_the_scan_check_off_ignores_the_scan_and_a_bad_cell_is_named(tmp_path):

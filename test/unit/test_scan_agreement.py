@@ -196,6 +196,54 @@ def test_through_misses_are_beams_through_a_wall_or_off_the_map():
     assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 1.0
 
 
+def test_open_beams_agree_where_the_map_is_open_and_miss_where_it_has_a_wall():
+    """A box fills the middle of a view that is otherwise open (no return within a 1.5 m
+    range_max): without open beams the box is the whole scan; with them the open beams agree
+    with the map at the right pose, and run through a wall at a pose 1.2 m from one."""
+    room = box_room()
+    truth = (2.0, 2.0, 0.0)                       # 1.95 m from every wall: nothing in range
+    ranges = [math.inf] * 61
+    ranges[25:36] = [1.0] * 11                    # an unmapped box 1 m ahead, +-0.25 rad
+    scan = scan_of(ranges, range_max=1.5)
+    assert miss_counts(room, truth, LaserMount(), scan, 0.1, 100, 10) == (0, 11, 11)
+    assert miss_counts(room, truth, LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (0, 11, 61)
+    # 1.2 m from the wall ahead (its cells start at x = 3.95), the open rays (1.4 m: range_max
+    # less the tolerance) reach it within 0.54 rad of the axis: those at 0.3-0.5 rad on
+    # either side (the box's beams are not open, and end short of the wall).
+    near_wall = (2.75, 2.0, 0.0)
+    assert miss_counts(room, near_wall, LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (10, 11, 61)
+
+
+def test_open_beams_are_inf_or_range_max_never_nan_and_count_towards_min_beams():
+    room = box_room()
+    scan = scan_of([math.inf] * 5 + [1.5] * 5 + [math.nan] * 20 + [-math.inf] * 31,
+                   range_max=1.5)
+    assert miss_counts(room, (2.0, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10) is None
+    assert miss_counts(room, (2.0, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (0, 0, 10)
+    # A wall just inside range_max (within the tolerance) is no evidence either way.
+    beside = (2.0 + 1.95 - 1.45, 2.0, 0.0)        # the wall ahead 1.45 m away
+    scan = scan_of([math.inf] * 61, angle_min=-0.01, increment=0.0003, range_max=1.5)
+    assert miss_counts(room, beside, LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (0, 0, 61)
+
+
+def test_open_rays_stop_at_the_map_edge():
+    """A laser with a huge range_max casts no farther than the map's far corner (it would find
+    nothing mapped beyond it), and a ray off the map is no miss."""
+    room = box_room()
+    scan = scan_of([math.inf] * 61, range_max=1000.0)
+    outside = (-3.0, 2.0, math.pi)               # looking away from the room
+    assert miss_counts(room, outside, LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (0, 0, 61)
+    assert room.reach(0.0, 0.0) == pytest.approx(4.0 * math.sqrt(2.0))
+    inside = (2.0, 2.0, 0.0)                     # every ray meets a wall: all through
+    assert miss_counts(room, inside, LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) == (61, 0, 61)
+
+
 def test_a_laser_inside_a_wall_sees_through_it():
     room = partitioned_room()
     # Every end point lies 0.5 m or more from the partition the laser sits in.

@@ -44,20 +44,25 @@ from lost_and_found.core.scan_agreement import weighted_miss
 #: The stream's columns, in the order detection.write_stream writes them: the miss fraction
 #: as the recording config weighed it, then its two kinds (the through and short fractions,
 #: core/scan_agreement.py), from which any short_weight can be weighed again, then the two
-#: kinds at every candidate scan_check/min_range (the stream's ``min_ranges``).
+#: kinds at every candidate scan_check/min_range (the stream's ``min_ranges``), without and
+#: with open beams (scan_check/open_beams).
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
-          'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near')
-#: Streams recorded before the candidate min_ranges were, before the two kinds were, and
-#: before the scan feature existed.
-SPLIT_FIELDS = FIELDS[:-1]
-MISS_FIELDS = FIELDS[:-3]
-OLD_FIELDS = FIELDS[:-4]
+          'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near', 'scan_open')
+#: Streams recorded before the open beams were, before the candidate min_ranges were, before
+#: the two kinds were, and before the scan feature existed.
+NEAR_FIELDS = FIELDS[:-1]
+SPLIT_FIELDS = FIELDS[:-2]
+MISS_FIELDS = FIELDS[:-4]
+OLD_FIELDS = FIELDS[:-5]
 #: The short_weight values the calibration tries (scan_check/short_weight), when the training
 #: streams hold the two kinds of misses.
 SHORT_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: The scan_check/min_range values (m) it tries, when the training streams hold the misses at
 #: them (every one of detectors.MIN_RANGES by default).
 MIN_RANGES = detectors.MIN_RANGES
+#: The scan_check/open_beams values it tries, when the training streams hold the misses with
+#: open beams too.
+OPEN_BEAMS = (False, True)
 #: Phases a reading may carry; ``teleport`` and ``bringup`` follow a delocalizing event.
 PHASES = ('settle', 'normal', 'teleport', 'bringup', 'other')
 #: Phases in which a right estimate is a sample of the normal class.
@@ -134,6 +139,7 @@ class Recording:
             feature), or None for a stream that did not record them.
         near: per reading, the ``(through, short)`` pairs (or None) at each of
             ``min_ranges``, or None for a stream that did not record them.
+        opens: the same with open beams (``scan_open``), or None.
         min_ranges: the candidate ``min_range`` values of ``near`` (empty without it).
         scan_check: how the stream's scan feature was computed (the
             :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
@@ -156,24 +162,33 @@ class Recording:
     splits: object = None
     near: object = None
     min_ranges: tuple = ()
+    opens: object = None
 
-    def weighed(self, short_weight, min_range=None):
+    def weighed(self, short_weight, min_range=None, open_beams=None):
         """This recording with every reading's miss fraction weighed with ``short_weight``,
-        measured without the beams shorter than ``min_range`` (None: as recorded).
+        measured without the beams shorter than ``min_range`` and with or without the open
+        beams (``open_beams``; None for either: as recorded).
 
         Raises:
             CalibrationError: the recording has no split misses and was recorded with
                 another short_weight (its misses cannot be weighed again), or did not record
-                its misses at that ``min_range``.
+                its misses at that ``min_range`` and ``open_beams``.
         """
         recorded = self.scan_check['min_range']
         min_range = recorded if min_range is None else min_range
-        if min_range != recorded and (self.near is None or min_range not in self.min_ranges):
+        recorded_open = self.scan_check['open_beams']
+        open_beams = recorded_open if open_beams is None else open_beams
+        pairs_of = self.opens if open_beams else self.near
+        if (min_range, open_beams) != (recorded, recorded_open) and \
+                (pairs_of is None or min_range not in self.min_ranges):
             raise CalibrationError(
-                '%s: its misses were measured with scan_check/min_range=%r (and at %s): record '
-                'it again to measure them at %r' % (
-                    self.path, recorded, _values(self.min_ranges) if self.min_ranges else
-                    'no other', min_range))
+                '%s: its misses were measured with scan_check/min_range=%r, open_beams=%r (and '
+                'at min_range %s%s): record it again to measure them at %r, open_beams=%r' % (
+                    self.path, recorded, recorded_open,
+                    _values(self.min_ranges) if self.min_ranges else 'no other',
+                    ' with and without open beams' if self.opens is not None else
+                    ' without open beams' if self.near is not None else '',
+                    min_range, open_beams))
         if self.splits is None:
             if short_weight != self.scan_check['short_weight']:
                 raise CalibrationError(
@@ -181,15 +196,16 @@ class Recording:
                     'recorded by kind: record it again to weigh them with %r'
                     % (self.path, self.scan_check['short_weight'], short_weight))
             return self
-        near = self.near or [None] * len(self.splits)
+        near = pairs_of or [None] * len(self.splits)
         pairs = [detectors.split_at(split and split[0], split and split[1], n, self.min_ranges,
-                                    recorded, min_range)
+                                    recorded, min_range, open_beams == recorded_open)
                  for split, n in zip(self.splits, near)]
         readings = [r[:5] + (None if pair is None else
                              weighted_miss(pair[0], pair[1], short_weight),)
                     for r, pair in zip(self.readings, pairs)]
         return dataclasses.replace(self, readings=readings, scan_check=dict(
-            self.scan_check, short_weight=short_weight, min_range=min_range))
+            self.scan_check, short_weight=short_weight, min_range=min_range,
+            open_beams=open_beams))
 
     @property
     def times(self):
@@ -227,7 +243,7 @@ def parse_stream(data, source='stream'):
         source: a name for error messages.
 
     Returns:
-        ``(label, readings, errors, phases, splits, near)`` as in :class:`Recording`.
+        ``(label, readings, errors, phases, splits, near, opens)`` as in :class:`Recording`.
 
     Raises:
         CalibrationError: naming the source and the bad field, row or value.
@@ -235,12 +251,13 @@ def parse_stream(data, source='stream'):
     if not isinstance(data, dict) or 'readings' not in data:
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
-    if fields not in (FIELDS, SPLIT_FIELDS, MISS_FIELDS, OLD_FIELDS):
+    if fields not in (FIELDS, NEAR_FIELDS, SPLIT_FIELDS, MISS_FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
                                                                list(FIELDS)))
     readings, errors, phases = [], [], []
-    splits = [] if fields in (FIELDS, SPLIT_FIELDS) else None
-    near = [] if fields == FIELDS else None
+    splits = [] if fields in (FIELDS, NEAR_FIELDS, SPLIT_FIELDS) else None
+    near = [] if fields in (FIELDS, NEAR_FIELDS) else None
+    opens = [] if fields == FIELDS else None
     try:
         min_ranges = detectors.check_min_ranges(data.get('min_ranges'), source) \
             if near is not None else ()
@@ -274,13 +291,16 @@ def parse_stream(data, source='stream'):
         if near is not None:
             try:
                 near.append(detectors.near_pairs(row[14], len(min_ranges), where))
+                if opens is not None:
+                    opens.append(detectors.near_pairs(row[15], len(min_ranges), where,
+                                                      'scan_open'))
             except ValueError as error:
                 raise CalibrationError(str(error)) from None
         readings.append((values['t'], values['var_x'], values['var_y'], values['cov_xy'],
                          values['var_yaw'], miss))
         errors.append(error)
         phases.append(row[10])
-    return str(data.get('map', '')), readings, errors, phases, splits, near
+    return str(data.get('map', '')), readings, errors, phases, splits, near, opens
 
 
 def _fraction(row, index, where):
@@ -351,9 +371,9 @@ def load_recording(path):
         raise CalibrationError('%s: no detection_stream.json (run `rosrun lost_and_found '
                                'bench detection ... --out %s` first)' % (path, path))
     data = _read_json(stream_path)
-    label, readings, errors, phases, splits, near = parse_stream(data, stream_path)
+    label, readings, errors, phases, splits, near, opens = parse_stream(data, stream_path)
     recording = Recording(path=path, label=label, readings=readings, errors=errors,
-                          phases=phases, trials=[], splits=splits, near=near,
+                          phases=phases, trials=[], splits=splits, near=near, opens=opens,
                           min_ranges=tuple(float(v) for v in data['min_ranges'])
                           if near is not None else ())
     scan_check = data.get('scan_check', detectors.LEGACY_SCAN_CHECK)
@@ -834,8 +854,11 @@ class Calibration:
             short_weight tried at the chosen min_range, in order (one entry when the streams
             could not be weighed again).
         ranges: ``[(min_range, short_weight, training score)]``: the best short_weight and
-            its score at every min_range tried, in order (one entry when the streams did not
-            record their misses at other min_ranges).
+            its score at every min_range tried with the chosen open_beams, in order (one
+            entry when the streams did not record their misses at other min_ranges).
+        opens: ``[(open_beams, min_range, short_weight, training score)]``: the best
+            combination with each open_beams tried, in order (one entry when the streams did
+            not record their misses both ways).
     """
 
     recordings: list
@@ -845,6 +868,7 @@ class Calibration:
     labels: dict
     weights: list = dataclasses.field(default_factory=list)
     ranges: list = dataclasses.field(default_factory=list)
+    opens: list = dataclasses.field(default_factory=list)
 
 
 #: What the worker processes of :func:`calibrate` read (set before they fork).
@@ -852,10 +876,10 @@ _CANDIDATE_INPUTS = {}
 
 
 def _fit_candidate(candidate):
-    """Fit and grid-search one ``(min_range, short_weight)`` of :func:`calibrate`."""
+    """Fit and grid-search one ``(open_beams, min_range, short_weight)`` of :func:`calibrate`."""
     recordings, labels, grid = _CANDIDATE_INPUTS['inputs']
-    min_range, short_weight = candidate
-    weighed = [r.weighed(short_weight, min_range) for r in recordings]
+    open_beams, min_range, short_weight = candidate
+    weighed = [r.weighed(short_weight, min_range, open_beams) for r in recordings]
     features = [reading_features(r.readings) for r in weighed]
     fit = dataclasses.replace(fit_classifier(np.vstack(features), labels),
                               scan_check=dict(weighed[0].scan_check))
@@ -876,7 +900,7 @@ def _fit_candidates(candidates, recordings, labels, grid, jobs):
 
 
 def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN_RANGES,
-              jobs=1):
+              open_beams=OPEN_BEAMS, jobs=1):
     """Fit the classifier and search the windows on training recordings.
 
     When every training stream recorded its misses by kind, each of ``short_weights`` is
@@ -884,8 +908,10 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
     wins (:func:`objective`; on a tie the smaller weight, the one less fooled by clutter);
     otherwise the weight the streams were recorded with is kept. Likewise every one of
     ``min_ranges`` that all the streams recorded their misses at (on a tie the smaller one,
-    which uses more beams); otherwise the streams' own min_range. ``jobs`` processes fit the
-    candidates side by side (the result does not depend on it).
+    which uses more beams), otherwise the streams' own min_range; and each of ``open_beams``
+    that all the streams recorded (on a tie without them, the node's default), otherwise the
+    streams' own. ``jobs`` processes fit the candidates side by side (the result does not
+    depend on it).
 
     Raises:
         CalibrationError: for held-out recordings or too little data.
@@ -894,10 +920,10 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
         raise CalibrationError('no training recordings')
     for recording in recordings:
         check_training(recording)
-    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items()
-                             if k not in ('short_weight', 'min_range')))
+    chosen_keys = ('short_weight', 'min_range', 'open_beams')
+    geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items() if k not in chosen_keys))
                 for r in recordings}
-    own = {r.scan_check['min_range'] for r in recordings}
+    own = {(r.scan_check['open_beams'], r.scan_check['min_range']) for r in recordings}
     # Streams without the two kinds of misses can only be scored with their own weight.
     fixed = {r.scan_check['short_weight'] for r in recordings if r.splits is None}
     if len(geometry) > 1 or len(fixed) > 1:
@@ -906,38 +932,47 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
                                    '%s: %s' % (r.path, r.scan_check) for r in recordings))
     if fixed:
         short_weights = tuple(fixed)
-    ranges = [m for m in sorted(min_ranges)
-              if all(r.near is not None and m in r.min_ranges for r in recordings)]
-    if len(own) == 1 and not ranges:
-        ranges = list(own)
-    elif not ranges:
-        raise CalibrationError('the training runs measured their misses at different '
-                               'scan_check/min_range values (%s) and not at a common one: '
-                               'record them again' % _values(sorted(own)))
+    variants = [(o, m) for o in sorted(set(open_beams)) for m in sorted(min_ranges)
+                if all((r.opens if o else r.near) is not None and m in r.min_ranges
+                       for r in recordings)]
+    if len(own) == 1 and not variants:
+        variants = list(own)
+    elif not variants:
+        raise CalibrationError('the training runs measured their misses with different '
+                               'scan_check/min_range and open_beams values (%s) and not with a '
+                               'common one: record them again' % _values(sorted(own)))
     labels = [label_readings(r.errors, r.phases) for r in recordings]
     all_labels = np.concatenate(labels)
-    candidates = [(m, w) for m in ranges for w in short_weights]
+    candidates = [(o, m, w) for o, m in variants for w in short_weights]
     results = iter(_fit_candidates(candidates, recordings, all_labels, grid, jobs))
-    best, per_range = None, []
-    for min_range in ranges:
+    best, per_variant = None, {}
+    for variant in variants:
         tried, best_here = [], None
         for short_weight in short_weights:
             fit, search = next(results)
             tried.append((short_weight, search.score))
             if best_here is None or objective(search.score) < objective(best_here[1].score):
                 best_here = (fit, search, tried)
-        per_range.append((min_range, best_here[0].scan_check['short_weight'],
-                          best_here[1].score))
+        per_variant[variant] = best_here
         if best is None or objective(best_here[1].score) < objective(best[1].score):
             best = best_here
     fit, search, tried = best
-    weighed = [r.weighed(fit.scan_check['short_weight'], fit.scan_check['min_range'])
-               for r in recordings]
+    chosen_open = fit.scan_check['open_beams']
+    per_range = [(m, b[0].scan_check['short_weight'], b[1].score)
+                 for (o, m), b in per_variant.items() if o == chosen_open]
+    per_open = []
+    for o in sorted({o for o, _ in variants}):
+        here = min((b for (v, _), b in per_variant.items() if v == o),
+                   key=lambda b: objective(b[1].score))
+        per_open.append((o, here[0].scan_check['min_range'], here[0].scan_check['short_weight'],
+                         here[1].score))
+    weighed = [r.weighed(fit.scan_check['short_weight'], fit.scan_check['min_range'],
+                         chosen_open) for r in recordings]
     all_features = np.vstack([reading_features(r.readings) for r in weighed])
     quality = classifier_quality(all_features, all_labels, search.config)
     counts = {'normal': int(np.sum(all_labels == NORMAL)), 'lost': int(np.sum(all_labels == LOST)),
               'ambiguous': int(np.sum(all_labels == AMBIGUOUS))}
-    return Calibration(weighed, fit, search, quality, counts, tried, per_range)
+    return Calibration(weighed, fit, search, quality, counts, tried, per_range, per_open)
 
 
 def evaluate(recordings, config):
@@ -953,11 +988,12 @@ def evaluate(recordings, config):
         try:
             detectors.check_scan_check(recording.scan_check, config, recording.path,
                                        reweighable=recording.splits is not None,
-                                       min_ranges=recording.min_ranges)
+                                       min_ranges=recording.min_ranges,
+                                       open_recorded=recording.opens is not None)
         except ValueError as error:
             raise CalibrationError(str(error)) from None
-    recordings = [r.weighed(config.short_weight, config.min_range) if config.scan_check else r
-                  for r in recordings]
+    recordings = [r.weighed(config.short_weight, config.min_range, config.open_beams)
+                  if config.scan_check else r for r in recordings]
     tiers = [detectors.lost_detector_tiers(r.readings, config, r.pose_fixes)
              for r in recordings]
     return score_recordings(recordings, tiers)
@@ -1029,12 +1065,14 @@ def _indented(text):
     return _wrap(text, prefix='  # ')
 
 
-def render_yaml(calibration, train_args, date):
+def render_yaml(calibration, train_args, date, options=()):
     """The node's YAML with a header and a comment above every key.
 
     Args:
         calibration: a :class:`Calibration`.
         train_args: the training folders as given on the command line.
+        options: further command-line arguments that shaped the result (for the header's
+            command).
         date: ISO date written in the header (part of the input: the same date gives the
             same bytes).
 
@@ -1061,7 +1099,7 @@ def render_yaml(calibration, train_args, date):
         '#',
         '# Regenerate (same inputs and date -> byte-identical file, whatever --out says):',
         '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
-            ' '.join(train_args), date, TARGET),
+            ' '.join(list(train_args) + list(options)), date, TARGET),
         '#',
         '# Training runs (the detection suite on the simulator; only the %s map and seeds >= %d '
         'are' % ('/'.join(TRAINING_MAPS), MIN_TRAINING_SEED),
@@ -1192,6 +1230,8 @@ def render_yaml(calibration, train_args, date):
             '  short_weight: %s' % _yaml_float(config.short_weight)]),
         min_range='\n'.join(_indented(min_range_text(calibration)) + [
             '  min_range: %s' % _yaml_float(config.min_range)]),
+        open_beams='\n'.join(_indented(open_beams_text(calibration)) + [
+            '  open_beams: %s' % ('true' if config.open_beams else 'false')]),
         max_beams=config.max_beams,
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
@@ -1235,14 +1275,32 @@ def min_range_text(calibration):
     return text
 
 
+def open_beams_text(calibration):
+    """The comment above scan_check/open_beams: what it is and how it was chosen."""
+    text = ('true: the beams without a return (+inf, or at least range_max) are used too, as '
+            'rays of range_max: one that runs through a mapped obstacle misses (the map has a '
+            'wall where the laser saw none), any other agrees with the map; false: only beams '
+            'with a return are used, and a view of open space with one unmapped box in it is '
+            'all misses.')
+    if len(calibration.opens) > 1:
+        text += ' Chosen by training score (best combination of each on the training runs: ' \
+            '%s).' % '; '.join('%s (min_range %s m, short_weight %s): %s' % (
+                'true' if o else 'false', _yaml_float(m), _yaml_float(w), score_sentence(score))
+                for o, m, w, score in calibration.opens)
+    else:
+        text += ' Not fitted: the training runs measured their misses with it only.'
+    return text
+
+
 #: The scan_check block of the YAML: geometry of the feature, not fitted (the training runs
-#: record the feature with these numbers), except short_weight and min_range.
+#: record the feature with these numbers), except short_weight, min_range and open_beams.
 SCAN_CHECK_YAML = """
 # The scan check: amcl's covariance says how sure it is, the scan says whether it is right.
 # Needs the laser (`scan`), the map (`map`, latched, from map_server) and tf base -> laser.
 # Without a map or scan (or with too few usable beams) a reading is classified on the
 # covariance alone, and the node logs once that the check is unavailable and why. Not fitted
-# but short_weight and min_range: the training runs recorded the feature with these numbers.
+# but short_weight, min_range and open_beams: the training runs recorded the feature with these
+# numbers.
 scan_check:
   # true: use the scan miss fraction as a third feature; false: covariance only.
   enabled: {enabled}
@@ -1253,12 +1311,13 @@ scan_check:
   hit_tolerance: {hit_tolerance}
 {short_weight}
 {min_range}
+{open_beams}
   # Beams used per scan at most, evenly spread (integer >= 1): 60 is plenty for a fraction and
   # keeps the check well under a millisecond.
   max_beams: {max_beams}
-  # Fewer usable beams (finite, in [max(range_min, min_range), range_max)) than this give no
-  # scan feature (integer >= 1, <= max_beams): a Kinect facing an open hall sees too little to
-  # judge.
+  # Fewer usable beams (finite, in [max(range_min, min_range), range_max), and with open_beams
+  # those without a return) than this give no scan feature (integer >= 1, <= max_beams): a
+  # Kinect facing an open hall sees too little to judge.
   min_beams: {min_beams}
   # amcl stamps its pose with the stamp of the scan it used; a scan within this many seconds
   # of the pose's stamp is that scan (> 0, well below the scan period).

@@ -396,8 +396,9 @@ def rescore(folder, config, out, label=None):
     Reads the run's ``detection.json`` (trials and phases), ``detection_stream.json`` (every
     amcl pose with the scan misses by kind) and ``detection_truth.json``; the miss fraction
     of every reading is weighed and measured as ``config`` asks (its ``short_weight``, and its
-    ``min_range`` from the stream's ``scan_near``), then the three detectors are replayed and
-    scored. The amcl_diag and nav2_islocalized rows come out as in the run.
+    ``min_range`` and ``open_beams`` from the stream's ``scan_near`` or ``scan_open``), then
+    the three detectors are replayed and scored. The amcl_diag and nav2_islocalized rows come
+    out as in the run.
 
     Args:
         folder: the run's output folder.
@@ -446,9 +447,9 @@ def pose_fixes(trials):
 
 
 def scan_values(reading):
-    """[miss, through, short, near] of a recorded reading (Nones where it has none; ``near``
-    as :meth:`simrun.ScanMisses._values` gives it)."""
-    return list(reading[8:12]) + [None] * (12 - max(len(reading), 8))
+    """[miss, through, short, near, open] of a recorded reading (Nones where it has none;
+    ``near`` and ``open`` as :meth:`simrun.ScanMisses._values` gives them)."""
+    return list(reading[8:13]) + [None] * (13 - max(len(reading), 8))
 
 
 def write_stream(path, stream, trials, label, scan_check):
@@ -469,7 +470,8 @@ def write_stream(path, stream, trials, label, scan_check):
         'scan_check': scan_check,
         'min_ranges': list(detectors.MIN_RANGES),
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near'],
+                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near',
+                   'scan_open'],
         'readings': [list(r[:8]) + list(e) + [p] + scan_values(r)
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })

@@ -31,14 +31,18 @@ FOUND_XY, FOUND_YAW = 0.45, 0.35
 
 #: The lost_detector numbers that decide how its scan feature is computed: a stream records
 #: them with the feature, since a feature recorded one way cannot be scored another way.
-SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'min_range', 'max_beams', 'min_beams')
+SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'min_range', 'open_beams', 'max_beams',
+                   'min_beams')
 #: What streams recorded before the stream said so were computed with (the node's numbers then:
-#: every missed end point counted, every beam used).
+#: every missed end point counted, every beam with a return used).
 LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'short_weight': 1.0, 'min_range': 0.0,
-                     'max_beams': 60, 'min_beams': 10}
+                     'open_beams': False, 'max_beams': 60, 'min_beams': 10}
+#: The keys streams wrote only later, and what the streams before them used.
+LATER_KEYS = ('min_range', 'open_beams')
 #: The ``scan_check/min_range`` values (m) at which the benchmarks also record the two kinds of
-#: misses of every reading, so that the calibration can choose among them without recording
-#: again (``scan_near`` in the streams).
+#: misses of every reading, without and with open beams (``scan_check/open_beams``), so that
+#: the calibration can choose among them without recording again (``scan_near`` and
+#: ``scan_open`` in the streams).
 MIN_RANGES = (0.0, 0.75, 1.0, 1.25, 1.5, 2.0)
 
 #: The detectors, in table order.
@@ -59,11 +63,11 @@ def scan_check_of(config):
 
 def recorded_scan_check(recorded):
     """A stream's ``scan_check`` dict (None: a stream from before streams said so,
-    :data:`LEGACY_SCAN_CHECK`) with ``min_range``, which streams wrote only later, filled in:
-    those streams used every beam."""
+    :data:`LEGACY_SCAN_CHECK`) with the :data:`LATER_KEYS`, which streams wrote only later,
+    filled in: those streams used every beam with a return."""
     if recorded is None:
         return dict(LEGACY_SCAN_CHECK)
-    return dict({'min_range': LEGACY_SCAN_CHECK['min_range']}, **recorded)
+    return dict({key: LEGACY_SCAN_CHECK[key] for key in LATER_KEYS}, **recorded)
 
 
 def check_min_ranges(value, source):
@@ -81,9 +85,9 @@ def check_min_ranges(value, source):
     return tuple(float(v) for v in value)
 
 
-def near_pairs(value, count, where):
-    """One ``scan_near`` cell of a stream: None, or ``count`` ``(through, short)`` pairs of
-    fractions in [0, 1] (each pair or None), as a tuple.
+def near_pairs(value, count, where, column='scan_near'):
+    """One ``scan_near`` (or ``scan_open``: ``column``) cell of a stream: None, or ``count``
+    ``(through, short)`` pairs of fractions in [0, 1] (each pair or None), as a tuple.
 
     Raises:
         ValueError: naming ``where`` and the bad value.
@@ -91,8 +95,8 @@ def near_pairs(value, count, where):
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or len(value) != count:
-        raise ValueError('%s: scan_near=%r: must be null or %d [through, short] pairs (one per '
-                         'min_ranges value)' % (where, value, count))
+        raise ValueError('%s: %s=%r: must be null or %d [through, short] pairs (one per '
+                         'min_ranges value)' % (where, column, value, count))
     out = []
     for pair in value:
         if pair is None:
@@ -101,34 +105,38 @@ def near_pairs(value, count, where):
         ok = isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
         if not ok:
-            raise ValueError('%s: scan_near: %r is not a [through, short] pair' % (where, pair))
+            raise ValueError('%s: %s: %r is not a [through, short] pair' % (where, column, pair))
         if not all(0.0 <= v <= 1.0 for v in pair):
-            raise ValueError('%s: scan_near: %r: fractions must be in [0, 1]' % (where, pair))
+            raise ValueError('%s: %s: %r: fractions must be in [0, 1]' % (where, column, pair))
         out.append((float(pair[0]), float(pair[1])))
     return tuple(out)
 
 
-def split_at(through, short, near, min_ranges, recorded_min_range, min_range):
+def split_at(through, short, near, min_ranges, recorded_min_range, min_range,
+             same_beams=True):
     """The ``(through, short)`` miss fractions of one recorded reading at ``min_range``, or
     None when the reading has no scan feature there.
 
     Args:
         through, short: the fractions recorded at the stream's own ``recorded_min_range``
             (None: no feature).
-        near: the ``(through, short)`` pairs (or None) recorded at each of ``min_ranges``, or
+        near: the ``(through, short)`` pairs (or None) recorded at each of ``min_ranges``
+            with the ``open_beams`` wanted (the stream's ``scan_near`` or ``scan_open``), or
             None.
         min_ranges: the stream's candidate ``min_range`` values.
         recorded_min_range: the ``min_range`` the stream's own fractions were measured at.
         min_range: the one wanted; must be ``recorded_min_range`` or one of ``min_ranges``
             (:func:`check_scan_check` says so first).
+        same_beams: the ``open_beams`` wanted is the stream's own (False: only ``near`` has
+            the reading as wanted).
 
     Raises:
         ValueError: ``min_range`` was not recorded, or ``near`` does not hold one entry per
             ``min_ranges`` value.
     """
-    if min_range == recorded_min_range or near is None:
-        return None if through is None or min_range != recorded_min_range \
-            else (through, short)
+    own = min_range == recorded_min_range and same_beams
+    if own or near is None:
+        return None if through is None or not own else (through, short)
     if min_range not in min_ranges:
         raise ValueError('scan_check/min_range=%r: not recorded (the stream has %r and %s)'
                          % (min_range, recorded_min_range, list(min_ranges)))
@@ -145,7 +153,8 @@ class StreamMisses:
     Args:
         scan_check: the stream's ``scan_check`` dict (None: :data:`LEGACY_SCAN_CHECK`).
         fields: the stream's column names.
-        min_ranges: the stream's ``min_ranges`` (used when it has the ``scan_near`` column).
+        min_ranges: the stream's ``min_ranges`` (used when it has the ``scan_near`` column,
+            and ``scan_open`` for a config with ``open_beams``).
         config: the LostDetectorConfig to score.
         source: names the stream in error messages.
 
@@ -163,15 +172,17 @@ class StreamMisses:
         self._source = source
         self._recorded = recorded_scan_check(scan_check)
         check_scan_check(self._recorded, config, source, reweighable=self._split,
-                         min_ranges=self._min_ranges)
+                         min_ranges=self._min_ranges, open_recorded='scan_open' in self._field)
         self._config = config
+        self._column = 'scan_open' if config.open_beams else 'scan_near'
 
     def miss(self, row, index=0):
         """The miss fraction of row ``index``, or None (no scan feature, or the config's scan
         check is off).
 
         Raises:
-            ValueError: naming the stream and the row when its ``scan_near`` cell is bad.
+            ValueError: naming the stream and the row when its ``scan_near`` or
+                ``scan_open`` cell is bad.
         """
         from lost_and_found.core.scan_agreement import weighted_miss
         field = self._field
@@ -179,16 +190,18 @@ class StreamMisses:
             return None
         if not self._split:
             return row[field['scan_miss']] if 'scan_miss' in field else None
-        near = near_pairs(row[field['scan_near']], len(self._min_ranges),
-                          '%s: reading %d' % (self._source, index)) \
-            if self._min_ranges else None
+        near = near_pairs(row[field[self._column]], len(self._min_ranges),
+                          '%s: reading %d' % (self._source, index), self._column) \
+            if self._min_ranges and self._column in field else None
         pair = split_at(row[field['scan_through']], row[field['scan_short']], near,
-                        self._min_ranges, self._recorded['min_range'], self._config.min_range)
+                        self._min_ranges, self._recorded['min_range'], self._config.min_range,
+                        self._config.open_beams == self._recorded['open_beams'])
         return None if pair is None else weighted_miss(pair[0], pair[1],
                                                        self._config.short_weight)
 
 
-def check_scan_check(recorded, config, source, reweighable=False, min_ranges=()):
+def check_scan_check(recorded, config, source, reweighable=False, min_ranges=(),
+                     open_recorded=False):
     """Raise ValueError when a stream's scan feature was not computed the way ``config``
     computes it (only while ``config`` uses the scan check at all).
 
@@ -200,13 +213,14 @@ def check_scan_check(recorded, config, source, reweighable=False, min_ranges=())
         reweighable: the stream recorded its misses by kind, so any ``short_weight`` can be
             scored on it.
         min_ranges: the ``min_range`` values the stream also recorded its misses at (by
-            kind), so any of them can be scored on it.
+            kind), without open beams, so any of them can be scored on it...
+        open_recorded: ...and with them too (``scan_check/open_beams`` either way).
     """
     recorded = recorded_scan_check(recorded)
     wanted = scan_check_of(config)
     free = {'short_weight'} if reweighable else set()
-    if config.min_range in min_ranges:
-        free.add('min_range')
+    if config.min_range in min_ranges and (open_recorded or not config.open_beams):
+        free.update(('min_range', 'open_beams'))
     differ = [key for key in SCAN_CHECK_KEYS if recorded.get(key) != wanted[key]
               and key not in free]
     if config.scan_check and differ:

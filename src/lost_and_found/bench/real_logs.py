@@ -829,7 +829,8 @@ def write_stream(path, trials, scan_check):
         streams.append({
             'log': t['log'], 'profile': t['profile'],
             'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'scan_miss',
-                       'scan_through', 'scan_short', 'scan_near', 'error_xy', 'error_yaw']
+                       'scan_through', 'scan_short', 'scan_near', 'scan_open', 'error_xy',
+                       'error_yaw']
             + ['tier_' + n for n in names],
             'readings': [list(r[:8]) + scan_values(r) + list(e)
                          + [s['tiers'][n][i] for n in names]

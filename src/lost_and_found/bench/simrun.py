@@ -56,7 +56,8 @@ def pose_entry(msg):
 class ScanMisses:
     """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it,
     the two kinds of misses it weighs (core/scan_agreement.py), and the two kinds at every
-    ``min_range`` of :data:`~lost_and_found.bench.detectors.MIN_RANGES`.
+    ``min_range`` of :data:`~lost_and_found.bench.detectors.MIN_RANGES`, without and with the
+    open beams (``scan_check/open_beams``).
 
     The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
     :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
@@ -112,32 +113,38 @@ class ScanMisses:
 
     def on_pose(self, entry, readings):
         """Append ``entry`` (8 values) with its miss fraction, the through and short miss
-        fractions it weighs, and those at every candidate ``min_range`` (Nones for now, or for
-        good)."""
+        fractions it weighs, and those at every candidate ``min_range`` without and with open
+        beams (Nones for now, or for good)."""
         values = self._values(entry)
         if values[0] is None and self.checker.waiting:
             self._awaiting.append(len(readings))
         readings.append(tuple(entry[:8]) + values)
 
     def _values(self, entry):
-        """(miss, through, short, near) of a reading: ``near`` holds ``(through, short)`` or
-        None per :data:`~lost_and_found.bench.detectors.MIN_RANGES`; None for all four while
-        its scan has not come (or never will)."""
+        """(miss, through, short, near, open) of a reading: ``near`` and ``open`` hold
+        ``(through, short)`` or None per :data:`~lost_and_found.bench.detectors.MIN_RANGES`,
+        without and with open beams; None for all five while its scan has not come (or never
+        will)."""
         from lost_and_found.bench.detectors import MIN_RANGES
         from lost_and_found.core.scan_agreement import weighted_miss
-        fractions = self.checker.measure(entry[0], entry[1:4])
-        waiting, reason = self.checker.waiting, self.checker.reason
+        checker = self.checker
+        fractions = checker.measure(entry[0], entry[1:4])
+        waiting, reason = checker.waiting, checker.reason
         if fractions is None and waiting:
-            return None, None, None, None
-        # The checker's own min_range is measured above already.
-        near = tuple(fractions if min_range == self.checker.min_range else
-                     self.checker.measure(entry[0], entry[1:4], min_range)
-                     for min_range in MIN_RANGES)
-        self.checker.waiting, self.checker.reason = waiting, reason
+            return None, None, None, None, None
+
+        def at(min_range, open_beams):
+            # The checker's own numbers are measured above already.
+            if min_range == checker.min_range and open_beams == checker.open_beams:
+                return fractions
+            return checker.measure(entry[0], entry[1:4], min_range, open_beams)
+        near = tuple(at(m, False) for m in MIN_RANGES)
+        open_ = tuple(at(m, True) for m in MIN_RANGES)
+        checker.waiting, checker.reason = waiting, reason
         if fractions is None:
-            return None, None, None, near
-        return (weighted_miss(fractions[0], fractions[1], self.checker.short_weight),) + \
-            tuple(fractions) + (near,)
+            return None, None, None, near, open_
+        return (weighted_miss(fractions[0], fractions[1], checker.short_weight),) + \
+            tuple(fractions) + (near, open_)
 
 
 class SimSession:

@@ -128,6 +128,9 @@ class LostDetectorConfig:
         min_range: beams shorter than this (m) are not used for the feature (an unmapped
             object near the laser fills its view with returns that miss the map at a right
             pose; see core/scan_agreement.py); 0 uses every beam.
+        open_beams: also use the beams without a return (``+inf`` or ``>= range_max``): one
+            whose ray runs through a mapped obstacle misses, any other agrees with the map
+            (core/scan_agreement.py).
         max_beams: beams per scan used for the feature, at most (evenly subsampled).
         min_beams: fewer usable beams than this give no scan feature for the reading.
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
@@ -153,6 +156,7 @@ class LostDetectorConfig:
     hit_tolerance: float = param_field('scan_check/hit_tolerance', 0.2)
     short_weight: float = param_field('scan_check/short_weight', 1.0)
     min_range: float = param_field('scan_check/min_range', 0.0)
+    open_beams: bool = param_field('scan_check/open_beams', False)
     max_beams: int = param_field('scan_check/max_beams', 60)
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
@@ -172,6 +176,7 @@ class LostDetectorConfig:
         check.positive('hit_tolerance')
         check.in_range('short_weight', 0.0, 1.0)
         check.non_negative('min_range')
+        check.require(isinstance(self.open_beams, bool), 'open_beams', 'be true or false')
         check.positive_int('max_beams')
         check.positive_int('min_beams')
         check.positive_int('hold_readings')

@@ -30,6 +30,14 @@ view with short misses at a right pose, reading like a wrong one; a return that 
 little about where the robot is. 0 uses every beam the laser reports; the calibration chooses
 it on training runs with unmapped clutter, as it chooses ``short_weight``.
 
+**Open beams.** A beam with no return (``+inf`` by REP 117, or at least ``range_max``) says
+something too: nothing is within range that way. With ``open_beams`` such a beam is used as a
+ray of ``range_max - hit_tolerance``: if it runs through a mapped obstacle, the map puts a wall
+where the laser saw none (a *through* miss, as above); if not, it agrees with the map (a hit).
+Without them a view that is mostly open space, with one unmapped box in it, is all short
+misses: a right pose reads like a wrong one. ``NaN`` readings (an erroneous return, or some
+drivers' way of saying "no return") are never used. Off by default; the calibration chooses.
+
 With fewer than ``min_beams`` usable beams (an open hall, a blinded laser, a view filled by
 something near) there is no feature.
 Pure numpy/scipy: no ROS.
@@ -146,6 +154,13 @@ class DistanceMap:
         rows, cols, inside = self.cells(xs, ys)
         return np.where(inside, self.field[rows, cols], np.inf)
 
+    def reach(self, x, y):
+        """The distance (m) from (x, y) to the map's farthest corner: no obstacle is farther."""
+        height, width = self.shape
+        xs, ys = self.centres(np.array([-0.5, -0.5, height - 0.5, height - 0.5]),
+                              np.array([-0.5, width - 0.5, -0.5, width - 0.5]))
+        return float(np.max(np.hypot(xs - x, ys - y)))
+
     def crosses_obstacle(self, x0, y0, xs, ys):
         """For each segment from (x0, y0) to (xs[i], ys[i]): does it run through an occupied
         cell? Sampled every half cell, so a segment through a wall one cell thick is caught
@@ -212,26 +227,30 @@ def check_min_range(min_range):
         raise ValueError('min_range=%r: must be a finite number >= 0 (m)' % (min_range,))
 
 
-def end_points(pose, mount, scan, max_beams, min_range=0.0):
-    """Map-frame end points (xs, ys) of the usable beams of ``scan`` seen from ``pose``.
+def rays(pose, mount, scan, max_beams, min_range=0.0, open_beams=False):
+    """Map-frame end points of the beams of ``scan`` the feature uses, seen from ``pose``.
 
     Args:
         pose: the robot base pose (x, y, yaw) in the map frame.
         mount: the :class:`LaserMount`.
         scan: the :class:`Scan`.
-        max_beams: at most this many beams, evenly spread over the usable ones.
+        max_beams: at most this many beams, evenly spread over the used ones.
         min_range: beams shorter than this (m) are not usable, whatever the scan's
             ``range_min``.
+        open_beams: also use the beams without a return (``+inf`` or ``>= range_max``), as
+            rays of ``range_max`` (module docstring).
 
     Returns:
-        Two arrays; empty when no beam is usable.
+        ``(xs, ys, open)``: two arrays of end points and a bool array, True for an open beam
+        (whose end point is at ``range_max``); all empty when no beam is usable.
     """
     ranges = np.asarray(scan.ranges, dtype=float)
     index = np.arange(ranges.size)
     with np.errstate(invalid='ignore'):
         usable = np.isfinite(ranges) & (ranges >= max(scan.range_min, min_range)) & \
             (ranges < scan.range_max)
-    index = index[usable]
+        is_open = (ranges >= scan.range_max) if open_beams else np.zeros(ranges.shape, bool)
+    index = index[usable | is_open]
     if index.size > max_beams:
         index = index[np.linspace(0, index.size - 1, max_beams).round().astype(int)]
     angles = scan.angle_min + index * scan.angle_increment
@@ -239,13 +258,21 @@ def end_points(pose, mount, scan, max_beams, min_range=0.0):
         angles = -angles
     laser_x, laser_y = laser_origin(pose, mount)
     heading = pose[2] + mount.yaw + angles
-    r = ranges[index]
-    return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading)
+    is_open = is_open[index]
+    r = np.where(is_open, scan.range_max, ranges[index])
+    return laser_x + r * np.cos(heading), laser_y + r * np.sin(heading), is_open
+
+
+def end_points(pose, mount, scan, max_beams, min_range=0.0):
+    """Map-frame end points (xs, ys) of the usable beams of ``scan`` seen from ``pose`` (the
+    beams with a return: :func:`rays` without open beams)."""
+    xs, ys, _ = rays(pose, mount, scan, max_beams, min_range)
+    return xs, ys
 
 
 def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                min_range=0.0):
-    """How many usable beams miss the map at ``pose``, by kind, or None.
+                min_range=0.0, open_beams=False):
+    """How many used beams miss the map at ``pose``, by kind, or None.
 
     Args:
         distance_map: the :class:`DistanceMap`.
@@ -254,36 +281,46 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         scan: the :class:`Scan` taken at that pose.
         hit_tolerance: an end point this close (m) to an obstacle is a hit.
         max_beams: beams used at most (evenly subsampled).
-        min_beams: fewer usable beams than this: None (no evidence either way).
+        min_beams: fewer used beams than this: None (no evidence either way).
         min_range: beams shorter than this (m) are not used (module docstring).
+        open_beams: also use the beams without a return (module docstring): one whose ray,
+            ``hit_tolerance`` short of ``range_max``, runs through a mapped obstacle is a
+            through miss, any other a hit.
 
     Returns:
         ``(through, short, beams)``: the misses that passed through a mapped obstacle or left
-        the map, the misses that ended in free space, and the usable beams they are out of;
-        None when there were fewer than ``min_beams`` usable beams.
+        the map, the misses that ended in free space, and the used beams they are out of;
+        None when there were fewer than ``min_beams`` used beams.
     """
-    xs, ys = end_points(pose, mount, scan, max_beams, min_range)
+    xs, ys, is_open = rays(pose, mount, scan, max_beams, min_range, open_beams)
     if xs.size < max(1, min_beams):
         return None
-    distance = distance_map.distance(xs, ys)
-    missed = distance > hit_tolerance
-    off_map = np.isinf(distance)
-    inside = missed & ~off_map
     origin = laser_origin(pose, mount)
+    if np.any(is_open):
+        # Pull the open rays' ends in by hit_tolerance (a wall about range_max away may or may
+        # not return), and to the map's far corner (nothing is mapped beyond it).
+        length = min(scan.range_max - hit_tolerance, distance_map.reach(*origin))
+        scale = max(length, 0.0) / scan.range_max
+        xs = np.where(is_open, origin[0] + (xs - origin[0]) * scale, xs)
+        ys = np.where(is_open, origin[1] + (ys - origin[1]) * scale, ys)
+    distance = distance_map.distance(xs, ys)
+    missed = (distance > hit_tolerance) & ~is_open
+    off_map = np.isinf(distance) & ~is_open
+    checked = (missed & ~off_map) | is_open
     crossed = np.zeros(xs.shape, dtype=bool)
-    crossed[inside] = distance_map.crosses_obstacle(origin[0], origin[1], xs[inside],
-                                                    ys[inside])
+    crossed[checked] = distance_map.crosses_obstacle(origin[0], origin[1], xs[checked],
+                                                     ys[checked])
     through = int(np.count_nonzero(off_map | crossed))
-    return through, int(np.count_nonzero(missed)) - through, int(xs.size)
+    return through, int(np.count_nonzero(missed & ~crossed & ~off_map)), int(xs.size)
 
 
 def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                  short_weight=1.0, min_range=0.0):
+                  short_weight=1.0, min_range=0.0, open_beams=False):
     """The miss fraction of ``scan`` at ``pose`` (module docstring), or None.
 
     Args:
-        distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams, min_range: as
-            :func:`miss_counts`.
+        distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams, min_range,
+            open_beams: as :func:`miss_counts`.
         short_weight: what a miss that ended in free space counts, in [0, 1] (a miss through
             a mapped obstacle counts 1).
 
@@ -298,7 +335,7 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
     check_short_weight(short_weight)
     check_min_range(min_range)
     counts = miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                         min_range)
+                         min_range, open_beams)
     if counts is None:
         return None
     through, short, beams = counts
@@ -359,7 +396,7 @@ class ScanChecker:
     Shared by the lost_detector node and the benchmarks so that both compute it identically.
 
     Args:
-        hit_tolerance, max_beams, min_beams, short_weight, min_range: as
+        hit_tolerance, max_beams, min_beams, short_weight, min_range, open_beams: as
             :func:`miss_fraction`.
         stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
         buffer_size: scans kept for pairing.
@@ -373,7 +410,7 @@ class ScanChecker:
     """
 
     def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
-                 short_weight=1.0, min_range=0.0):
+                 short_weight=1.0, min_range=0.0, open_beams=False):
         """Start with no map and no scans.
 
         Raises:
@@ -387,6 +424,7 @@ class ScanChecker:
         self.min_beams = int(min_beams)
         self.short_weight = float(short_weight)
         self.min_range = float(min_range)
+        self.open_beams = bool(open_beams)
         self.distance_map = None
         self.reason = ''
         self.waiting = False
@@ -397,7 +435,7 @@ class ScanChecker:
         """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
         return cls(config.hit_tolerance, config.max_beams, config.min_beams,
                    config.stamp_tolerance, short_weight=config.short_weight,
-                   min_range=config.min_range)
+                   min_range=config.min_range, open_beams=config.open_beams)
 
     def add_scan(self, stamp, scan, mount):
         """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
@@ -407,12 +445,12 @@ class ScanChecker:
         """Forget the scans (e.g. after a clock jump)."""
         self._buffer.clear()
 
-    def measure(self, stamp, pose, min_range=None):
+    def measure(self, stamp, pose, min_range=None, open_beams=None):
         """The through and short miss fractions of the scan taken at ``stamp`` seen from
         ``pose`` (see :func:`miss_counts`), or None.
 
-        ``min_range`` (m) replaces the checker's own for this call (the benchmarks record the
-        fractions at several, for the calibration to choose from).
+        ``min_range`` (m) and ``open_beams`` replace the checker's own for this call (the
+        benchmarks record the fractions with several, for the calibration to choose from).
 
         None (with :attr:`reason` saying why, and :attr:`waiting`) when there is no map yet,
         no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
@@ -431,8 +469,10 @@ class ScanChecker:
             min_range = self.min_range
         else:
             check_min_range(min_range)
+        if open_beams is None:
+            open_beams = self.open_beams
         counts = miss_counts(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                             self.max_beams, self.min_beams, min_range)
+                             self.max_beams, self.min_beams, min_range, open_beams)
         if counts is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
             if min_range > scan.range_min:

@@ -58,7 +58,7 @@ class LostDetectorNode:
             ratio_thresh_detections_tier2_lost, window_meta_tier0_normal}``,
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
-            max_beams, min_beams, stamp_tolerance, hold_readings}``: see
+            open_beams, max_beams, min_beams, stamp_tolerance, hold_readings}``: see
             :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
