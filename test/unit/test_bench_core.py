@@ -331,14 +331,16 @@ def test_a_trial_traces_truth_error_and_state_once_per_period():
 def write_run(folder, near_blob=(5.0, 10.0)):
     """A finished one-trial detection run on disk: the estimate always right, and a spell of
     readings whose scan misses the map short (something within 1 m of the laser; at
-    min_range 1 m too few beams are left)."""
+    min_range 1 m too few beams are left; with the open beams, which agree with the map, a
+    tenth of the beams miss)."""
     record, stream = synthetic_trial()
     readings = []
     for r in stream.readings:
         blob = near_blob[0] <= r[0] < near_blob[1]
         short = 0.9 if blob else 0.0
         near = tuple(None if blob and m >= 1.0 else (0.0, short) for m in detectors.MIN_RANGES)
-        readings.append(r[:8] + (short, 0.0, short, near))
+        opened = tuple((0.0, short / 9.0) for _ in detectors.MIN_RANGES)
+        readings.append(r[:8] + (short, 0.0, short, near, opened))
     stream = detection.Stream(readings, stream.truth)
     config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
                                 ratio_thresh_detections_tier2_lost=0.5,
@@ -363,6 +365,9 @@ def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_n
     far = detection.rescore(str(tmp_path), dataclasses.replace(config, min_range=1.0),
                             str(tmp_path))
     assert far['trials'][0]['detectors']['lost_detector']['false_alarms'] == 0
+    opened = detection.rescore(str(tmp_path), dataclasses.replace(config, open_beams=True),
+                               str(tmp_path))
+    assert opened['trials'][0]['detectors']['lost_detector']['false_alarms'] == 0
     assert far['trials'][0]['detectors']['amcl_diag'] == same['trials'][0]['detectors'][
         'amcl_diag']
     with pytest.raises(ValueError, match='scan_check/min_range'):

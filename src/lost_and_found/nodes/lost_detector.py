@@ -103,10 +103,14 @@ class LostDetectorNode:
                              queue_size=10),
             rospy.Subscriber('~reset', Empty, self.on_reset, queue_size=10),
         ]
+        checker = self._checker
         rospy.loginfo('%s: watching %s%s, status %s', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
-                      ' with %s on %s' % (rospy.resolve_name('scan'), rospy.resolve_name('map'))
-                      if self._checker is not None else ' (scan check off)',
+                      ' with %s on %s (short misses count %g, returns from %g m, open beams %s)'
+                      % (rospy.resolve_name('scan'), rospy.resolve_name('map'),
+                         checker.short_weight, checker.min_range,
+                         'used' if checker.open_beams else 'not used')
+                      if checker is not None else ' (scan check off)',
                       self._detector.tier.status)
 
     def on_map(self, msg):
