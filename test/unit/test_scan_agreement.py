@@ -230,6 +230,13 @@ def test_open_beams_are_inf_or_range_max_never_nan_and_count_towards_min_beams()
                        open_beams=True) == (0, 0, 61)
 
 
+@pytest.mark.parametrize('range_max', [0.0, math.inf, math.nan, 0.01])
+def test_a_scan_without_a_usable_range_max_has_no_open_beams(range_max):
+    scan = Scan(tuple([math.inf] * 61), -1.5, 0.05, 0.05, range_max)
+    assert miss_counts(box_room(), (2.0, 2.0, 0.0), LaserMount(), scan, 0.1, 100, 10,
+                       open_beams=True) is None
+
+
 def test_open_rays_stop_at_the_map_edge():
     """A laser with a huge range_max casts no farther than the map's far corner (it would find
     nothing mapped beyond it), and a ray off the map is no miss."""

@@ -249,7 +249,10 @@ def rays(pose, mount, scan, max_beams, min_range=0.0, open_beams=False):
     with np.errstate(invalid='ignore'):
         usable = np.isfinite(ranges) & (ranges >= max(scan.range_min, min_range)) & \
             (ranges < scan.range_max)
-        is_open = (ranges >= scan.range_max) if open_beams else np.zeros(ranges.shape, bool)
+        # A scan whose range_max is not a finite number above range_min says nothing about
+        # where its beams would have ended: no open beams then.
+        is_open = (ranges >= scan.range_max) if open_beams and math.isfinite(scan.range_max) \
+            and scan.range_max > max(scan.range_min, 0.0) else np.zeros(ranges.shape, bool)
     index = index[usable | is_open]
     if index.size > max_beams:
         index = index[np.linspace(0, index.size - 1, max_beams).round().astype(int)]
