@@ -1271,7 +1271,8 @@ def min_range_text(calibration):
                     _yaml_float(m), _yaml_float(w), score_sentence(score))
                     for m, w, score in calibration.ranges))
     else:
-        text += ' Not fitted: the training runs measured their misses with it only.'
+        text += ' Not fitted: the only value tried (the training runs recorded no other, or ' \
+            'tools/calibrate_detector.py --min-ranges named only it).'
     return text
 
 
