@@ -378,21 +378,28 @@ def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_n
         detection.rescore(str(tmp_path), config, str(tmp_path))
 
 
-def test_scan_misses_records_the_misses_at_every_candidate_min_range():
+def scan_misses_in_room(ranges, range_max, open_beams=False):
+    """A ScanMisses on a 4 m room (5 cm cells) holding one scan of ``ranges`` taken at t = 1 s
+    from the room's centre, facing +x, and the readings list after the pose of that scan."""
     from lost_and_found.bench.simrun import ScanMisses
     from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan, ScanChecker
-    occupied = np.zeros((80, 80), dtype=bool)               # a 4 m room, 5 cm cells
+    occupied = np.zeros((80, 80), dtype=bool)
     occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
     misses = ScanMisses.__new__(ScanMisses)
-    misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5)
+    misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5, open_beams=open_beams)
     misses.checker.distance_map = DistanceMap(occupied, 0.05)
     misses._awaiting = []
-    # From the room's centre, facing +x: 30 returns on the wall 1.95 m ahead, 31 stopped by
-    # a box 0.6 m in front (in free space on the map).
-    ranges = tuple([1.95] * 30 + [0.6] * 31)
-    misses.checker.add_scan(1.0, Scan(ranges, -0.05, 0.001, 0.45, 5.0), LaserMount())
+    misses.checker.add_scan(1.0, Scan(tuple(ranges), -0.05, 0.001, 0.45, range_max),
+                            LaserMount())
     readings = []
     misses.on_pose((1.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    return misses, readings
+
+
+def test_scan_misses_records_the_misses_at_every_candidate_min_range():
+    # 30 returns on the wall 1.95 m ahead, 31 stopped by a box 0.6 m in front (in free space
+    # on the map).
+    misses, readings = scan_misses_in_room([1.95] * 30 + [0.6] * 31, 5.0)
     miss, through, short, near, open_ = readings[0][8:]
     assert (through, short) == (0.0, pytest.approx(31 / 61))
     assert miss == pytest.approx(0.5 * 31 / 61)
@@ -408,19 +415,8 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
 
 
 def test_scan_misses_records_the_open_beams_too():
-    from lost_and_found.bench.simrun import ScanMisses
-    from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan, ScanChecker
-    occupied = np.zeros((80, 80), dtype=bool)               # a 4 m room, 5 cm cells
-    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
-    misses = ScanMisses.__new__(ScanMisses)
-    misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5, open_beams=True)
-    misses.checker.distance_map = DistanceMap(occupied, 0.05)
-    misses._awaiting = []
-    # From the room's centre, a 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
-    ranges = tuple([math.inf] * 30 + [0.6] * 31)
-    misses.checker.add_scan(1.0, Scan(ranges, -0.05, 0.001, 0.45, 1.5), LaserMount())
-    readings = []
-    misses.on_pose((1.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    # A 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
+    _, readings = scan_misses_in_room([math.inf] * 30 + [0.6] * 31, 1.5, open_beams=True)
     miss, through, short, near, open_ = readings[0][8:]
     # The checker's own numbers count the open beams, and they agree with the map.
     assert (through, short) == (0.0, pytest.approx(31 / 61))
