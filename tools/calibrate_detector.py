@@ -83,6 +83,13 @@ def run_calibration(args):
             recording.path, recording.label, recording.seed, len(recording.readings),
             len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
     options = []
+    for min_range in args.min_ranges or ():
+        missing = [r.path for r in recordings if min_range not in r.min_ranges]
+        if missing:
+            raise calibration.CalibrationError(
+                '--min-ranges %g: not recorded by %s (they have %s)' % (
+                    min_range, ', '.join(missing),
+                    ', '.join('%g' % m for m in recordings[0].min_ranges) or 'none'))
     if args.min_ranges:
         options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
         result = calibration.calibrate(recordings, min_ranges=tuple(args.min_ranges),

@@ -638,3 +638,19 @@ def test_a_bad_scan_open_column_is_named(tmp_path):
 def _write(path, text):
     path.write_text(text)
     return str(path)
+
+
+def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path):
+    import importlib.util
+    import os
+    spec = importlib.util.spec_from_file_location(
+        'calibrate_detector', os.path.join(os.path.dirname(cal.TARGET_PATH), '..', 'tools',
+                                           'calibrate_detector.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    load_split(tmp_path, 'a', trial_segments(), 100, open_stream)
+    args = tool.parser().parse_args([str(tmp_path / 'a'), '--out', str(tmp_path / 'o.yaml'),
+                                     '--min-ranges', '0.5'])
+    with pytest.raises(cal.CalibrationError, match='--min-ranges 0.5: not recorded by .*'
+                       'they have 0, 1'):
+        tool.run_calibration(args)

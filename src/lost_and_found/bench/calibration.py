@@ -1278,11 +1278,11 @@ def min_range_text(calibration):
 
 def open_beams_text(calibration):
     """The comment above scan_check/open_beams: what it is and how it was chosen."""
-    text = ('true: the beams without a return (+inf, or at least range_max) are used too, as '
-            'rays of range_max: one that runs through a mapped obstacle misses (the map has a '
-            'wall where the laser saw none), any other agrees with the map; false: only beams '
-            'with a return are used, and a view of open space with one unmapped box in it is '
-            'all misses.')
+    text = ('true: the beams without a return (+inf, or at least range_max; never NaN) are '
+            'used too, as rays reaching range_max less hit_tolerance: one that runs through a '
+            'mapped obstacle misses (the map has a wall where the laser saw none), any other '
+            'agrees with the map; false: only beams with a return are used, and a view of open '
+            'space with one unmapped box in it is all misses.')
     if len(calibration.opens) > 1:
         text += ' Chosen by training score (best combination of each on the training runs: ' \
             '%s).' % '; '.join('%s (min_range %s m, short_weight %s): %s' % (
@@ -1318,7 +1318,8 @@ scan_check:
   max_beams: {max_beams}
   # Fewer usable beams (finite, in [max(range_min, min_range), range_max), and with open_beams
   # those without a return) than this give no scan feature (integer >= 1, <= max_beams): a
-  # Kinect facing an open hall sees too little to judge.
+  # Kinect facing an open hall sees too little to judge (with open_beams, only if its driver
+  # reports no return as NaN).
   min_beams: {min_beams}
   # amcl stamps its pose with the stamp of the scan it used; a scan within this many seconds
   # of the pose's stamp is that scan (> 0, well below the scan period).

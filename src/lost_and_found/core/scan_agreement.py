@@ -7,9 +7,9 @@ beam end points fall on a mapped obstacle; placed at a wrong pose, many land in 
 inside walls' shadows or off the map.
 
 The feature is the **miss fraction** of one scan at one pose. Of the usable beams (finite, at
-least ``range_min``, strictly below ``range_max``: a max-range return hit nothing and says
-nothing), evenly subsampled to at most ``max_beams``, a beam *misses* when its end point is
-farther than ``hit_tolerance`` from every occupied map cell. Misses come in two kinds
+least ``range_min``, strictly below ``range_max``; a beam without a return is used only with
+``open_beams``, below), evenly subsampled to at most ``max_beams``, a beam *misses* when its
+end point is farther than ``hit_tolerance`` from every occupied map cell. Misses come in two kinds
 (:func:`miss_counts`):
 
 - **through**: the beam passed through a mapped obstacle on its way, or ended off the map.
@@ -38,8 +38,8 @@ Without them a view that is mostly open space, with one unmapped box in it, is a
 misses: a right pose reads like a wrong one. ``NaN`` readings (an erroneous return, or some
 drivers' way of saying "no return") are never used. Off by default; the calibration chooses.
 
-With fewer than ``min_beams`` usable beams (an open hall, a blinded laser, a view filled by
-something near) there is no feature.
+With fewer than ``min_beams`` usable beams (a blinded laser, a view filled by something near,
+and without open beams an open hall) there is no feature.
 Pure numpy/scipy: no ROS.
 """
 import dataclasses
