@@ -145,7 +145,10 @@ class SimWorldTest(unittest.TestCase):
         return p.position.x, p.position.y, yaw_of(p.orientation)
 
     def wait_for(self, predicate, timeout, what, action=None):
-        """Poll ``predicate`` at 20 Hz (running ``action`` each time); fail after ``timeout``."""
+        """Poll ``predicate`` at 20 Hz (running ``action`` each time); fail after ``timeout``.
+
+        ``what`` names the awaited condition in the failure message (a callable: its result).
+        """
         deadline = time.time() + timeout
         while time.time() < deadline and not rospy.is_shutdown():
             if action is not None:
@@ -153,7 +156,8 @@ class SimWorldTest(unittest.TestCase):
             if predicate():
                 return
             time.sleep(0.05)
-        self.fail('timed out after %.1f s waiting for %s' % (timeout, what))
+        self.fail('timed out after %.1f s waiting for %s' % (
+            timeout, what() if callable(what) else what))
 
     def near(self, pose, tolerance=0.02):
         """A predicate: the ground truth is within ``tolerance`` of ``pose`` (x, y)."""
@@ -227,6 +231,9 @@ class SimWorldTest(unittest.TestCase):
 
     def test_4_kidnap(self):
         """Kidnap: DROPPED left and right at once, RAISED both after the hold, then moved."""
+        # Edges are not latched: one published before the subscription is connected is lost.
+        self.wait_for(lambda: self.subs[1].get_num_connections() > 0, 20.0,
+                      'the wheel-drop subscription to connect')
         with self.lock:
             self.edges.clear()
         odom_before = self.get('/odom').pose.pose.position
@@ -235,7 +242,8 @@ class SimWorldTest(unittest.TestCase):
         self.assertTrue(response.success, response.message)
         self.assertEqual((response.pose.x, response.pose.y, response.pose.theta),
                          (target.x, target.y, target.theta))
-        self.wait_for(lambda: len(self.edges) >= 4, 10.0, 'four wheel-drop edges')
+        self.wait_for(lambda: len(self.edges) >= 4, 10.0,
+                      lambda: 'four wheel-drop edges (got %s)' % self.edges)
         with self.lock:
             edges = list(self.edges)
         self.assertEqual([(e[1], e[2]) for e in edges], [
