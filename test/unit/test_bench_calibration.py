@@ -231,7 +231,7 @@ def test_scores_count_false_alarms_and_detections_like_the_suite():
 def small_grid():
     return cal.Grid(prob_thresh=(0.5, 0.99), window_meta_tier2_lost=(4, 6),
                     ratio_thresh_detections_tier2_lost=(0.5,), queue_min=(3,),
-                    window_meta_tier0_normal=(4,))
+                    window_meta_tier0_normal=(4,), settle_readings=(0,))
 
 
 def test_grid_search_prefers_zero_false_alarms_over_faster_detection():
@@ -255,6 +255,47 @@ def test_grid_search_prefers_zero_false_alarms_over_faster_detection():
     assert result.margin['prob_thresh'][0] == 0.5 and result.margin['prob_thresh'][1] > 0
     # Between the two zero-false-alarm windows the shorter detects sooner.
     assert result.params['window_meta_tier2_lost'] == 4
+
+
+def settling_recording():
+    """Two trials whose correct re-seed leaves amcl's cloud wide while the scan fits the map;
+    every reading has a scan (0.02 missed at a right pose, 0.8 at a wrong one)."""
+    segments = []
+    for _ in range(2):
+        trial = trial_segments()
+        trial[0] = ('settle', [(WIDE, RIGHT)] * 4)
+        segments += trial
+    rec = make_recording(segments)
+    rec.readings = [tuple(r[:5]) + (0.8 if detectors.is_wrong(e) else 0.02,)
+                    for r, e in zip(rec.readings, rec.errors)]
+    for trial in rec.trials:
+        trial['pose_fixes'] = [trial['t_normal'] - 4 * DT]
+    return rec
+
+
+def test_grid_search_counts_false_alarms_while_settling_and_settles_them_away():
+    rec = settling_recording()
+    fit = dataclasses.replace(FIT, scan_miss_mu=(0.02, 0.8), scan_miss_sigma=(0.05, 0.2))
+    params = {'prob_thresh': 0.99, 'window_meta_tier2_lost': 4,
+              'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+              'window_meta_tier0_normal': 4}
+    plain = cal.evaluate([rec], cal.make_config(fit, dict(params, settle_readings=0)))
+    # The wide cloud of each right re-seed reads lost: one false alarm per trial, counted
+    # once (as a settle alarm) though it lasts into normal driving.
+    assert (plain['settle_false_alarms'], plain['false_alarms']) == (2, 0)
+    settled = cal.evaluate([rec], cal.make_config(fit, dict(params, settle_readings=4)))
+    assert (settled['settle_false_alarms'], settled['false_alarms']) == (0, 0)
+    assert settled['delocalized']['within'] == plain['delocalized']['within'] == 2
+    grid = dataclasses.replace(small_grid(), settle_readings=(0, 4, 8))
+    result = cal.grid_search([rec], fit, grid)
+    assert cal.all_false_alarms(result.score) == 0
+    assert result.params['settle_readings'] == 4       # the shortest settle that does
+    config = result.config
+    assert config.settle_readings == 4
+    features = cal.reading_features(rec.readings)
+    assert cal.replay_tiers(cal.reading_probabilities(features, config), config,
+                            rec.resets) == \
+        detectors.lost_detector_tiers(rec.readings, config, rec.pose_fixes)
 
 
 def test_objective_ranks_false_alarms_then_detections_then_delay():
@@ -309,7 +350,7 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     # Every key the shipped file has. A shipped file fitted before scan_check/min_range or
     # open_beams existed, on streams that used every beam with a return, leaves the key at its
     # default (0, false).
-    newer = {'scan_check': {'min_range', 'open_beams'}}
+    newer = {'scan_check': {'min_range', 'open_beams'}, 'lost_detector': {'settle_readings'}}
     for section in params:
         extra = newer.get(section, set())
         assert set(params[section]) - extra == set(shipped[section]) - extra, section
@@ -317,7 +358,7 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     assert config_keys_default('scan_check', shipped, newer)
     assert set(params['lost_detector']) == {
         'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
-        'window_meta_tier0_normal'}
+        'window_meta_tier0_normal', 'settle_readings'}
     # A comment right above every key; the header names the generator, date and inputs.
     lines = text.splitlines()
     for i, line in enumerate(lines):

@@ -358,6 +358,81 @@ def test_without_any_scan_covariance_normal_readings_count():
     assert detector.queue_length == 2
 
 
+# ---------------------------------------------------------------- settling
+
+def settling_config(**changes):
+    """Small windows, a scan feature with well separated classes, three settling readings."""
+    return config(**dict(dict(window_meta_tier2_lost=4, queue_min=2, window_meta_tier0_normal=2,
+                              ratio_thresh_detections_tier2_lost=0.5, settle_readings=3,
+                              scan_miss_mu=(0.05, 0.6), scan_miss_sigma=(0.05, 0.2)),
+                         **changes))
+
+
+def test_a_right_fix_with_a_wide_cloud_is_judged_by_the_scan_while_settling():
+    # An rviz initial pose at the right place: amcl's cloud is wide, the scan fits the map.
+    detector = LostDetector(settling_config())
+    assert detector.is_lost(LOST + (0.02,))       # what the covariance would have said
+    assert run(detector, [LOST + (0.02,)] * 3) == [Tier.NORMAL] * 3
+    assert detector.queue_length == 3 and not detector.settling
+    # Settled: the covariance counts again; a cloud still this wide reads lost.
+    assert run(detector, [LOST + (0.02,)] * 3) == [Tier.CONFUSED, Tier.CONFUSED, Tier.LOST]
+
+
+def test_a_wrong_fix_is_caught_by_the_scan_while_settling():
+    detector = LostDetector(settling_config())
+    assert run(detector, [NORMAL + (0.7,)] * 3) == [Tier.NORMAL, Tier.LOST, Tier.LOST]
+    assert detector.p_lost == pytest.approx(detector.probability_lost_scan(0.7))
+
+
+def test_a_settling_reading_without_a_scan_is_counted_but_not_queued():
+    detector = LostDetector(settling_config())
+    assert run(detector, [LOST + (None,)] * 3) == [Tier.NORMAL] * 3
+    assert detector.queue_length == 0 and not detector.settling
+    assert detector.last_probability is None and detector.p_lost is None
+    assert run(detector, [LOST + (None,)] * 2) == [Tier.NORMAL, Tier.LOST]
+
+
+def test_reset_settles_again_and_zero_never_settles():
+    detector = LostDetector(settling_config())
+    run(detector, [NORMAL + (0.0,)] * 4)
+    assert not detector.settling
+    detector.reset()
+    assert detector.settling
+    assert run(detector, [LOST + (0.0,)] * 3) == [Tier.NORMAL] * 3
+    plain = LostDetector(settling_config(settle_readings=0))
+    assert not plain.settling
+    assert run(plain, [LOST + (0.0,)] * 2)[-1] == Tier.LOST
+
+
+def test_a_refused_reading_does_not_count_towards_settling():
+    detector = LostDetector(settling_config())
+    with pytest.raises(ValueError):
+        detector.update((float('nan'), 0.1, 0.0))
+    run(detector, [LOST + (0.0,)] * 2)
+    assert detector.settling
+
+
+def test_add_needs_a_probability_once_settled():
+    detector = LostDetector(settling_config(settle_readings=1))
+    assert detector.add(None, scanned=False) == Tier.NORMAL
+    with pytest.raises(ValueError, match='settled'):
+        detector.add(None, scanned=False)
+    assert detector.queue_length == 0
+
+
+def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():
+    cfg = settling_config(tier0_normal_prior=0.8)
+    detector = LostDetector(cfg)
+    for miss in (0.0, 0.2, 0.35, 0.9):
+        normal = cfg.tier0_normal_prior * normal_pdf(miss, 0.05, 0.05)
+        lost = (1 - cfg.tier0_normal_prior) * normal_pdf(miss, 0.6, 0.2)
+        assert detector.probability_lost_scan(miss) == pytest.approx(lost / (normal + lost),
+                                                                     rel=1e-9, abs=1e-12)
+    for bad in (None, 1.5, float('nan')):
+        with pytest.raises(ValueError):
+            detector.probability_lost_scan(bad)
+
+
 # ---------------------------------------------------------------- config
 
 def test_default_config_is_valid():
@@ -427,6 +502,9 @@ def test_unknown_key_is_warned():
     ({'short_weight': 'half'}, "scan_check/short_weight='half'"),
     ({'min_range': -0.5}, 'scan_check/min_range=-0.5'),
     ({'min_range': float('nan')}, 'scan_check/min_range=nan'),
+    ({'settle_readings': -1}, 'lost_detector/settle_readings=-1'),
+    ({'settle_readings': 2.5}, 'lost_detector/settle_readings=2.5'),
+    ({'settle_readings': True}, 'lost_detector/settle_readings=True'),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

@@ -147,6 +147,7 @@ def score_trial(record, stream, tiers, phases):
     out = dict(record)
     after = list(stream.window(record['t_event'], record['t_end']))
     normal = list(stream.window(record['t_normal'], record['t_event']))
+    settle = list(stream.window(settle_start(record, phases), record['t_normal']))
     out['readings_normal'] = len(normal)
     out['readings_after'] = len(after)
     # The localizer may still publish a reading or two from before it took the event in (an
@@ -167,19 +168,20 @@ def score_trial(record, stream, tiers, phases):
         # Control: right after a correct re-seed (rviz covariance) plus the settle time.
         first_normal = normal[0] if normal else None
         scores['alarm_after_reseed'] = (first_normal is not None and tier[first_normal] >= 2)
-        # False alarms: entries into tier 2 during normal driving while the estimate is right.
-        false_alarms = true_alarms = 0
+        # False alarms: entries into tier 2 while the estimate is right, during the settle
+        # time after the correct re-seed and during normal driving (one pass: an alarm of the
+        # settle time that lasts into normal driving is counted once, as a settle alarm).
+        counts = {'settle': [0, 0], 'normal': [0, 0]}      # [false, true]
         previous = False
-        for i in normal:
-            high = tier[i] >= 2
-            if high and not previous:
-                if detectors.is_wrong(stream.errors[i]):
-                    true_alarms += 1
-                else:
-                    false_alarms += 1
-            previous = high
-        scores['false_alarms'] = false_alarms
-        scores['true_alarms_normal'] = true_alarms
+        for phase, indices in (('settle', settle), ('normal', normal)):
+            for i in indices:
+                high = tier[i] >= 2
+                if high and not previous:
+                    counts[phase][detectors.is_wrong(stream.errors[i])] += 1
+                previous = high
+        scores['false_alarms'] = counts['normal'][0]
+        scores['true_alarms_normal'] = counts['normal'][1]
+        scores['settle_false_alarms'] = counts['settle'][0]
         scores['tier1_readings_normal'] = sum(1 for i in normal if tier[i] == 1)
         # Detection after the event, before amcl corrected itself.
         limit = stream.times[fix] if fix is not None else record['t_end']
@@ -200,6 +202,13 @@ def score_trial(record, stream, tiers, phases):
         per[name] = scores
     out['detectors'] = per
     return out
+
+
+def settle_start(record, phases):
+    """When a trial's settle time began: its first pose fix (the correct re-seed), or for a
+    record without one, ``phases['settle']`` s before normal driving."""
+    fixes = record.get('pose_fixes') or ()
+    return fixes[0] if fixes else record['t_normal'] - phases['settle']
 
 
 def within_driving(scores):
@@ -255,6 +264,8 @@ def summarize(trials, phases):
                                           normal_readings),
             'alarm_after_reseed_rate': report.rate(
                 sum(1 for s in all_scores if s['alarm_after_reseed']), len(all_scores)),
+            'settle_false_alarms': sum(s.get('settle_false_alarms', 0) for s in all_scores),
+            'reseeds': len(all_scores),
         }
         summary['detectors'][name] = groups
     return summary
@@ -297,12 +308,14 @@ def markdown(summary, label):
             report.fmt(a['detection_rate_within'], 1, '%'),
             '%d/%d' % (b['detected'], b['delocalized']),
             report.fmt(b['alarm_after_settle_rate'], 1, '%'),
+            '%d/%d' % (n['settle_false_alarms'], n['reseeds']),
             report.fmt(n['alarm_after_reseed_rate'], 1, '%'),
             report.fmt(n['tier1_fraction'], 1, '%') if name == 'lost_detector' else 'n/a'])
     lines += ['**All silent delocalizations (1-10 m), wrong bring-ups, and re-seeds:**', '',
               report.markdown_table(
                   ['detector', 'silent 1-10 m detected', 'within %.0f s' % WITHIN,
                    'wrong bring-up detected', 'wrong bring-up: still tier 2 after settle',
+                   'correct re-seed: false tier-2 alarms while settling',
                    'correct re-seed: tier 2 after settle (false)',
                    'tier-1 share of normal readings'], rows)]
     lost = summary['detectors']['lost_detector']['silent_all']

@@ -88,6 +88,12 @@ class Checker:
         self.require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
                      name, 'be an integer >= 1')
 
+    def non_negative_int(self, name):
+        """The field must be an integer >= 0."""
+        value = self._value(name)
+        self.require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                     name, 'be an integer >= 0')
+
     def non_empty(self, name):
         """The field must be a non-empty string."""
         value = self._value(name)

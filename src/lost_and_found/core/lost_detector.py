@@ -17,9 +17,20 @@ State kept between readings:
 - ``normal_run``: how many normal readings arrived in a row;
 - ``tier``: the tier returned for the previous reading (tier 2 is sticky);
 - ``scan_says_lost``: the label of the latest reading that had the scan feature (None before
-  the first one and after a reset), and ``held``: how many readings rule 0 skipped since.
+  the first one and after a reset), and ``held``: how many readings rule 0 skipped since;
+- ``readings``: how many valid readings arrived since the start or the last reset.
 
-Rules, applied in this exact order to every reading (:meth:`LostDetector.update`):
+While ``readings`` is below ``settle_readings`` the detector *settles*: amcl's covariance then
+is still the one it was started or re-seeded with (an rviz initial pose, a put-down re-seed, its
+own ``initial_cov_*`` at bring-up, global localization), so it says how sure the person or the
+service that gave the pose was, not how well the pose fits the world. A settling reading is
+classified on the scan feature alone (for a Naive Bayes model: the covariance features
+marginalised out), and one without the scan feature carries no evidence: it is counted, but
+neither queued nor classified (the previous tier is returned). A right fix thus does not read as
+lost while amcl's cloud shrinks, and a wrong one is still caught by the laser.
+
+Rules, applied in this exact order to every reading (:meth:`LostDetector.update`; settling
+readings as said above):
 
 0. The covariance cannot overturn the scan: a reading *without* the scan feature that the
    covariance alone labels normal, while ``scan_says_lost`` is True, is skipped (nothing is
@@ -42,14 +53,15 @@ Rules, applied in this exact order to every reading (:meth:`LostDetector.update`
 5. Tier 1: if this reading is lost, return ``CONFUSED``.
 6. Tier 0: return ``NORMAL``.
 
-:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run``, forgets ``scan_says_lost``
-and sets tier 0, as if the detector had just started. Outside tier 2 a run of normal readings
-resets nothing: the queue just slides, so tiers 0 and 1 never go back through the
-``queue_min`` gate on their own.
+:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and ``readings``, forgets
+``scan_says_lost`` and sets tier 0, as if the detector had just started (so it settles again).
+Outside tier 2 a run of normal readings resets nothing: the queue just slides, so tiers 0 and 1
+never go back through the ``queue_min`` gate on their own.
 
-amcl publishes a pose only after a filter update (the robot must move), and right after
-``global_localization`` its covariance is huge by construction: such readings are simply
-classified lost; the detector has no notion of time.
+amcl publishes a pose only after a filter update (the robot must move), so the detector counts
+readings and has no notion of time. Right after ``global_localization`` amcl's covariance is
+huge by construction: lost_service resets the detector then, so those readings settle (the scan
+judges the cloud's mean pose), and once settled a cloud still that wide reads lost.
 """
 import dataclasses
 import enum
@@ -117,6 +129,8 @@ class LostDetectorConfig:
             in [0, 1).
         window_meta_tier0_normal: normal readings in a row that end a sticky tier 2 and reset
             the detector.
+        settle_readings: after the start and every reset, this many readings are classified on
+            the scan feature alone (see the module docstring), >= 0 (0: never).
         scan_miss_mu: class means of the scan miss fraction [normal, lost], in [0, 1].
         scan_miss_sigma: class standard deviations of the scan miss fraction, > 0.
         scan_check: use the scan feature (the node then needs ``scan``, ``map`` and tf).
@@ -148,6 +162,7 @@ class LostDetectorConfig:
     ratio_thresh_detections_tier2_lost: float = param_field(
         'lost_detector/ratio_thresh_detections_tier2_lost', 0.6)
     window_meta_tier0_normal: int = param_field('lost_detector/window_meta_tier0_normal', 10)
+    settle_readings: int = param_field('lost_detector/settle_readings', 0)
     scan_miss_mu: tuple = param_field('modified_prob_classifier/scan_miss_mu', (0.1, 0.6))
     scan_miss_sigma: tuple = param_field('modified_prob_classifier/scan_miss_sigma',
                                          (0.1, 0.25))
@@ -180,6 +195,7 @@ class LostDetectorConfig:
         check.positive_int('max_beams')
         check.positive_int('min_beams')
         check.positive_int('hold_readings')
+        check.non_negative_int('settle_readings')
         check.positive('stamp_tolerance')
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
@@ -278,14 +294,17 @@ def covariance_features(cov36):
     return math.sqrt(max(float(high), 0.0)), math.sqrt(float(flat[_YAWYAW]))
 
 
-def build_classifier(config, scan=False):
+def build_classifier(config, scan=False, covariance=True):
     """A scikit-learn GaussianNB whose parameters are set from ``config``, not trained.
 
     Classes are ``[0, 1]`` = [normal, lost]; features are (sigma_xy_major, sigma_theta), and
-    with ``scan`` the scan miss fraction as a third.
+    with ``scan`` the scan miss fraction as a third; without ``covariance`` (and with ``scan``)
+    the scan miss fraction alone.
     """
     mu = np.asarray(config.slice_mu, dtype=float).reshape(2, 2)
     sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
+    if not covariance:
+        mu, sigma = mu[:, :0], sigma[:, :0]
     if scan:
         mu = np.column_stack([mu, np.asarray(config.scan_miss_mu, dtype=float)])
         sigma = np.column_stack([sigma, np.asarray(config.scan_miss_sigma, dtype=float)])
@@ -342,13 +361,16 @@ class LostDetector:
     def __init__(self, config):
         """Build the classifier from ``config`` and start at tier 0 with an empty queue."""
         self._config = config
-        self._classifiers = {2: build_classifier(config), 3: build_classifier(config, True)}
+        # keyed by the number of features: scan alone, covariance, covariance and scan
+        self._classifiers = {1: build_classifier(config, True, covariance=False),
+                             2: build_classifier(config), 3: build_classifier(config, True)}
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._normal_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
         self._held = 0
         self._scan_probability = None
+        self._readings = 0
         self.last_probability = None
         self.p_lost = None
 
@@ -356,6 +378,12 @@ class LostDetector:
     def tier(self):
         """The tier returned by the last update (NORMAL after construction or reset)."""
         return self._tier
+
+    @property
+    def settling(self):
+        """True while the next reading is classified on the scan alone (see the module
+        docstring)."""
+        return self._readings < self._config.settle_readings
 
     @property
     def queue_length(self):
@@ -379,8 +407,20 @@ class LostDetector:
         """
         return self._probability(check_features(features))
 
+    def probability_lost_scan(self, miss):
+        """P(lost | scan miss fraction) on the scan feature alone (what a settling detector
+        uses).
+
+        Raises:
+            ValueError: for a miss fraction that is not a number in [0, 1].
+        """
+        values = check_features((0.0, 0.0, miss))
+        if len(values) != 3:
+            raise ValueError('a scan miss fraction is needed, got None')
+        return self._probability(values[2:])
+
     def _probability(self, values):
-        """P(lost) of checked feature values (2 or 3 of them)."""
+        """P(lost) of checked feature values (1: the scan alone, 2 or 3 of them)."""
         return float(self._classifiers[len(values)].predict_proba(np.array([values]))[0, 1])
 
     def is_lost(self, features):
@@ -401,27 +441,41 @@ class LostDetector:
             ValueError: for bad features; the detector's state is then unchanged.
         """
         values = check_features(features)
-        return self.add(self._probability(values), scanned=len(values) == 3)
+        scanned = len(values) == 3
+        if self.settling:
+            probability = self._probability(values[2:]) if scanned else None
+        else:
+            probability = self._probability(values)
+        return self.add(probability, scanned)
 
     def add(self, probability, scanned):
         """Add one already classified reading and return the new tier.
 
         :meth:`update` classifies and calls this; a replay that has the probabilities already
-        (the calibration's grid search) calls it directly.
+        (the calibration's grid search) calls it directly, with the scan-only probability
+        while :attr:`settling`.
 
         Args:
-            probability: P(lost | features) of the reading.
+            probability: P(lost | features) of the reading, or, only while :attr:`settling`,
+                None for a reading without the scan feature (counted, nothing else).
             scanned: whether the reading had the scan feature.
 
         Returns:
             The :class:`Tier` for this reading.
 
         Raises:
-            ValueError: for a probability that is not in [0, 1] (state unchanged).
+            ValueError: for a probability that is not in [0, 1], or None once settled (state
+                unchanged).
         """
+        if probability is None:
+            if not self.settling:
+                raise ValueError('P(lost) is needed once the detector has settled')
+            self._readings += 1
+            return self._tier
         probability = float(probability)
         if not 0.0 <= probability <= 1.0:           # also NaN
             raise ValueError('P(lost) must be in [0, 1], got %r' % probability)
+        self._readings += 1
         lost = probability > self._config.prob_thresh
         self.last_probability = probability
         if scanned:
@@ -453,8 +507,9 @@ class LostDetector:
         return Tier.CONFUSED if lost else Tier.NORMAL
 
     def reset(self):
-        """Forget every reading: empty the queue and return to tier 0."""
+        """Forget every reading: empty the queue, return to tier 0 and settle again."""
         self._clear()
+        self._readings = 0
         self._tier = Tier.NORMAL
         self.last_probability = None
         self.p_lost = None

@@ -55,7 +55,7 @@ class LostDetectorNode:
         Parameters:
             ``~modified_prob_classifier/{tier0_normal_prior, prob_thresh, slice_mu,
             slice_sigma}`` and ``~lost_detector/{queue_min, window_meta_tier2_lost,
-            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal}``,
+            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal, settle_readings}``,
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
             open_beams, max_beams, min_beams, stamp_tolerance, hold_readings}``: see
@@ -104,14 +104,15 @@ class LostDetectorNode:
             rospy.Subscriber('~reset', Empty, self.on_reset, queue_size=10),
         ]
         checker = self._checker
-        rospy.loginfo('%s: watching %s%s, status %s', rospy.get_name(),
+        rospy.loginfo('%s: watching %s%s, status %s; after a start or reset the first %d '
+                      'readings are judged by the scan alone', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
                       ' with %s on %s (short misses count %g, returns from %g m, open beams %s)'
                       % (rospy.resolve_name('scan'), rospy.resolve_name('map'),
                          checker.short_weight, checker.min_range,
                          'used' if checker.open_beams else 'not used')
                       if checker is not None else ' (scan check off)',
-                      self._detector.tier.status)
+                      self._detector.tier.status, self._config.settle_readings)
 
     def on_map(self, msg):
         """Take a new map for the scan feature; keep the old one when it is unusable."""
@@ -141,7 +142,7 @@ class LostDetectorNode:
         """
         if self._checker is not None:
             self._log_scan_reason()
-        before = self._detector.tier
+        before, settling = self._detector.tier, self._detector.settling
         try:
             tier = self._detector.update(features + (miss,))
         except ValueError as error:
@@ -152,10 +153,11 @@ class LostDetectorNode:
             self._p_lost_pub.publish(Float64(data=self._detector.p_lost))
         if tier != before:
             rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, scan miss %s, '
-                          'P(lost) %.3f)', rospy.get_name(), before.status, tier.status,
+                          'P(lost) %.3f%s)', rospy.get_name(), before.status, tier.status,
                           features[0], features[1],
                           'n/a' if miss is None else '%.2f' % miss,
-                          self._detector.last_probability)
+                          self._detector.last_probability,
+                          ', settling: the scan alone' if settling else '')
 
     def _log_scan_reason(self):
         """Log when the scan feature becomes available or unavailable, and why.
