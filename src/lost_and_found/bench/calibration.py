@@ -1367,6 +1367,7 @@ def evaluation_rows(name, score):
         '%d/%d' % (s['detected'], s['events']), report.fmt(s['within_rate'], 1, '%'),
         report.fmt(s['delay_s']['median'], 1), report.fmt(s['delay_s']['p95'], 1),
         '%d/%d' % (a['within'], a['events']), '%d/%d' % (b['detected'], b['events']),
+        '%d/%d' % (score.get('settle_false_alarms', 0), score['trials']),
         str(score['alarm_after_reseed']),
         report.fmt(report.rate(score['tier1_normal'], score['readings_normal']), 1, '%')]
 
@@ -1376,4 +1377,5 @@ EVALUATION_HEADERS = [
     'config', 'false tier-2 alarms', 'silent >= %.0f m detected' % detection.HEADLINE_DISTANCE,
     'within %.0f s' % detection.WITHIN, 'delay median (s)', 'delay p95 (s)',
     'silent 1-10 m within %.0f s' % detection.WITHIN, 'wrong bring-up detected',
-    'tier 2 after correct re-seed', 'tier-1 share of normal readings']
+    'false alarms settling after correct re-seeds', 'tier 2 after correct re-seed',
+    'tier-1 share of normal readings']
