@@ -298,6 +298,22 @@ def test_grid_search_counts_false_alarms_while_settling_and_settles_them_away():
         detectors.lost_detector_tiers(rec.readings, config, rec.pose_fixes)
 
 
+def test_without_pose_fixes_nothing_is_scored_as_a_settle_alarm():
+    # No pose fix, no reset: a tier 2 still standing from the previous trial's detection when
+    # the next trial's settle time begins is not that trial's false alarm.
+    rec = make_recording(trial_segments() + trial_segments())
+    config = cal.make_config(FIT, {'prob_thresh': 0.9, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 15, 'settle_readings': 0})
+    rec.phase_seconds = dict(rec.phase_seconds, settle=4.0)
+    assert rec.pose_fixes == []
+    tiers = detectors.lost_detector_tiers(rec.readings, config)
+    second = rec.trials[1]['t_normal']
+    before = int(np.searchsorted(rec.times, second - rec.phase_seconds['settle']))
+    assert tiers[before] == 2 and cal.detectors.is_right(rec.errors[before])  # from trial 1
+    assert cal.evaluate([rec], config)['settle_false_alarms'] == 0
+
+
 def test_objective_ranks_false_alarms_then_detections_then_delay():
     def score(false_alarms, within, delay):
         return {'false_alarms': false_alarms, 'tier1_normal': 0,

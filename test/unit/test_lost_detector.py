@@ -412,12 +412,26 @@ def test_a_refused_reading_does_not_count_towards_settling():
     assert detector.settling
 
 
-def test_add_needs_a_probability_once_settled():
+def test_add_needs_a_probability_once_settled_and_with_a_scan():
     detector = LostDetector(settling_config(settle_readings=1))
+    with pytest.raises(ValueError, match='with a scan'):
+        detector.add(None, scanned=True)
+    assert detector.settling
     assert detector.add(None, scanned=False) == Tier.NORMAL
     with pytest.raises(ValueError, match='settled'):
         detector.add(None, scanned=False)
     assert detector.queue_length == 0
+
+
+def test_a_scans_lost_while_settling_still_holds_back_covariance_only_normals():
+    # Rule 0 after settling: the scan said lost during the settle time; once settled, tight
+    # covariance-only readings do not overturn it.
+    detector = LostDetector(settling_config(settle_readings=2, hold_readings=5))
+    run(detector, [NORMAL + (0.7,)] * 2)
+    assert detector.tier == Tier.LOST and not detector.settling
+    length = detector.queue_length
+    assert run(detector, [NORMAL + (None,)] * 3) == [Tier.LOST] * 3
+    assert detector.queue_length == length
 
 
 def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():

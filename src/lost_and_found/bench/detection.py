@@ -147,7 +147,8 @@ def score_trial(record, stream, tiers, phases):
     out = dict(record)
     after = list(stream.window(record['t_event'], record['t_end']))
     normal = list(stream.window(record['t_normal'], record['t_event']))
-    settle = list(stream.window(settle_start(record, phases), record['t_normal']))
+    start = settle_start(record)
+    settle = [] if start is None else list(stream.window(start, record['t_normal']))
     out['readings_normal'] = len(normal)
     out['readings_after'] = len(after)
     # The localizer may still publish a reading or two from before it took the event in (an
@@ -204,11 +205,12 @@ def score_trial(record, stream, tiers, phases):
     return out
 
 
-def settle_start(record, phases):
-    """When a trial's settle time began: its first pose fix (the correct re-seed), or for a
-    record without one, ``phases['settle']`` s before normal driving."""
+def settle_start(record):
+    """When a trial's settle time began: its first pose fix (the correct re-seed), or None for
+    a record without one (older recordings, trials inferred from the phases): the replay then
+    reset nothing, so a tier 2 in that window may be the previous trial's and is not scored."""
     fixes = record.get('pose_fixes') or ()
-    return fixes[0] if fixes else record['t_normal'] - phases['settle']
+    return fixes[0] if fixes else None
 
 
 def within_driving(scores):

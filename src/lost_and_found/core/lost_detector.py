@@ -20,14 +20,16 @@ State kept between readings:
   the first one and after a reset), and ``held``: how many readings rule 0 skipped since;
 - ``readings``: how many valid readings arrived since the start or the last reset.
 
-While ``readings`` is below ``settle_readings`` the detector *settles*: amcl's covariance then
-is still the one it was started or re-seeded with (an rviz initial pose, a put-down re-seed, its
-own ``initial_cov_*`` at bring-up, global localization), so it says how sure the person or the
-service that gave the pose was, not how well the pose fits the world. A settling reading is
-classified on the scan feature alone (for a Naive Bayes model: the covariance features
-marginalised out), and one without the scan feature carries no evidence: it is counted, but
-neither queued nor classified (the previous tier is returned). A right fix thus does not read as
-lost while amcl's cloud shrinks, and a wrong one is still caught by the laser.
+While ``readings`` is below ``settle_readings`` the detector *settles* (after the start and
+after :meth:`LostDetector.reset`; leaving tier 2 under rule 2 does not settle again): amcl's
+covariance then is still the one it was started or re-seeded with (an rviz initial pose, a
+put-down re-seed, its own ``initial_cov_*`` at bring-up, global localization), so it says how
+sure the person or the service that gave the pose was, not how well the pose fits the world.
+A settling reading is classified on the scan feature alone (for a Naive Bayes model: the
+covariance features marginalised out), and one without the scan feature carries no evidence:
+it is counted, but neither queued nor classified (the previous tier is returned). A right fix
+thus does not read as lost while amcl's cloud shrinks, and a wrong one is still caught by the
+laser.
 
 Rules, applied in this exact order to every reading (:meth:`LostDetector.update`; settling
 readings as said above):
@@ -352,7 +354,8 @@ class LostDetector:
         config: a validated :class:`LostDetectorConfig`.
 
     Attributes:
-        last_probability: P(lost | features) of the latest reading (None after a reset).
+        last_probability: P(lost) of the latest classified reading, as :meth:`update` used it
+            (while settling: of the scan feature alone; None after a reset).
         p_lost: the P(lost) the latest reading stands for: its own, or, when rule 0 held a
             covariance-only reading back, that of the scan reading whose lost still stands
             (None after a reset). lost_service reads it on ``~p_lost``.
@@ -424,7 +427,8 @@ class LostDetector:
         return float(self._classifiers[len(values)].predict_proba(np.array([values]))[0, 1])
 
     def is_lost(self, features):
-        """Whether one reading is classified lost: P(lost | features) > prob_thresh."""
+        """Whether one reading is classified lost on all its features: P(lost | features) >
+        prob_thresh (what :meth:`update` uses once the detector has settled)."""
         return self.probability_lost(features) > self._config.prob_thresh
 
     def update(self, features):
@@ -456,20 +460,22 @@ class LostDetector:
         while :attr:`settling`.
 
         Args:
-            probability: P(lost | features) of the reading, or, only while :attr:`settling`,
-                None for a reading without the scan feature (counted, nothing else).
+            probability: P(lost | features) of the reading (while :attr:`settling`, of its
+                scan feature alone), or, only while settling, None for a reading without the
+                scan feature (counted, nothing else).
             scanned: whether the reading had the scan feature.
 
         Returns:
             The :class:`Tier` for this reading.
 
         Raises:
-            ValueError: for a probability that is not in [0, 1], or None once settled (state
-                unchanged).
+            ValueError: for a probability that is not in [0, 1], or None once settled or
+                with ``scanned`` (state unchanged).
         """
         if probability is None:
-            if not self.settling:
-                raise ValueError('P(lost) is needed once the detector has settled')
+            if not self.settling or scanned:
+                raise ValueError('P(lost) is needed once the detector has settled, and for a '
+                                 'reading with a scan')
             self._readings += 1
             return self._tier
         probability = float(probability)

@@ -17,7 +17,8 @@ Rules:
   ``global_localization_holdoff`` (amcl's covariance right after it is huge by design, so the
   detector is reset and the service waits for it to settle). After a put-down re-seed, amcl
   gets ``reseed_holdoff`` to make the re-seed work (its inflated covariance reads as lost
-  at first); global localization follows only if the detector still reads lost after it.
+  at first, or, while the detector settles, a scan taken before amcl has used the re-seed);
+  global localization follows only if the detector still reads lost after it.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset.
 - LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive amcl poses whose covariance is
