@@ -55,6 +55,7 @@ class LostDetectorRampTest(unittest.TestCase):
         self.window = params['window_meta_tier2_lost']
         self.queue_min = params['queue_min']
         self.tier0_window = params['window_meta_tier0_normal']
+        self.settle_readings = params.get('settle_readings', 0)
         # The latched initial status, then both publishers connected.
         self.wait_for(lambda: self.count() >= 1, 'the initial latched status')
         self.assertEqual(self.statuses[0], 'normal')
@@ -110,7 +111,14 @@ class LostDetectorRampTest(unittest.TestCase):
                 return seen
         self.fail('no %r after %d readings of %r: %s' % (status, limit, features, seen))
 
+    def settle(self):
+        """The readings after a start or reset that the scan alone judges: without a map here
+        there is no scan feature, so each is counted and otherwise ignored, huge or not."""
+        seen = [self.reading(HUGE) for _ in range(self.settle_readings)]
+        self.assertEqual(set(seen) | {'normal'}, {'normal'}, seen)
+
     def test_ramp_invalid_input_and_reset(self):
+        self.settle()
         seen = []
         # Tight readings fill the tier-2 window with normals.
         for _ in range(max(self.window, self.queue_min)):
@@ -166,6 +174,14 @@ class LostDetectorRampTest(unittest.TestCase):
         # still reach this test's subscriber (rospy shares the connection), so each step waits
         # for the latest value to match its reading: low, high, low again.
         self.wait_for(lambda: self.p_sub.get_num_connections() > 0, 'p_lost publisher')
+        before = self.count()
+        self.reset_pub.publish(Empty())
+        self.wait_for(lambda: self.count() > before, 'status after ~reset')
+        with self.lock:
+            settling = len(self.p_lost)
+        self.settle()
+        with self.lock:       # nothing classified while settling without a scan
+            self.assertEqual(len(self.p_lost), settling)
 
         def latest_is(lost, before):
             with self.lock:
