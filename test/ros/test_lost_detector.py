@@ -115,7 +115,7 @@ class LostDetectorRampTest(unittest.TestCase):
         """The readings after a start or reset that the scan alone judges: without a map here
         there is no scan feature, so each is counted and otherwise ignored, huge or not."""
         seen = [self.reading(HUGE) for _ in range(self.settle_readings)]
-        self.assertEqual(set(seen) | {'normal'}, {'normal'}, seen)
+        self.assertLessEqual(set(seen), {'normal'}, seen)
 
     def test_ramp_invalid_input_and_reset(self):
         self.settle()

@@ -795,7 +795,7 @@ def grid_search(recordings, fit, grid=None, features=None):
     if features is None:
         features = [reading_features(r.readings) for r in recordings]
     resets = [r.resets for r in recordings]
-    probabilities = {}
+    probabilities = None
     best = None
     tried = zero = 0
     ranked = []
@@ -803,10 +803,9 @@ def grid_search(recordings, fit, grid=None, features=None):
     alarms = {}
     for params in grid.combinations():
         config = make_config(fit, params)
-        key = config.prob_thresh
-        if key not in probabilities:
-            probabilities[key] = [reading_probabilities(f, config) for f in features]
-        tiers = [replay_tiers(p, config, r) for p, r in zip(probabilities[key], resets)]
+        if probabilities is None:   # the fit's classifier: the same for every combination
+            probabilities = [reading_probabilities(f, config) for f in features]
+        tiers = [replay_tiers(p, config, r) for p, r in zip(probabilities, resets)]
         score = score_recordings(recordings, tiers)
         tried += 1
         zero += all_false_alarms(score) == 0

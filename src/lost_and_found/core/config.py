@@ -84,15 +84,16 @@ class Checker:
 
     def positive_int(self, name):
         """The field must be an integer >= 1."""
-        value = self._value(name)
-        self.require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-                     name, 'be an integer >= 1')
+        self._int_at_least(name, 1)
 
     def non_negative_int(self, name):
         """The field must be an integer >= 0."""
+        self._int_at_least(name, 0)
+
+    def _int_at_least(self, name, low):
         value = self._value(name)
-        self.require(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                     name, 'be an integer >= 0')
+        self.require(isinstance(value, int) and not isinstance(value, bool) and value >= low,
+                     name, 'be an integer >= %d' % low)
 
     def non_empty(self, name):
         """The field must be a non-empty string."""
