@@ -40,3 +40,33 @@ def test_default_config_files_exist(launch):
         if default.startswith('$(find lost_and_found)/'):
             path = os.path.join(ROOT, default[len('$(find lost_and_found)/'):])
             assert os.path.isfile(path), path
+
+
+SIM_LAUNCH = os.path.join(ROOT, 'launch', 'sim.launch')
+
+
+def sim_world_params(launch_args):
+    """sim_world's private parameters as roslaunch resolves sim.launch with ``launch_args``."""
+    roslaunch_config = pytest.importorskip('roslaunch.config')
+    argv = ['%s:=%s' % item for item in sorted(launch_args.items())]
+    config = roslaunch_config.load_config_default([(SIM_LAUNCH, argv)], None)
+    return {name[len('/sim_world/'):]: param.value for name, param in config.params.items()
+            if name.startswith('/sim_world/')}
+
+
+@pytest.mark.parametrize('fiducials', [None, ''])
+def test_sim_launch_without_fiducials_gives_sim_world_none(fiducials):
+    # What the benches pass for a map without tags: an empty fiducial_map (no camera), not the
+    # office map's tags (roslaunch keeps a default for `name:=`) nor a literal '""'.
+    from lost_and_found.bench.simrun import fiducial_launch_args
+    params = sim_world_params(fiducial_launch_args(fiducials))
+    assert params['fiducial_map'] == ''
+
+
+def test_sim_launch_passes_the_fiducial_map_and_requires_sim_world(tmp_path):
+    from lost_and_found.bench.simrun import fiducial_launch_args
+    path = str(tmp_path / 'tags.yaml')
+    assert sim_world_params(fiducial_launch_args(path))['fiducial_map'] == path
+    world = [n for n in ElementTree.parse(SIM_LAUNCH).getroot().iter('node')
+             if n.get('name') == 'sim_world']
+    assert len(world) == 1 and world[0].get('required') == 'true'

@@ -1650,20 +1650,18 @@ def graph_run(spec):
     """
     import rosgraph
     from lost_and_found.bench.graph import RosGraph
+    from lost_and_found.bench.simrun import fiducial_launch_args
     result = {'name': spec['name'], 'particles': spec['particles'],
               'min_particles': spec['min_particles'], 'seed': spec['seed'],
               'load_average_before': [round(v, 2) for v in os.getloadavg()]}
-    fiducials = spec.get('fiducial_map') or ''
+    fiducials = fiducial_launch_args(spec.get('fiducial_map'))
     with RosGraph(spec['log_dir']) as graph:
-        sim = graph.launch('sim', 'lost_and_found', 'sim.launch', {
-            'map_file': spec['map_file'], 'fiducial_map': fiducials,
+        sim = graph.launch('sim', 'lost_and_found', 'sim.launch', dict(fiducials, **{
+            'map_file': spec['map_file'],
             'sim_params': spec['sim_params'], 'speed': 0, 'particles': spec['particles'],
-            'min_particles': spec['min_particles'], 'seed': spec['seed']})
-        package_args = {'cmd_vel_topic': 'cmd_vel', 'amcl_pose_topic': 'amcl_pose',
-                        'base_frame': 'base_footprint',
-                        'use_fiducials': 'true' if fiducials else 'false'}
-        if fiducials:
-            package_args['fiducial_map'] = fiducials
+            'min_particles': spec['min_particles'], 'seed': spec['seed']}))
+        package_args = dict(fiducials, cmd_vel_topic='cmd_vel', amcl_pose_topic='amcl_pose',
+                            base_frame='base_footprint')
         package = graph.launch('package', 'lost_and_found', 'lost_and_found.launch',
                                package_args)
         result['commands'] = [launch_command(sim.log_path), launch_command(package.log_path)]

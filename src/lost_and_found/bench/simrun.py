@@ -37,6 +37,18 @@ def write_sim_params(path, start_pose):
     return path
 
 
+def fiducial_launch_args(fiducials):
+    """The ``use_fiducials`` and ``fiducial_map`` launch arguments (sim.launch and
+    lost_and_found.launch) for a fiducial map YAML, or for none (None or '').
+
+    roslaunch keeps an argument's default when given ``name:=`` with nothing after it, so a
+    world without tags is ``use_fiducials:=false``, not an empty ``fiducial_map``.
+    """
+    if not fiducials:
+        return {'use_fiducials': 'false'}
+    return {'use_fiducials': 'true', 'fiducial_map': fiducials}
+
+
 def covariance36(var_x, var_y, var_yaw):
     """A 36-value row-major covariance with these variances on the diagonal."""
     cov = [0.0] * 36
@@ -204,12 +216,13 @@ class SimSession:
         self.graph.start()
         params = write_sim_params(os.path.join(self.graph.log_dir, 'sim_params.yaml'),
                                   self.start_pose)
-        self.graph.launch('sim', 'lost_and_found', 'sim.launch', {
+        launch_args = fiducial_launch_args(args.fiducials)
+        launch_args.update({
             'map_file': args.map, 'world_map_file': self.world_map,
-            'fiducial_map': args.fiducials or '""',
             'sim_params': params, 'speed': args.speed, 'particles': args.particles,
             'min_particles': min(500, args.particles), 'seed': args.seed,
             'navigator': 'true' if navigator else 'false'})
+        self.graph.launch('sim', 'lost_and_found', 'sim.launch', launch_args)
         self.graph.wait_for(self._use_sim_time_set, 60, '/use_sim_time from sim.launch')
         rospy = self.rospy = self.graph.init_node('bench')
         import tf2_ros
@@ -232,9 +245,8 @@ class SimSession:
 
     def start_package(self, strategy='spiral', extra=None):
         """Start lost_and_found.launch, wired as demo.launch wires it; wait until IDLE."""
-        args = {'cmd_vel_topic': 'cmd_vel', 'fiducial_map': self.ctx.args.fiducials or '""',
-                'use_fiducials': 'true' if self.ctx.args.fiducials else 'false',
-                'strategy': strategy}
+        args = dict(fiducial_launch_args(self.ctx.args.fiducials), cmd_vel_topic='cmd_vel',
+                    strategy=strategy)
         args.update(extra or {})
         self._package = self.graph.launch('package_%s' % strategy, 'lost_and_found',
                                           'lost_and_found.launch', args)
