@@ -76,6 +76,11 @@ def run_calibration(args):
     if not args.train or not args.out:
         raise calibration.CalibrationError('give TRAIN_DIR ... and --out YAML (or --evaluate)')
     date = _date(args.date)
+    # Before the search (tens of minutes), not after it: a folder that is not there.
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise calibration.CalibrationError('--out %s: %s is not a folder this user can write '
+                                           'to (create it first)' % (args.out, folder))
     recordings = [calibration.load_recording(path) for path in args.train]
     for recording in recordings:
         calibration.check_training(recording)

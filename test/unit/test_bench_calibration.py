@@ -697,7 +697,7 @@ def _write(path, text):
     return str(path)
 
 
-def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path):
+def _calibrate_tool():
     import importlib.util
     import os
     spec = importlib.util.spec_from_file_location(
@@ -705,6 +705,20 @@ def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path)
                                            'calibrate_detector.py'))
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
+    return tool
+
+
+def test_the_tool_refuses_an_out_folder_that_is_not_there_before_it_loads_anything(tmp_path):
+    tool = _calibrate_tool()
+    # TRAIN_DIR does not exist either: the --out check comes first, before any loading.
+    args = tool.parser().parse_args([str(tmp_path / 'missing_run'), '--out',
+                                     str(tmp_path / 'nowhere' / 'o.yaml')])
+    with pytest.raises(cal.CalibrationError, match=r'--out .*nowhere.*\(create it first\)'):
+        tool.run_calibration(args)
+
+
+def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path):
+    tool = _calibrate_tool()
     load_split(tmp_path, 'a', trial_segments(), 100, open_stream)
     args = tool.parser().parse_args([str(tmp_path / 'a'), '--out', str(tmp_path / 'o.yaml'),
                                      '--min-ranges', '0.5'])
