@@ -1,15 +1,15 @@
 #!/usr/bin/python3
 """Fit the lost detector YAML from detection-suite training runs, or score YAMLs on held-out runs.
 
-Calibrate (training runs only: the lab map, seeds >= 100)::
+Calibrate (training runs only: the lab and Stata basement maps, seeds >= 100)::
 
     rosrun lost_and_found bench detection --map maps/lab.yaml --trials 12 --seed 100 \\
         --out /tmp/calib_train_lab_s100
     /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \\
         --out config/lost_detector.yaml [--date YYYY-MM-DD]
 
-Evaluate one or more YAMLs offline on recorded streams (held out: the office map, the real maps,
-seeds 0-99), on identical inputs::
+Evaluate one or more YAMLs offline on recorded streams (held out: the office, Willow Garage, Intel
+and ACES maps, seeds 0-99), on identical inputs::
 
     /usr/bin/python3 tools/calibrate_detector.py --evaluate /tmp/calib_eval_office_shipped \\
         --config config/lost_detector.yaml --config /tmp/calibrated_lost_detector.yaml
@@ -37,7 +37,7 @@ def parser():
     """The command line."""
     p = argparse.ArgumentParser(
         description='Calibrate config/lost_detector.yaml from detection-suite training runs '
-        '(lab map, seeds >= 100), or --evaluate YAMLs on held-out runs.')
+        '(lab and Stata basement maps, seeds >= 100), or --evaluate YAMLs on held-out runs.')
     p.add_argument('train', nargs='*', metavar='TRAIN_DIR',
                    help='output folders of `bench detection` training runs')
     p.add_argument('--out', help='YAML to write (e.g. config/lost_detector.yaml)')

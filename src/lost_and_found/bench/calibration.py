@@ -3,7 +3,7 @@
 The detection suite (:mod:`lost_and_found.bench.detection`) writes ``DIR/detection_stream.json``
 (every amcl_pose reading with its error against the ground truth and the phase of its trial)
 next to ``DIR/detection.json`` (the trials, the seed and the command). From *training* runs
-(the ``lab`` map, seeds >= 100) this module:
+(the ``lab`` map and the MIT Stata Center basement, seeds >= 100) this module:
 
 1. labels every reading (:func:`label_readings`): *normal* when the estimate is right in a
    phase of normal operation, *lost* when it is wrong in any phase, otherwise dropped;
@@ -70,7 +70,9 @@ NORMAL_PHASES = ('normal', 'settle', 'other')
 #: Labels of :func:`label_readings`.
 NORMAL, LOST, AMBIGUOUS = 0, 1, -1
 #: The only maps and seeds that may be fitted on; everything else is held out for evaluation.
-TRAINING_MAPS = ('lab',)
+#: ``stata_basement`` is ../shared/data's MIT Stata Center basement (a real map, in none of
+#: the results tables).
+TRAINING_MAPS = ('lab', 'stata_basement')
 MIN_TRAINING_SEED = 100
 #: Significant digits of the fitted numbers in the YAML (the grid search uses the rounded
 #: values, so the file reproduces the training scores exactly).
@@ -1120,11 +1122,10 @@ def render_yaml(calibration, train_args, date, options=()):
         '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
             ' '.join(list(train_args) + list(options)), date, TARGET),
         '#',
-        '# Training runs (the detection suite on the simulator; only the %s map and seeds >= %d '
-        'are' % ('/'.join(TRAINING_MAPS), MIN_TRAINING_SEED),
-        '# fitted on: the office map, the real maps and seeds 0-99 are held out for '
-        'evaluation):',
-    ]
+    ] + _wrap('Training runs (the detection suite on the simulator; only the maps %s and seeds '
+              '>= %d are fitted on: the office, Willow Garage, Intel and ACES maps and seeds '
+              '0-%d are held out):'
+              % (', '.join(TRAINING_MAPS), MIN_TRAINING_SEED, MIN_TRAINING_SEED - 1))
     for recording, arg in zip(calibration.recordings, train_args):
         lines.append('#   %s: map %s, seed %s, %d trials, %d readings' % (
             arg, recording.label, recording.seed, len(recording.trials),
