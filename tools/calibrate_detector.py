@@ -78,9 +78,12 @@ def run_calibration(args):
     date = _date(args.date)
     # Before the search (tens of minutes), not after it: a folder that is not there.
     folder = os.path.dirname(os.path.abspath(args.out))
+    if os.path.isdir(args.out):
+        raise calibration.CalibrationError('--out %s: a folder; give the YAML file to write'
+                                           % args.out)
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise calibration.CalibrationError('--out %s: %s is not a folder this user can write '
-                                           'to (create it first)' % (args.out, folder))
+        raise calibration.CalibrationError('--out %s: %s does not exist or is not writable '
+                                           '(create it first)' % (args.out, folder))
     recordings = [calibration.load_recording(path) for path in args.train]
     for recording in recordings:
         calibration.check_training(recording)

@@ -715,6 +715,9 @@ def test_the_tool_refuses_an_out_folder_that_is_not_there_before_it_loads_anythi
                                      str(tmp_path / 'nowhere' / 'o.yaml')])
     with pytest.raises(cal.CalibrationError, match=r'--out .*nowhere.*\(create it first\)'):
         tool.run_calibration(args)
+    args = tool.parser().parse_args([str(tmp_path / 'missing_run'), '--out', str(tmp_path)])
+    with pytest.raises(cal.CalibrationError, match='a folder; give the YAML file'):
+        tool.run_calibration(args)
 
 
 def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path):

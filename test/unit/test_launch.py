@@ -55,7 +55,7 @@ def sim_world_params(launch_args):
 
 
 @pytest.mark.parametrize('fiducials', [None, ''])
-def test_sim_launch_without_fiducials_gives_sim_world_none(fiducials):
+def test_sim_launch_without_fiducials_gives_sim_world_an_empty_fiducial_map(fiducials):
     # What the benches pass for a map without tags: an empty fiducial_map (no camera), not the
     # office map's tags (roslaunch keeps a default for `name:=`) nor a literal '""'.
     from lost_and_found.bench.simrun import fiducial_launch_args
