@@ -5,8 +5,8 @@
 # office detection also among unmapped clutter (--clutter 8).
 # Writes everything into $BENCH_OUT (default build/bench) and the tables of all suites into
 # $BENCH_OUT/SUMMARY.md; bench/RESULTS.md quotes them with these commands.
-# Environment: BENCH_OUT, BENCH_SEED (default 1; the lab map and seeds >= 100 are the
-# detector calibration's training data, never evaluated here), SHARED_DATA (default
+# Environment: BENCH_OUT, BENCH_SEED (default 1; seeds >= 100 on the lab map and the Stata
+# basement are the detector calibration's training data, never evaluated here), SHARED_DATA (default
 # ../shared/data), BENCH_SUITES (default "detection recovery real-logs compute"), BENCH_RESUME
 # (1: keep the suites that already finished with this seed, i.e. wrote DIR/<suite>.json
 # without an error and DIR/<suite>.md, e.g. after an interrupted run; default 0 runs
