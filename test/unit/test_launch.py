@@ -43,13 +43,19 @@ def test_default_config_files_exist(launch):
 
 
 SIM_LAUNCH = os.path.join(ROOT, 'launch', 'sim.launch')
+DEMO_LAUNCH = os.path.join(ROOT, 'launch', 'demo.launch')
+
+
+def resolve(path, launch_args):
+    """roslaunch's configuration of ``path`` with ``launch_args`` (no master, nothing runs)."""
+    roslaunch_config = pytest.importorskip('roslaunch.config')
+    argv = ['%s:=%s' % item for item in sorted(launch_args.items())]
+    return roslaunch_config.load_config_default([(path, argv)], None)
 
 
 def sim_world_params(launch_args):
     """sim_world's private parameters as roslaunch resolves sim.launch with ``launch_args``."""
-    roslaunch_config = pytest.importorskip('roslaunch.config')
-    argv = ['%s:=%s' % item for item in sorted(launch_args.items())]
-    config = roslaunch_config.load_config_default([(SIM_LAUNCH, argv)], None)
+    config = resolve(SIM_LAUNCH, launch_args)
     return {name[len('/sim_world/'):]: param.value for name, param in config.params.items()
             if name.startswith('/sim_world/')}
 
@@ -70,3 +76,26 @@ def test_sim_launch_passes_the_fiducial_map_and_requires_sim_world(tmp_path):
     world = [n for n in ElementTree.parse(SIM_LAUNCH).getroot().iter('node')
              if n.get('name') == 'sim_world']
     assert len(world) == 1 and world[0].get('required') == 'true'
+
+
+def test_demo_launch_without_fiducials_runs_no_tag_node_and_waits_for_none(tmp_path):
+    from lost_and_found.nodes.demo_scenario import required_nodes
+    from lost_and_found.sim.scenario import DemoConfig
+    config = resolve(DEMO_LAUNCH, {'use_fiducials': 'false',
+                                   'fiducial_map': str(tmp_path / 'absent.yaml')})
+    assert 'fiducial_localizer' not in {n.name for n in config.nodes}
+    assert config.params['/sim_world/fiducial_map'].value == ''
+    demo_map = config.params['/demo_scenario/fiducial_map'].value
+    assert demo_map == ''
+    assert 'fiducial_localizer' not in required_nodes(DemoConfig(fiducial_map=demo_map))
+
+
+def test_demo_launch_with_fiducials_passes_the_tag_file_to_all_three(tmp_path):
+    from lost_and_found.nodes.demo_scenario import required_nodes
+    from lost_and_found.sim.scenario import DemoConfig
+    path = str(tmp_path / 'tags.yaml')
+    config = resolve(DEMO_LAUNCH, {'fiducial_map': path})
+    assert 'fiducial_localizer' in {n.name for n in config.nodes}
+    for node in ('sim_world', 'fiducial_localizer', 'demo_scenario'):
+        assert config.params['/%s/fiducial_map' % node].value == path, node
+    assert 'fiducial_localizer' in required_nodes(DemoConfig(fiducial_map=path))

@@ -38,7 +38,14 @@ _POLL = 0.05
 _CLOCK_STALL = 30.0
 #: Nodes that must be up before the goal is sent (names relative to this node's namespace).
 REQUIRED_NODES = ('sim_world', 'sim_localizer', 'sim_navigator', 'lost_service',
-                  'lost_detector', 'kidnap_monitor', 'lost_and_found', 'fiducial_localizer')
+                  'lost_detector', 'kidnap_monitor', 'lost_and_found')
+
+
+def required_nodes(config):
+    """The nodes the demo waits for: the fiducial node too unless the map has no tags."""
+    if config.fiducial_map:
+        return REQUIRED_NODES + (config.fiducial_node,)
+    return REQUIRED_NODES
 
 
 # ------------------------------------------------------------------ conversions (no master)
@@ -156,7 +163,7 @@ class DemoScenarioNode:
         except Exception as error:  # noqa: B902 - any master error means "not yet"
             return missing + ['the ROS master (%s)' % error]
         nodes = {n for _, names in subscribers for n in names}
-        missing += [n for n in (rospy.resolve_name(m) for m in REQUIRED_NODES)
+        missing += [n for n in (rospy.resolve_name(m) for m in required_nodes(self._config))
                     if n not in nodes]
         if not any(name == rospy.resolve_name('sim_world/kidnap') for name, _ in services):
             missing.append(rospy.resolve_name('sim_world/kidnap'))

@@ -59,7 +59,8 @@ class DemoConfig:
 
     Attributes:
         map_file: map_server YAML of the map (drawn in the figure).
-        fiducial_map: fiducial map YAML (tags drawn in the figure); '' draws none.
+        fiducial_map: fiducial map YAML (tags drawn in the figure); '' for a map without tags:
+            none drawn, and the demo does not wait for ``fiducial_node``.
         output_dir: where kidnap_demo.png, kidnap_demo.bag and result.json are written.
         start_pose: the robot's start pose [x, y, yaw] (m, m, rad), for the figure; () none.
         goal: the demo goal G [x, y, yaw] sent through move_base (required).
