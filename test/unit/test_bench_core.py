@@ -459,26 +459,3 @@ def test_the_rescore_tool_refuses_to_write_over_the_run(tmp_path, capsys):
                       '--out', str(tmp_path / 'again')]) == 0
     assert json.loads((tmp_path / 'again' / 'detection.json').read_text())['rescored_from'] \
         == str(tmp_path)
-
-
-def test_the_bench_goal_client_drops_the_callbacks_of_goals_it_replaced_and_keeps_its_own():
-    from types import SimpleNamespace
-
-    from lost_and_found.bench.simrun import quiet_action_client
-
-    class Base:
-        def __init__(self, name, action):
-            self.gh, self.calls = 'current', []
-
-        def _handle_transition(self, gh):
-            self.calls.append(('transition', gh))
-
-        def _handle_feedback(self, gh, feedback):
-            self.calls.append(('feedback', gh, feedback))
-
-    client = quiet_action_client(SimpleNamespace(SimpleActionClient=Base), 'move_base', None)
-    client._handle_transition('replaced')
-    client._handle_feedback('replaced', 1)
-    client._handle_transition('current')
-    client._handle_feedback('current', 2)
-    assert client.calls == [('transition', 'current'), ('feedback', 'current', 2)]

@@ -65,23 +65,6 @@ def pose_entry(msg):
             yaw_from_quaternion(p.orientation), c[0], c[7], c[1], c[35])
 
 
-def quiet_action_client(actionlib, name, action):
-    """A SimpleActionClient that drops, without a word, the late callbacks of a goal it has
-    replaced: a cancelled goal's PREEMPTED that arrives after the next goal was sent is
-    expected here, and actionlib's own client logs each as an error."""
-
-    class QuietClient(actionlib.SimpleActionClient):
-        def _handle_transition(self, gh):
-            if gh == self.gh:
-                super()._handle_transition(gh)
-
-        def _handle_feedback(self, gh, feedback):
-            if gh == self.gh:
-                super()._handle_feedback(gh, feedback)
-
-    return QuietClient(name, action)
-
-
 class ScanMisses:
     """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it,
     the two kinds of misses it weighs (core/scan_agreement.py), and the two kinds at every
@@ -453,13 +436,14 @@ class Driver:
 
     def __init__(self, session, free_space, rng, min_distance=3.0, max_distance=12.0):
         """Connect the move_base action client (waits up to 60 s wall for it)."""
-        import actionlib
         from move_base_msgs.msg import MoveBaseAction
+
+        from lost_and_found.nodes.goal_client import GoalClient
         self.session = session
         self.free_space = free_space
         self.rng = rng
         self.min_distance, self.max_distance = min_distance, max_distance
-        self.client = quiet_action_client(actionlib, '/move_base', MoveBaseAction)
+        self.client = GoalClient('/move_base', MoveBaseAction)
         if not self.client.wait_for_server(session.rospy.Duration(60.0)):
             raise GraphError('no move_base action server after 60 s')
         self.goal = None

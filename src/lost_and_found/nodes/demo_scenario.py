@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 
-import actionlib
 import rosbag
 import rosgraph
 import rospy
@@ -25,6 +24,7 @@ from std_msgs.msg import String
 
 from lost_and_found.msg import LocalizationStatus
 from lost_and_found.nodes.conversions import yaw_from_quaternion
+from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.scenario import DemoConfig, DemoScenario, Step, plot_demo
@@ -147,7 +147,7 @@ class DemoScenarioNode:
         for topic, msg_type, handler in subscriptions:
             name = rospy.resolve_name(topic)
             rospy.Subscriber(topic, msg_type, self._callback, (name, handler), queue_size=50)
-        self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self._client = GoalClient('move_base', MoveBaseAction)
         self._kidnap = rospy.ServiceProxy('sim_world/kidnap', Kidnap)
 
     def _missing(self):

@@ -4,7 +4,6 @@ import functools
 import queue
 import threading
 
-import actionlib
 import rospy
 import tf2_ros
 from actionlib_msgs.msg import GoalID
@@ -19,6 +18,7 @@ from std_srvs.srv import Empty
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
 from lost_and_found.nodes.conversions import pose_stamped, yaw_from_quaternion
+from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint
@@ -157,7 +157,7 @@ class RecoveryNode:
         self._cancel_pub = rospy.Publisher(action + '/cancel', GoalID, queue_size=10)
         self._clear_costmaps = rospy.ServiceProxy(action + '/clear_costmaps', Empty)
         self._viewpoint = rospy.ServiceProxy(self._config.viewpoint_service, GetViewpoint)
-        self._client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self._client = GoalClient('move_base', MoveBaseAction)
         self._state_client = StateClient(self._config.state_namespace, on_change=self._on_state)
         self._tf_buffer = tf2_ros.Buffer()
         self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
