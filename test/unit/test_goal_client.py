@@ -49,9 +49,9 @@ class RacingActionClient:
             transition_cb(handle)
             self.waiting.set()          # delivered (or dropped) without waiting
 
-        self.thread = threading.Thread(target=deliver)
+        self.thread = threading.Thread(target=deliver, daemon=True)
         self.thread.start()
-        self.waiting.wait()
+        assert self.waiting.wait(10.0), 'the status thread neither delivered nor waited'
         return handle
 
 
@@ -72,6 +72,11 @@ class SignallingLock:
         self._lock.release()
 
 
+def join(client):
+    client.action_client.thread.join(10.0)
+    assert not client.action_client.thread.is_alive(), 'the status thread never finished'
+
+
 def make_client():
     with mock.patch('actionlib.simple_action_client.ActionClient', RacingActionClient):
         client = GoalClient('move_base', MoveBaseAction)
@@ -83,22 +88,26 @@ def test_a_goal_the_server_ends_at_once_still_calls_done():
     client = make_client()
     done = []
     client.send_goal(MoveBaseGoal(), done_cb=lambda status, result: done.append(status))
-    client.action_client.thread.join()
+    join(client)
     assert done == [GoalStatus.ABORTED]
     assert client.get_state() == GoalStatus.ABORTED
 
 
-def test_the_late_status_of_a_replaced_goal_is_ignored_quietly():
+def test_a_replaced_goal_is_ignored_quietly_and_the_current_goal_gets_its_feedback():
     client = make_client()
     done = []
+    feedback = []
     client.send_goal(MoveBaseGoal(), done_cb=lambda status, result: done.append('first'))
-    client.action_client.thread.join()
+    join(client)
     old = client.gh
     client.action_client.waiting.clear()
-    client.send_goal(MoveBaseGoal(), done_cb=lambda status, result: done.append('second'))
-    client.action_client.thread.join()
+    client.send_goal(MoveBaseGoal(), done_cb=lambda status, result: done.append('second'),
+                     feedback_cb=feedback.append)
+    join(client)
     with mock.patch('rospy.logerr') as logerr:
         client._handle_transition(old)
-        client._handle_feedback(old, None)
+        client._handle_feedback(old, 'old')
+        client._handle_feedback(client.gh, 'current')
     assert done == ['first', 'second']
+    assert feedback == ['current']
     logerr.assert_not_called()

@@ -1549,14 +1549,15 @@ class Driver:
 
     def __init__(self, rospy, goals, frame='map'):
         """Subscribe and create the action client."""
-        import actionlib
         from geometry_msgs.msg import PoseWithCovarianceStamped
         from move_base_msgs.msg import MoveBaseAction
         from std_msgs.msg import String
+
+        from lost_and_found.nodes.goal_client import GoalClient
         self.rospy = rospy
         self.goals = [tuple(g) for g in goals]
         self.frame = frame
-        self.client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        self.client = GoalClient('move_base', MoveBaseAction)
         self.state = None
         self.poses = []                 # (arrival sim s, stamp sim s)
         self.first_feedback = None
