@@ -21,7 +21,6 @@ import math
 import threading
 import unittest
 
-import actionlib
 import rosgraph
 import rospy
 import rostest
@@ -32,6 +31,7 @@ from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
 
 from e2e_util import Monitor, wait_for
+from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.srv import Kidnap, Teleport
 
@@ -107,7 +107,7 @@ class TestEndToEnd(unittest.TestCase):
 
     def action_client(self):
         """A move_base client whose goals both move_base and lost_and_found will hear."""
-        client = actionlib.SimpleActionClient('move_base', MoveBaseAction)
+        client = GoalClient('move_base', MoveBaseAction)
         self.assertTrue(client.wait_for_server(rospy.Duration(30.0)), 'move_base is not up')
         # The user's goal must reach the recovery node too, or it has nothing to resume.
         wait_for(lambda: client.action_client.pub_goal.get_num_connections() >= 2, 30,

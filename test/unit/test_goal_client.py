@@ -80,7 +80,7 @@ def join(client):
 def make_client():
     with mock.patch('actionlib.simple_action_client.ActionClient', RacingActionClient):
         client = GoalClient('move_base', MoveBaseAction)
-    client._sending = SignallingLock(client.action_client.waiting)
+    client._lock = SignallingLock(client.action_client.waiting)
     return client
 
 

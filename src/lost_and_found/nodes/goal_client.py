@@ -33,16 +33,16 @@ class GoalClient(actionlib.SimpleActionClient):
         # callbacks holding the goal's own mutex and then takes this one; send_goal takes
         # this one and then no goal mutex (only the client's list mutex, which no callback
         # holds), so the two orders never cross.
-        self._sending = threading.RLock()
+        self._lock = threading.RLock()
         super().__init__(ns, action_spec)
 
     def send_goal(self, goal, done_cb=None, active_cb=None, feedback_cb=None):
         """Send ``goal`` as SimpleActionClient does, storing its handle before any callback."""
-        with self._sending:
+        with self._lock:
             super().send_goal(goal, done_cb, active_cb, feedback_cb)
 
     def _tracking(self, gh, what):
-        """Whether ``gh`` is the goal this client tracks (call holding ``_sending``)."""
+        """Whether ``gh`` is the goal this client tracks (call holding ``_lock``)."""
         if self.gh is not None and gh == self.gh:
             return True
         rospy.logdebug('%s: %s of a goal no longer tracked (replaced or cancelled): ignored',
@@ -50,11 +50,11 @@ class GoalClient(actionlib.SimpleActionClient):
         return False
 
     def _handle_transition(self, gh):
-        with self._sending:
+        with self._lock:
             if self._tracking(gh, 'transition'):
                 super()._handle_transition(gh)
 
     def _handle_feedback(self, gh, feedback):
-        with self._sending:
+        with self._lock:
             if self._tracking(gh, 'feedback'):
                 super()._handle_feedback(gh, feedback)
