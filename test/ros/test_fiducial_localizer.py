@@ -7,7 +7,8 @@ The methods run in name order and form one scenario: the state starts IDLE with 
 (a known tag gives the pose; an unknown one gives nothing), then NAVIGATING with the localizer
 2 m off (the tag's pose is published) and right again (nothing). Starting in IDLE avoids
 racing the node's view of the state: before it has received any state it does not publish
-either.
+either. While LOST, a mapped tag too far away to localize from is published on
+``~distant_tags`` for the search to approach, and gives no initialpose.
 """
 import math
 import threading
@@ -32,11 +33,12 @@ EXPECTED = (2.0, 5.2, -math.pi / 2)
 TOLERANCE = 1e-3
 
 
-def fiducials(fiducial_id):
-    """A detection of ``fiducial_id`` 2 m ahead, facing the camera (half a turn about x)."""
+def fiducials(fiducial_id, distance=2.0):
+    """A detection of ``fiducial_id`` ``distance`` m ahead, facing the camera (half a turn
+    about x)."""
     ft = FiducialTransform(fiducial_id=fiducial_id, object_error=0.01, image_error=0.1,
                            fiducial_area=2000.0)
-    ft.transform.translation.z = 2.0
+    ft.transform.translation.z = distance
     ft.transform.rotation.x = 1.0
     msg = FiducialTransformArray(transforms=[ft])
     msg.header.frame_id = CAMERA_FRAME
@@ -76,6 +78,9 @@ class FiducialLocalizerTest(unittest.TestCase):
         cls.lock = threading.Lock()
         cls.poses = []
         cls.sub = rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
+        cls.distant = []
+        cls.distant_sub = rospy.Subscriber('/fiducial_localizer/distant_tags',
+                                           FiducialTransformArray, cls._record_distant)
         cls.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1,
                                         latch=True)
         cls.state_pub.publish(String(data='IDLE'))
@@ -94,12 +99,17 @@ class FiducialLocalizerTest(unittest.TestCase):
         with cls.lock:
             cls.poses.append(msg)
 
+    @classmethod
+    def _record_distant(cls, msg):
+        with cls.lock:
+            cls.distant.append(msg)
+
     def count(self):
         """How many initialposes were received so far."""
         with self.lock:
             return len(self.poses)
 
-    def publish_until(self, fiducial_id, predicate, timeout):
+    def publish_until(self, fiducial_id, predicate, timeout, distance=2.0):
         """Publish detections at 10 Hz until ``predicate()`` or ``timeout``; return the former.
 
         Detections are repeated, like a camera does, so that the first ones may arrive before
@@ -109,7 +119,7 @@ class FiducialLocalizerTest(unittest.TestCase):
         while time.time() < deadline and not rospy.is_shutdown():
             if predicate():
                 return True
-            self.fiducial_pub.publish(fiducials(fiducial_id))
+            self.fiducial_pub.publish(fiducials(fiducial_id, distance))
             time.sleep(0.1)
         return predicate()
 
@@ -163,6 +173,23 @@ class FiducialLocalizerTest(unittest.TestCase):
         # The node is still alive and the gate open: the known tag works again.
         self.assertTrue(self.publish_until(TAG_ID, lambda: self.count() > before, 5.0),
                         'no initialpose for the known tag after the unknown one')
+
+    def test_3b_a_distant_tag_is_published_for_the_search(self):
+        """LOST, tag 8 seen 4 m away (max_distance is 3 m): no initialpose, but the detection
+        on ~distant_tags, in the camera frame; an unknown tag 4 m away is not published."""
+        before = self.count()
+        with self.lock:
+            self.distant.clear()
+        self.publish_until(99, lambda: False, 1.5, distance=4.0)      # unknown: never
+        self.assertTrue(self.publish_until(TAG_ID, lambda: len(self.distant) > 0, 10.0,
+                                           distance=4.0), 'nothing on ~distant_tags')
+        self.assertEqual(self.count(), before, 'initialpose from a tag 4 m away')
+        with self.lock:
+            msgs = list(self.distant)
+        self.assertTrue(all([ft.fiducial_id for ft in msg.transforms] == [TAG_ID]
+                            for msg in msgs), 'an unknown tag on ~distant_tags')
+        self.assertEqual(msgs[0].header.frame_id, CAMERA_FRAME)
+        self.assertAlmostEqual(msgs[0].transforms[0].transform.translation.z, 4.0)
 
     def test_4_a_tag_that_contradicts_the_localizer_corrects_it(self):
         """NAVIGATING with the localizer 2 m off: the tag's pose is published; with the

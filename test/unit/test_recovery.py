@@ -26,6 +26,7 @@ class FakeWander:
     def __init__(self, twist=(0.15, -0.2)):
         """Return ``twist`` from every step."""
         self.twist = twist
+        self.clearance = 5.0
         self.scans = []
         self.odoms = []
         self.remembered = []
@@ -44,6 +45,10 @@ class FakeWander:
     def reset(self):
         """Count resets."""
         self.resets += 1
+
+    def clearance_ahead(self, scan, remembered=None):
+        """The fixed :attr:`clearance` (m), whatever the scan."""
+        return self.clearance
 
 
 def make_core(**overrides):

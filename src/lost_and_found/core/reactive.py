@@ -521,6 +521,16 @@ class ReactiveWander:
             mask = np.isfinite(raw) & (raw > 0.0) & (raw < threshold)
         return mask
 
+    def clearance_ahead(self, scan, remembered=None):
+        """Distance (m) to the nearest reading in the front sector of ``scan``, or remembered
+        point (robot frame, ``(N, 2)``) in the footprint's path ahead; 0 when the scan is
+        unusable or tells nothing about what is ahead. Leaves the state machine alone."""
+        try:
+            prep = _Prepared(scan, self.config)
+        except (TypeError, ValueError, AttributeError):
+            return 0.0
+        return min(self._front_reading(prep), self._remembered_ahead(_finite_points(remembered)))
+
     # --- the state machine -------------------------------------------------------------------
 
     def step(self, scan, t, odom=None, remembered=None):
@@ -673,10 +683,10 @@ class ReactiveWander:
         self._turn_dir = math.copysign(1.0, angle)
         return 0.0, self._rotate_toward(angle)
 
-    def _remembered_ahead(self):
-        """Distance (m) from the robot centre to the nearest remembered point in the path of
-        its footprint straight ahead; inf when there is none."""
-        points = self._memory
+    def _remembered_ahead(self, points=None):
+        """Distance (m) from the robot centre to the nearest remembered point (``points``, or
+        this step's) in the path of its footprint straight ahead; inf when there is none."""
+        points = self._memory if points is None else points
         ahead = (points[:, 0] > 0.0) & (np.abs(points[:, 1]) <= self.config.half_width)
         return float(points[ahead, 0].min()) if ahead.any() else math.inf
 

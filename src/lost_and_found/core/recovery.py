@@ -45,6 +45,7 @@ import enum
 import logging
 import math
 
+from lost_and_found.core.approach import Approach, ApproachLimits, standoff_point
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
@@ -153,6 +154,16 @@ class RecoveryConfig:
         viewpoint_service: fiducial_localizer's GetViewpoint service.
         kidnap_namespace: where kidnap_monitor publishes ``on_dock`` (a docked robot does not
             go to look).
+        approach_tags: while searching (spiral or reactive), when the camera sees a mapped tag
+            that fiducial_localizer cannot localize from (too far, too oblique or too noisy:
+            its ``distant_tags``), leave the search, drive to ``approach_standoff`` in front
+            of the tag and face it (core/approach.py), then spin and search on.
+        approach_standoff: metres in front of the tag the approach drives to (well within
+            fiducial_localizer's ``max_distance``).
+        approach_timeout: the longest approach (s).
+        approach_tries: approaches of one tag per LOST episode (integer >= 1).
+        approach_dwell: seconds to stand facing the tag at the end of an approach, for the
+            camera's frames, before the search goes on.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -180,6 +191,11 @@ class RecoveryConfig:
     look_dwell: float = 3.0
     viewpoint_service: str = 'fiducial_localizer/viewpoint'
     kidnap_namespace: str = 'kidnap_monitor'
+    approach_tags: bool = True
+    approach_standoff: float = 1.2
+    approach_timeout: float = 30.0
+    approach_tries: int = 2
+    approach_dwell: float = 1.0
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -247,6 +263,11 @@ class RecoveryConfig:
             check.problem('look_dwell=%r: must be less than look_timeout=%r, or every look '
                           'times out before it has stood at its viewpoint'
                           % (self.look_dwell, self.look_timeout))
+        check.require(isinstance(self.approach_tags, bool), 'approach_tags', 'be true or false')
+        check.non_negative('approach_standoff')
+        check.positive('approach_timeout')
+        check.positive_int('approach_tries')
+        check.non_negative('approach_dwell')
         check.non_empty('viewpoint_service')
         check.non_empty('kidnap_namespace')
         check.non_empty('map_frame')
@@ -352,6 +373,11 @@ class Phase(enum.Enum):
     WAIT = 'WAIT'          # strategy none: standing still, waiting for the localizer
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
     LOOK = 'LOOK'          # localized: going to look at a tag before resuming the goal
+    APPROACH = 'APPROACH'  # searching: going closer to a tag seen too far away to localize from
+
+
+#: The phases in which this node drives a search (and remembers the laser's returns).
+_SEARCHING = (Phase.SPIN, Phase.LEG, Phase.WANDER, Phase.APPROACH)
 
 
 def _finite(*values):
@@ -427,6 +453,10 @@ class RecoveryCore:
         self._look = None               # during LOOK: 'ask', 'go' (to the viewpoint), 'stand'
         self._look_end = None           # the look's deadline (look_timeout)
         self._stand_end = None          # the end of standing at the viewpoint
+        self._approach = None           # during APPROACH: the core Approach
+        self._approach_next = None      # (fiducial id, tag xy, goal xy) to approach next
+        self._approached = {}           # fiducial id -> approaches in this episode
+        self._dwell_end = None          # during APPROACH: the end of facing the tag
         self._warned = {}               # warning key -> time of the last warning
         self._out = {}                  # pending Command fields, flushed by step()
 
@@ -587,7 +617,7 @@ class RecoveryCore:
             return
         self._scan, self._scan_t = scan, t
         pose = self._odom_pose(t)
-        if pose is None or self.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER):
+        if pose is None or self.phase not in _SEARCHING:
             return
         try:
             self._memory.add_scan(pose, scan, mount or LaserMount())
@@ -613,6 +643,31 @@ class RecoveryCore:
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
 
+    def on_distant_tag(self, fiducial_id, tag_x, tag_y, facing_yaw, t):
+        """The camera sees mapped tag ``fiducial_id`` at ``(tag_x, tag_y)`` in the odometry
+        frame, its face towards ``facing_yaw`` (rad; None: unknown), but too far (or too
+        obliquely, or too noisily) for fiducial_localizer to localize from.
+
+        While searching (``approach_tags``), the next control step leaves the spiral leg or the
+        wander (a spin is finished first) to go closer: at most ``approach_tries`` times per
+        tag and episode.
+        """
+        t = self._time(t)
+        if t is None or not self.config.approach_tags:
+            return
+        if not _finite(tag_x, tag_y) or (facing_yaw is not None and not _finite(facing_yaw)):
+            self._warn('distant_tag', 'ignoring a distant tag at a non-finite place (%r, %r, '
+                       '%r)' % (tag_x, tag_y, facing_yaw))
+            return
+        if self.state != State.LOST or self.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER) \
+                or self._odom is None:
+            return
+        if self._approached.get(fiducial_id, 0) >= self.config.approach_tries:
+            return
+        tag = (float(tag_x), float(tag_y))
+        goal = standoff_point(tag, facing_yaw, self._odom, self.config.approach_standoff)
+        self._approach_next = (fiducial_id, tag, goal)
+
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
         self.move_base_available = bool(available)
@@ -635,10 +690,15 @@ class RecoveryCore:
         t = self._time(t)
         if t is None:
             return Command()
-        if self.state == State.LOST and self.phase in (Phase.SPIN, Phase.LEG, Phase.WANDER,
-                                                       Phase.WAIT):
+        if self.state == State.LOST and self.phase in _SEARCHING + (Phase.WAIT,):
             if t - self._episode_start >= self.config.max_search_time:
                 self._give_up(t)
+            elif self.phase == Phase.APPROACH:
+                self._out['twist'] = self._approach_step(t)
+            elif self._approach_next is not None and self.phase in (Phase.LEG, Phase.WANDER):
+                if self.phase == Phase.LEG:
+                    self._out['cancel'] = True
+                self._start_approach(t)
             elif self.phase == Phase.SPIN:
                 if t >= self._phase_end:
                     self._end_spin(t)
@@ -686,10 +746,12 @@ class RecoveryCore:
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
             for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
-                         '_retry_at', '_look_end', '_stand_end'):
+                         '_retry_at', '_look_end', '_stand_end', '_dwell_end'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
+            if self._approach is not None:
+                self._approach.shift(delta)
             self._warned = {key: when + delta for key, when in self._warned.items()}
         self._last_t = t
         return t
@@ -748,6 +810,8 @@ class RecoveryCore:
         self._spiral = None
         self._spiral_frame = None
         self._center = self._good_pose or self._pose
+        self._approach = self._approach_next = self._dwell_end = None
+        self._approached = {}
         self.wander.reset()
         # The robot was carried here: what it saw before is somewhere else.
         self._memory.clear()
@@ -771,6 +835,9 @@ class RecoveryCore:
     def _end_spin(self, t):
         """The spin is over: send the next leg or start wandering."""
         self._out['twist'] = (0.0, 0.0)     # once: from here on move_base drives, or the wander
+        if self._approach_next is not None:
+            self._start_approach(t)
+            return
         if self.strategy == 'spiral':
             if not self.move_base_available:
                 self._fall_back('move_base is unavailable')
@@ -883,6 +950,53 @@ class RecoveryCore:
             return None
         return self._odom + (self._odom_yaw,)
 
+    def _start_approach(self, t):
+        """Leave the leg (cancelled by the caller) or the wander for the tag to approach."""
+        fiducial_id, tag, goal = self._approach_next
+        self._approach_next = None
+        self._approached[fiducial_id] = self._approached.get(fiducial_id, 0) + 1
+        cfg = self.config
+        limits = ApproachLimits(cfg.reactive_max_speed, cfg.reactive_max_turn_speed,
+                                cfg.reactive_stop_distance, cfg.approach_timeout)
+        self._approach = Approach(fiducial_id, tag, goal, t, limits)
+        self._dwell_end = None
+        self.phase = Phase.APPROACH
+        here = self._odom
+        _log.info('recovery: tag %s seen %.1f m away, too far to localize from: going to %.1f m '
+                  'in front of it, (%.2f, %.2f) in %s (at most %.0f s)', fiducial_id,
+                  math.hypot(tag[0] - here[0], tag[1] - here[1]), cfg.approach_standoff,
+                  goal[0], goal[1], self._odom_frame, cfg.approach_timeout)
+
+    def _approach_step(self, t):
+        """One twist of the approach; when it ends (after standing ``approach_dwell`` facing
+        the tag, or blocked, or timed out), spin and search on."""
+        if self._dwell_end is not None:
+            if t < self._dwell_end:
+                return (0.0, 0.0)
+            return self._after_approach('faced the tag for %.1f s' % self.config.approach_dwell,
+                                        t)
+        pose = self._odom_pose(t)
+        if pose is None or self._scan is None or t - self._scan_t > self.config.scan_timeout:
+            self._warn('approach', 'no fresh odometry or scan: the approach stands still')
+            return (0.0, 0.0)
+        remembered = self._memory.points_around(pose)
+        clearance = self.wander.clearance_ahead(self._scan, remembered)
+        v, w, outcome = self._approach.step(pose, clearance, t)
+        if outcome == 'arrived':
+            self._dwell_end = t + self.config.approach_dwell
+        elif outcome is not None:
+            return self._after_approach(outcome, t)
+        return (v, w)
+
+    def _after_approach(self, why, t):
+        """The approach is over: spin (the spin's end sends the next leg or wanders on)."""
+        _log.info('recovery: approach of tag %s over: %s; searching on', self._approach.fiducial_id,
+                  why)
+        self._approach = self._dwell_end = None
+        self.wander.reset()
+        self._spin(t)
+        return (0.0, self.config.spin_speed)
+
     def _give_up(self, t):
         _log.warning('recovery: still lost after %.0f s: asking for help, stopping',
                      t - self._episode_start)
@@ -909,6 +1023,7 @@ class RecoveryCore:
             self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.IDLE
         self._look = None
+        self._approach = self._approach_next = self._dwell_end = None
 
     def _goal_in_flight(self):
         """True while a goal of this node's search or look is at move_base."""

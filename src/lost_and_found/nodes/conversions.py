@@ -1,6 +1,8 @@
 """Conversions between ROS messages and the plain values of the cores, shared by the adapters."""
 import math
 
+import numpy as np
+
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Quaternion
 
 from lost_and_found.core import geometry
@@ -15,6 +17,18 @@ def yaw_from_quaternion(q):
 def quaternion_from_yaw(yaw):
     """A geometry_msgs/Quaternion rotating by ``yaw`` about z."""
     return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
+
+
+def transform_to_matrix(transform):
+    """4x4 matrix of a geometry_msgs/Transform; all NaN when its quaternion is invalid.
+
+    A NaN matrix lets the core reject (and count) the observation like any other bad one.
+    """
+    t, q = transform.translation, transform.rotation
+    try:
+        return geometry.make_transform((q.x, q.y, q.z, q.w), (t.x, t.y, t.z))
+    except ValueError:
+        return np.full((4, 4), np.nan)
 
 
 def pose_stamped(x, y, yaw, frame_id, stamp):

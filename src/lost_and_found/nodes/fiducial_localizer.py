@@ -7,7 +7,6 @@ import math
 import sys
 import threading
 
-import numpy as np
 import rospy
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
@@ -22,7 +21,7 @@ from lost_and_found.core.fiducial import (
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
-    pose_with_covariance
+    pose_with_covariance, transform_to_matrix
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient
@@ -30,17 +29,8 @@ from lost_and_found.state import LOCALIZED, State, StateClient
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
 
-
-def transform_to_matrix(transform):
-    """4x4 matrix of a geometry_msgs/Transform; all NaN when its quaternion is invalid.
-
-    A NaN matrix lets the core reject (and count) the observation like any other bad one.
-    """
-    t, q = transform.translation, transform.rotation
-    try:
-        return geometry.make_transform((q.x, q.y, q.z, q.w), (t.x, t.y, t.z))
-    except ValueError:
-        return np.full((4, 4), np.nan)
+#: Rejections of a mapped tag that a closer, more frontal view could cure: ``~distant_tags``.
+APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
 
 
 def observations_from_msg(msg):
@@ -76,6 +66,10 @@ class FiducialLocalizerNode:
         ``~correct_in_states`` only when it contradicts the localizer's estimate (tf map ->
         ``~base_frame``) by more than ``~correct_xy`` / ``~correct_yaw``; at most once per
         ``~min_interval``.
+        ``~distant_tags`` (fiducial_msgs/FiducialTransformArray): in ``~publish_in_states``,
+        for a camera frame with no usable tag, the mapped tags it shows that were rejected as
+        too far, too oblique or too noisy (a closer view could use them), with the camera
+        frame's header; the recovery node drives closer to them.
 
     Services:
         ``~viewpoint`` (lost_and_found/GetViewpoint): the nearest pose, by the estimate, from
@@ -136,6 +130,7 @@ class FiducialLocalizerNode:
         self._tf_listener = None
         self._state_client = None
         self._pub = None
+        self._distant_pub = None
         self._sub = None
 
     def start(self):
@@ -145,6 +140,8 @@ class FiducialLocalizerNode:
         self._state_client = StateClient(self._config.state_namespace,
                                          on_change=self._on_state)
         self._pub = rospy.Publisher('initialpose', PoseWithCovarianceStamped, queue_size=1)
+        self._distant_pub = rospy.Publisher('~distant_tags', FiducialTransformArray,
+                                            queue_size=1)
         if self._tag_check is not None:
             self._map_sub = rospy.Subscriber('map', OccupancyGrid, self._on_map, queue_size=1)
         self._sub = rospy.Subscriber('fiducial_transforms', FiducialTransformArray,
@@ -241,6 +238,8 @@ class FiducialLocalizerNode:
             rospy.logwarn_throttle(_THROTTLE, '%s: rejected fiducials (%s)' % (
                 rospy.get_name(), '; '.join(rejected)))
         if best is None:
+            if kind != CHECK:
+                self._publish_distant(msg, reasons)
             return
         stamp = frame_stamp(msg)
         why = ''
@@ -262,6 +261,15 @@ class FiducialLocalizerNode:
         rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
                       '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
                       best.x, best.y, best.yaw, self._state_client.state.value, why)
+
+    def _publish_distant(self, msg, reasons):
+        """Publish the mapped tags of this camera frame that could not be used but could be
+        from closer (too far, too oblique, too noisy): where a searching robot finds a fix."""
+        distant = [ft for ft, (_fid, reason) in zip(msg.transforms, reasons)
+                   if reason in APPROACHABLE]
+        if distant:
+            self._distant_pub.publish(FiducialTransformArray(
+                header=msg.header, image_seq=msg.image_seq, transforms=distant))
 
     def _close_tag_check(self, why):
         """A tag spoke for or against the estimate: the tag check has nothing left to do."""

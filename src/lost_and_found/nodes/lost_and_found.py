@@ -4,9 +4,11 @@ import functools
 import queue
 import threading
 
+import numpy as np
 import rospy
 import tf2_ros
 from actionlib_msgs.msg import GoalID
+from fiducial_msgs.msg import FiducialTransformArray
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from move_base_msgs.msg import MoveBaseAction, MoveBaseActionGoal, MoveBaseActionResult, \
     MoveBaseGoal
@@ -17,7 +19,8 @@ from std_srvs.srv import Empty
 
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
-from lost_and_found.nodes.conversions import pose_stamped, yaw_from_quaternion
+from lost_and_found.nodes.conversions import pose_stamped, transform_to_matrix, \
+    yaw_from_quaternion
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
@@ -41,6 +44,12 @@ _CLEAR_TIMEOUT = 1.0
 
 #: Wait (s) for fiducial_localizer's viewpoint service (worker thread only).
 _VIEWPOINT_TIMEOUT = 1.0
+
+#: Wait (s) for tf odometry frame <- camera frame at a distant tag's stamp.
+_TAG_TF_TIMEOUT = 0.05
+
+#: A tag whose face normal has less than this horizontal component lies flat: no facing.
+_FLAT = 0.3
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
@@ -77,6 +86,27 @@ def scan_from_msg(msg):
                 range_max=msg.range_max)
 
 
+def nearest_tag_on_floor(msg, t_odom_camera):
+    """``(fiducial_id, x, y, facing_yaw)`` in the odometry frame of the tag of a
+    FiducialTransformArray nearest the camera (``t_odom_camera``: 4x4), or None when none has
+    a finite transform. ``facing_yaw`` is the direction of the tag's face normal on the floor
+    (None for a tag lying flat)."""
+    best = None
+    for ft in msg.transforms:
+        t_cam_tag = transform_to_matrix(ft.transform)
+        if not np.all(np.isfinite(t_cam_tag)):
+            continue
+        distance = float(np.linalg.norm(t_cam_tag[:3, 3]))
+        if best is None or distance < best[0]:
+            best = (distance, ft.fiducial_id, t_odom_camera @ t_cam_tag)
+    if best is None:
+        return None
+    _distance, fiducial_id, t_odom_tag = best
+    normal = t_odom_tag[:2, 2]
+    facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) >= _FLAT else None
+    return fiducial_id, float(t_odom_tag[0, 3]), float(t_odom_tag[1, 3]), facing
+
+
 def twist_msg(twist):
     """A geometry_msgs/Twist for ``(v, w)``."""
     msg = Twist()
@@ -109,6 +139,9 @@ class RecoveryNode:
             odom``), the reactive wander's stall check and where its remembered returns are
         <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume``): a
             docked robot does not go to look at a tag
+        fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
+            ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
+            odometry frame by tf at their stamp; while searching, the robot drives closer
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -127,7 +160,8 @@ class RecoveryNode:
         goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
         move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
         scan_timeout, clear_costmaps, look_around_every, look_before_resume, look_timeout,
-        look_dwell, viewpoint_service, kidnap_namespace, reactive/*).
+        look_dwell, viewpoint_service, kidnap_namespace, approach_tags, approach_standoff,
+        approach_timeout, approach_tries, approach_dwell, reactive/*).
     """
 
     def __init__(self, core, config):
@@ -146,6 +180,7 @@ class RecoveryNode:
         self._client = None
         self._state_client = None
         self._mounts = LaserMounts(config.base_frame, None, "for the wander's memory")
+        self._odom_frame = None     # frame_id of the latest odometry message
 
     def start(self):
         """Create publishers, subscribers, the action client, the workers and the timer."""
@@ -171,6 +206,9 @@ class RecoveryNode:
                          queue_size=5)
         rospy.Subscriber(action + '/result', MoveBaseActionResult, self._on_result,
                          queue_size=10)
+        if self._config.approach_tags:
+            rospy.Subscriber('fiducial_localizer/distant_tags', FiducialTransformArray,
+                             self._on_distant_tags, queue_size=1)
         if self._config.look_before_resume:
             rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
                              self._on_dock, queue_size=1)
@@ -211,6 +249,8 @@ class RecoveryNode:
 
     def _on_odom(self, msg):
         pose = msg.pose.pose
+        if msg.header.frame_id:
+            self._odom_frame = msg.header.frame_id
         self._guard('odom', lambda: self._core.on_odom(
             pose.position.x, pose.position.y, self._now(), msg.header.frame_id,
             yaw_from_quaternion(pose.orientation)))
@@ -227,6 +267,26 @@ class RecoveryNode:
         pose = msg.goal.target_pose
         self._guard('move_base/goal', lambda: self._core.on_user_goal(
             user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
+
+    def _on_distant_tags(self, msg):
+        """Mapped tags fiducial_localizer saw but could not use: the nearest, in odometry."""
+        odom_frame = self._odom_frame
+        if odom_frame is None or not msg.header.frame_id or \
+                self._core.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER):
+            return
+        try:
+            stamped = self._tf_buffer.lookup_transform(
+                odom_frame, msg.header.frame_id, msg.header.stamp,
+                rospy.Duration(_TAG_TF_TIMEOUT))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
+            rospy.logwarn_throttle(_THROTTLE, '%s: a distant tag not placed: no transform %s '
+                                   '<- %s: %s' % (self._name, odom_frame, msg.header.frame_id,
+                                                  error))
+            return
+        tag = nearest_tag_on_floor(msg, transform_to_matrix(stamped.transform))
+        if tag is not None:
+            self._guard('distant tag', lambda: self._core.on_distant_tag(*tag, self._now()))
 
     def _on_dock(self, msg):
         self._guard('on_dock', lambda: self._core.on_dock(msg.data))

@@ -1,0 +1,289 @@
+"""Going closer to a tag seen too far away: core/approach.py, RecoveryCore's APPROACH phase,
+the recovery adapter's placing of the tag, and the wander's clearance ahead."""
+import math
+
+import numpy as np
+import pytest
+from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+
+from lost_and_found.core import geometry
+from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander, Scan
+from lost_and_found.core.recovery import PREEMPTED, Phase, RecoveryConfig
+from lost_and_found.nodes import lost_and_found as nodes
+from lost_and_found.state import State
+from test_recovery import DT, ODOM, SCAN, Runner, make_core, user_goal_then_lost
+
+TAG = (ODOM[0] + 4.0, ODOM[1] + 1.0)      # a tag 4.1 m from the put-down, facing -x
+FACING = math.pi
+
+
+def drive(approach, pose, clearance=5.0, seconds=60.0, t=0.0):
+    """Integrate the approach's twists from ``pose`` (unicycle, DT steps) until it ends;
+    return (outcome, final pose, time)."""
+    x, y, yaw = pose
+    while t < seconds:
+        v, w, outcome = approach.step((x, y, yaw), clearance, t)
+        if outcome is not None:
+            return outcome, (x, y, yaw), t
+        yaw += w * DT
+        x += v * DT * math.cos(yaw)
+        y += v * DT * math.sin(yaw)
+        t = round(t + DT, 6)
+    raise AssertionError('the approach did not end within %.0f s' % seconds)
+
+
+# ----------------------------------------------------------------------- core/approach.py
+
+def test_standoff_point_is_in_front_of_the_tag_or_towards_the_robot():
+    assert standoff_point((4.0, 1.0), math.pi, (0.0, 0.0), 1.2) == pytest.approx((2.8, 1.0))
+    assert standoff_point((4.0, 1.0), math.pi / 2, (0.0, 0.0), 1.2) == \
+        pytest.approx((4.0, 2.2))
+    # A tag lying flat: straight towards the robot.
+    assert standoff_point((3.0, 4.0), None, (0.0, 0.0), 1.0) == pytest.approx((2.4, 3.2))
+    assert standoff_point((3.0, 4.0), None, (3.0, 4.0), 1.0) == pytest.approx((4.0, 4.0))
+
+
+def test_an_approach_turns_drives_and_ends_facing_the_tag():
+    approach = Approach(7, (4.0, 1.0), (2.8, 1.0), 0.0, ApproachLimits())
+    # Facing away: turn in place first.
+    v, w, outcome = approach.step((0.0, 0.0, math.pi), 5.0, 0.0)
+    assert v == 0.0 and w != 0.0 and outcome is None
+    outcome, (x, y, yaw), _ = drive(approach, (0.0, 0.0, math.pi))
+    assert outcome == 'arrived'
+    assert math.hypot(x - 2.8, y - 1.0) <= ARRIVED
+    assert abs(geometry.wrap_angle(math.atan2(1.0 - y, 4.0 - x) - yaw)) <= 0.1 + 1e-9
+
+
+def test_an_approach_never_drives_faster_than_its_limits():
+    limits = ApproachLimits(max_speed=0.15, turn_speed=0.8)
+    approach = Approach(7, (9.0, 0.0), (8.0, 0.0), 0.0, limits)
+    for k in range(50):
+        v, w, _ = approach.step((0.0, 0.0, 0.3 * (-1) ** k), 5.0, k * DT)
+        assert 0.0 <= v <= 0.15 and abs(w) <= 0.8 + 1e-12
+
+
+def test_an_obstacle_ahead_stops_the_approach_and_ends_it_when_it_stays():
+    approach = Approach(7, (4.0, 0.0), (2.8, 0.0), 0.0, ApproachLimits(blocked_time=2.0))
+    assert approach.step((0.0, 0.0, 0.0), 5.0, 0.0)[0] > 0.0
+    assert approach.step((0.0, 0.0, 0.0), 0.3, 0.1) == (0.0, 0.0, None)
+    assert approach.step((0.0, 0.0, 0.0), 5.0, 0.2)[0] > 0.0     # cleared: drives again
+    assert approach.step((0.0, 0.0, 0.0), 0.0, 0.3) == (0.0, 0.0, None)  # 0: unknown, blocks
+    assert approach.step((0.0, 0.0, 0.0), 0.3, 2.2) == (0.0, 0.0, None)
+    assert approach.step((0.0, 0.0, 0.0), 0.3, 2.4) == (0.0, 0.0, 'blocked')
+
+
+def test_an_approach_times_out_and_a_clock_jump_keeps_what_remains():
+    approach = Approach(7, (40.0, 0.0), (38.8, 0.0), 0.0, ApproachLimits(timeout=30.0))
+    assert approach.step((0.0, 0.0, 0.0), 5.0, 29.9)[2] is None
+    approach.shift(-100.0)          # the clock jumped back 100 s at 29.9
+    assert approach.step((0.0, 0.0, 0.0), 5.0, -70.2)[2] is None
+    assert approach.step((0.0, 0.0, 0.0), 5.0, -70.0)[2] == 'timed out'
+
+
+# ----------------------------------------------------------------------- RecoveryCore
+
+def lost_on_a_leg(**overrides):
+    """A spiral episode with its first leg in flight: (core, runner, the leg's command)."""
+    core = make_core(**overrides)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_odom(*ODOM, runner.t, 'odom', 0.0)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    feed(core, runner)
+    return core, runner, leg
+
+
+def feed(core, runner, pose=(ODOM[0], ODOM[1], 0.0)):
+    """Fresh odometry and a scan at ``pose`` now."""
+    core.on_odom(pose[0], pose[1], runner.t, 'odom', pose[2])
+    core.on_scan(SCAN, runner.t)
+
+
+def follow(core, runner, pose, seconds):
+    """Step the core, moving the odometry by its twists; return (pose, commands)."""
+    x, y, yaw = pose
+    commands = []
+    for _ in range(int(round(seconds / DT))):
+        command = runner.step()
+        commands.append(command)
+        if command.twist is not None:
+            v, w = command.twist
+            yaw += w * DT
+            x += v * DT * math.cos(yaw)
+            y += v * DT * math.sin(yaw)
+        feed(core, runner, (x, y, yaw))
+    return (x, y, yaw), commands
+
+
+def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_on():
+    core, runner, leg = lost_on_a_leg()
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    command = runner.step()
+    assert command.cancel and core.phase == Phase.APPROACH
+    core.on_goal_done(PREEMPTED, True, runner.t, leg.goal_tag)    # the cancelled leg: ignored
+    assert core.phase == Phase.APPROACH
+    pose, commands = follow(core, runner, (ODOM[0], ODOM[1], 0.0), 30.0)
+    # It reached the standoff point, 1.2 m in front of the tag, faced it, stood, then spun.
+    goal = (TAG[0] - 1.2, TAG[1])
+    assert math.hypot(pose[0] - goal[0], pose[1] - goal[1]) <= ARRIVED + 0.05
+    spin_at = next(k for k, c in enumerate(commands) if c.twist is not None
+                   and c.twist[0] == 0.0 and c.twist[1] == pytest.approx(1.2566, abs=1e-4)
+                   and core.phase in (Phase.SPIN, Phase.LEG))
+    stood = [c.twist for c in commands[spin_at - int(round(1.0 / DT)):spin_at]]
+    assert stood and all(t == (0.0, 0.0) for t in stood)
+    # The spin's end sends the next spiral leg: the search goes on.
+    assert any(c.send_goal is not None for c in commands[spin_at:])
+    assert core.legs_sent == 2
+
+
+def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin():
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    runner.step()
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    runner.run(2.0)
+    assert core.phase == Phase.SPIN
+    runner.until(lambda c: core.phase != Phase.SPIN, limit=4.0)
+    assert core.phase == Phase.APPROACH
+
+
+def phases(core, runner, seconds):
+    """The phases of ``seconds`` of control steps, the robot standing still at ODOM."""
+    seen = []
+    for _ in range(int(round(seconds / DT))):
+        runner.step()
+        feed(core, runner)
+        seen.append(core.phase)
+    return seen
+
+
+def test_a_tag_is_approached_at_most_approach_tries_times_per_episode():
+    core, runner, _ = lost_on_a_leg(approach_tries=1)
+    core.wander.clearance = 0.1     # blocked straight away: each approach ends after 2 s
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    assert Phase.APPROACH in phases(core, runner, 1.0)
+    assert phases(core, runner, 3.0)[-1] == Phase.SPIN      # blocked: spin, search on
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    assert Phase.APPROACH not in phases(core, runner, 10.0)
+    core.on_distant_tag(6, TAG[0], TAG[1], FACING, runner.t)      # another tag: yes
+    assert Phase.APPROACH in phases(core, runner, 6.0)
+    # A new episode forgets the count.
+    core.on_state(State.IDLE, runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.step()
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    assert Phase.APPROACH in phases(core, runner, 6.0)
+
+
+def test_leaving_lost_during_an_approach_stops_the_robot():
+    core, runner, _ = lost_on_a_leg()
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    follow(core, runner, (ODOM[0], ODOM[1], 0.0), 3.0)
+    assert core.phase == Phase.APPROACH
+    core.on_state(State.LOCALIZING, runner.t)      # the tag gave a fix
+    command = runner.step()
+    assert command.twist == (0.0, 0.0) and not command.cancel
+    assert core.phase == Phase.IDLE
+    assert runner.run(5.0) == []
+
+
+def test_the_search_budget_ends_an_approach_too():
+    core, runner, _ = lost_on_a_leg(max_search_time=20.0)
+    core.on_distant_tag(5, (ODOM[0] + 30.0), ODOM[1], FACING, runner.t)
+    _, commands = follow(core, runner, (ODOM[0], ODOM[1], 0.0), 15.0)
+    assert core.phase == Phase.GAVE_UP
+    assert any(c.request_state == State.NEED_HELP for c in commands)
+    assert core.saved_goal is not None
+
+
+@pytest.mark.parametrize('when', ['not lost', 'switched off', 'non-finite'])
+def test_distant_tags_are_ignored_outside_a_search_or_when_bad(when, caplog):
+    core, runner, _ = lost_on_a_leg(approach_tags=(when != 'switched off'))
+    if when == 'not lost':
+        core.on_state(State.LOCALIZING, runner.t)
+        runner.step()
+    x = math.nan if when == 'non-finite' else TAG[0]
+    core.on_distant_tag(5, x, TAG[1], FACING, runner.t)
+    follow(core, runner, (ODOM[0], ODOM[1], 0.0), 2.0)
+    assert core.phase != Phase.APPROACH
+    if when == 'non-finite':
+        assert 'non-finite' in caplog.text
+
+
+def test_strategy_none_never_approaches():
+    core = make_core(strategy='none')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    commands = runner.run(10.0)
+    assert core.phase == Phase.WAIT
+    assert all(c.twist in (None, (0.0, 0.0)) for c in commands)
+
+
+@pytest.mark.parametrize('name, value', [
+    ('approach_tags', 'yes'), ('approach_standoff', -1.0), ('approach_timeout', 0.0),
+    ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan)])
+def test_bad_approach_parameters_are_refused_by_name(name, value):
+    with pytest.raises(ConfigError, match=name):
+        RecoveryConfig(**{name: value}).validate()
+
+
+# ----------------------------------------------------------------------- the adapter
+
+def tag_transform(fiducial_id, xyz, quaternion):
+    """A FiducialTransform of a tag at ``xyz`` in the camera frame."""
+    ft = FiducialTransform(fiducial_id=fiducial_id)
+    t, q = ft.transform.translation, ft.transform.rotation
+    t.x, t.y, t.z = xyz
+    q.x, q.y, q.z, q.w = quaternion
+    return ft
+
+
+def test_the_nearest_distant_tag_is_placed_on_the_floor_with_its_facing():
+    # The camera's optical frame (z forward, x right, y down) at (1, 2) in odom, heading +y.
+    optical = np.array([[0.0, 0.0, 1.0, 0.0], [-1.0, 0.0, 0.0, 0.0],
+                        [0.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    t_odom_cam = geometry.compose(geometry.make_transform(
+        (0.0, 0.0, math.sin(math.pi / 4), math.cos(math.pi / 4)), (1.0, 2.0, 0.3)), optical)
+    # A tag 4 m ahead facing the camera: its z axis points back at it (rotation pi about y).
+    facing_back = (0.0, 1.0, 0.0, 0.0)
+    far = tag_transform(3, (0.5, 0.0, 6.0), facing_back)
+    near = tag_transform(9, (0.0, 0.1, 4.0), facing_back)
+    broken = tag_transform(4, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0))
+    msg = FiducialTransformArray(transforms=[far, broken, near])
+    fiducial_id, x, y, facing = nodes.nearest_tag_on_floor(msg, t_odom_cam)
+    assert fiducial_id == 9
+    assert (x, y) == pytest.approx((1.0, 6.0))
+    assert facing == pytest.approx(-math.pi / 2)
+    # A tag lying flat (its z axis vertical): no facing.
+    half = math.pi / 4
+    flat = tag_transform(2, (0.0, 0.0, 3.0), (math.sin(half), 0.0, 0.0, math.cos(half)))
+    assert nodes.nearest_tag_on_floor(FiducialTransformArray(transforms=[flat]),
+                                      t_odom_cam)[3] is None
+    assert nodes.nearest_tag_on_floor(FiducialTransformArray(transforms=[broken]),
+                                      t_odom_cam) is None
+
+
+# ----------------------------------------------------------------------- the wander
+
+def test_the_wander_tells_the_clearance_ahead_from_the_scan_and_memory():
+    wander = ReactiveWander(ReactiveConfig())
+    ranges = [3.0] * 9
+    ranges[4] = 1.4                          # the beam straight ahead
+    scan = Scan(ranges=ranges, angle_min=-0.4, angle_increment=0.1, range_min=0.1,
+                range_max=5.0)
+    assert wander.clearance_ahead(scan) == pytest.approx(1.4)
+    assert wander.clearance_ahead(scan, np.array([[0.8, 0.05], [0.3, 2.0]])) == \
+        pytest.approx(0.8)
+    blind = Scan(ranges=[math.nan] * 9, angle_min=-0.4, angle_increment=0.1, range_min=0.1,
+                 range_max=5.0)
+    assert wander.clearance_ahead(blind) == 0.0
+    bad = Scan(ranges=ranges, angle_min=-0.4, angle_increment=0.0, range_min=0.1,
+               range_max=5.0)
+    assert wander.clearance_ahead(bad) == 0.0
+    assert wander.state.value == 'STOPPED'   # the state machine was left alone
