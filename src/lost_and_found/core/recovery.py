@@ -962,8 +962,9 @@ class RecoveryCore:
         self._dwell_end = None
         self.phase = Phase.APPROACH
         here = self._odom
-        _log.info('recovery: tag %s seen %.1f m away, too far to localize from: going to %.1f m '
-                  'in front of it, (%.2f, %.2f) in %s (at most %.0f s)', fiducial_id,
+        _log.info('recovery: tag %s seen %.1f m away, too far, oblique or noisy to localize '
+                  'from: going to %.1f m in front of it, (%.2f, %.2f) in %s (at most %.0f s)',
+                  fiducial_id,
                   math.hypot(tag[0] - here[0], tag[1] - here[1]), cfg.approach_standoff,
                   goal[0], goal[1], self._odom_frame, cfg.approach_timeout)
 
