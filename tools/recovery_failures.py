@@ -13,7 +13,12 @@ robot state and the estimate's error then. Then, per strategy, how often lost_se
 the robot localized (and how often wrongly), how many looks the recovery node made
 (``look_before_resume``: ``going to look from`` in rosout.log) and how many localizations
 fiducial_localizer's tag check refuted (``should be in view``), each judged right or wrong by the
-estimate's error then. Prints Markdown; writes nothing.
+estimate's error then. Last, per strategy, the approaches of tags seen too far away to localize
+from (``approach_tags``: ``recovery: tag N seen`` in rosout.log) and how each ended: the state
+left LOST before the approach was over (a localization: usually the tag's fix), or the
+approach's own end (``approach of tag N over``: faced the tag, blocked, timed out), or neither
+(the search budget ran out, or the trial's record ended first). Prints Markdown; writes
+nothing.
 """
 import glob
 import json
@@ -31,20 +36,66 @@ LEAD = 60.0     # s before a put-down that count as that trial's drive (lift aft
 COLLISION = re.compile(r'^(\d+(?:\.\d+)?) .*/sim_world: collision \((\d+) so far\)')
 LOOK = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: going to look from')
 REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the localization is wrong')
+APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag \S+ seen ')
+APPROACH_OVER = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: approach of tag \S+ over: ([^;]*);')
+#: How an approach's own end is named in the log (``Approach.step`` outcomes and the dwell).
+APPROACH_ENDS = (('faced', 'faced the tag'), ('blocked', 'blocked'), ('timed out', 'timed out'))
 
 
-def log_times(folder, pattern):
-    """Sim times of the lines of a run's rosout.log files that match ``pattern`` (sorted,
-    each once: the same line may be in two copies of the log)."""
-    times = []
+def log_matches(folder, pattern):
+    """(sim time, match) of the lines of a run's rosout.log files that match ``pattern``
+    (sorted by time, each time once: the same line may be in two copies of the log)."""
+    found = {}
     glob_pattern = os.path.join(folder, 'logs', 'recovery', '**', 'rosout.log')
     for path in sorted(glob.glob(glob_pattern, recursive=True)):
         with open(path, errors='replace') as stream:
             for line in stream:
                 match = pattern.match(line)
                 if match:
-                    times.append(float(match.group(1)))
-    return sorted(set(times))
+                    found.setdefault(float(match.group(1)), match)
+    return sorted(found.items(), key=lambda item: item[0])
+
+
+def log_times(folder, pattern):
+    """Sim times of the lines of a run's rosout.log files that match ``pattern`` (sorted,
+    each once)."""
+    return [t for t, _match in log_matches(folder, pattern)]
+
+
+def left_lost(trial, t_sim):
+    """Sim time at which ``trial``'s trace first shows a state other than LOST (or FLYING)
+    after ``t_sim``, or None."""
+    start = trial['t_put_down_sim']
+    for sample in trial.get('trace') or []:
+        t = start + sample[0]
+        if t > t_sim and sample[STATE] not in ('LOST', 'FLYING'):
+            return t
+    return None
+
+
+def approach_outcomes(folder, trials):
+    """{(strategy, outcome): count} of the run's approaches; outcome 'localized', one of
+    APPROACH_ENDS' names, or 'other' (the budget, or the end of the trial's record)."""
+    ends = log_matches(folder, APPROACH_OVER)
+    counts = {}
+    for t, _match in log_matches(folder, APPROACH):
+        trial = owner(trials, t)
+        if trial is None:
+            continue
+        over = next(((t_end, m.group(2)) for t_end, m in ends if t_end >= t), None)
+        settled = left_lost(trial, t)
+        if settled is not None and (over is None or settled <= over[0]):
+            outcome = 'localized'
+        elif over is not None and (settled is None or over[0] < settled) and \
+                over[0] <= trial['t_put_down_sim'] + (trial['trace'][-1][0]
+                                                      if trial.get('trace') else 0.0):
+            outcome = next((name for name, text in APPROACH_ENDS if over[1].startswith(text)),
+                           over[1])
+        else:
+            outcome = 'other'
+        key = (trial['strategy'], outcome)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def collisions(folder):
@@ -151,6 +202,16 @@ def report(folder):
             strategy, sum(c[0] for c in counts), sum(c[1] for c in counts),
             looks.get(strategy, 0), refutations.get((strategy, True), 0),
             refutations.get((strategy, False), 0)))
+    approaches = approach_outcomes(folder, trials)
+    if approaches:
+        names = ['localized'] + [name for name, _text in APPROACH_ENDS] + ['other']
+        lines += ['', '| strategy | approaches | ended by: localization | faced the tag, no '
+                  'fix | blocked | timed out | neither (budget, end of record) |',
+                  '|---|---|---|---|---|---|---|']
+        for strategy in sorted({tr['strategy'] for tr in trials}):
+            row = [approaches.get((strategy, name), 0) for name in names]
+            lines.append('| `%s` | %d | %s |' % (strategy, sum(row),
+                                                 ' | '.join(str(n) for n in row)))
     return lines
 
 
