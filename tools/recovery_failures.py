@@ -62,13 +62,13 @@ def log_times(folder, pattern):
     return [t for t, _match in log_matches(folder, pattern)]
 
 
-def left_lost(trial, t_sim):
-    """Sim time at which ``trial``'s trace first shows a state other than LOST (or FLYING)
-    after ``t_sim``, or None."""
+def localized_after(trial, t_sim):
+    """Sim time at which ``trial``'s trace first shows the robot localizing or localized
+    (LOCALIZING, IDLE, NAVIGATING; not NEED_HELP) after ``t_sim``, or None."""
     start = trial['t_put_down_sim']
     for sample in trial.get('trace') or []:
         t = start + sample[0]
-        if t > t_sim and sample[STATE] not in ('LOST', 'FLYING'):
+        if t > t_sim and sample[STATE] in ('LOCALIZING',) + SETTLED:
             return t
     return None
 
@@ -83,7 +83,7 @@ def approach_outcomes(folder, trials):
         if trial is None:
             continue
         over = next(((t_end, m.group(2)) for t_end, m in ends if t_end >= t), None)
-        settled = left_lost(trial, t)
+        settled = localized_after(trial, t)
         if settled is not None and (over is None or settled <= over[0]):
             outcome = 'localized'
         elif over is not None and (settled is None or over[0] < settled) and \

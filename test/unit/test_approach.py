@@ -119,7 +119,7 @@ def follow(core, runner, pose, seconds):
 
 def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_on():
     core, runner, leg = lost_on_a_leg()
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     command = runner.step()
     assert command.cancel and core.phase == Phase.APPROACH
     core.on_goal_done(PREEMPTED, True, runner.t, leg.goal_tag)    # the cancelled leg: ignored
@@ -144,7 +144,7 @@ def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin():
     user_goal_then_lost(core, runner)
     feed(core, runner)
     runner.step()
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     runner.run(2.0)
     assert core.phase == Phase.SPIN
     runner.until(lambda c: core.phase != Phase.SPIN, limit=4.0)
@@ -164,24 +164,66 @@ def phases(core, runner, seconds):
 def test_a_tag_is_approached_at_most_approach_tries_times_per_episode():
     core, runner, _ = lost_on_a_leg(approach_tries=1)
     core.wander.clearance = 0.1     # blocked straight away: each approach ends after 2 s
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     assert Phase.APPROACH in phases(core, runner, 1.0)
     assert phases(core, runner, 3.0)[-1] == Phase.SPIN      # blocked: spin, search on
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     assert Phase.APPROACH not in phases(core, runner, 10.0)
-    core.on_distant_tag(6, TAG[0], TAG[1], FACING, runner.t)      # another tag: yes
+    core.on_distant_tags([(6, TAG[0], TAG[1], FACING)], runner.t)      # another tag: yes
     assert Phase.APPROACH in phases(core, runner, 6.0)
     # A new episode forgets the count.
     core.on_state(State.IDLE, runner.t)
     core.on_state(State.LOST, runner.t)
     runner.step()
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     assert Phase.APPROACH in phases(core, runner, 6.0)
+
+
+def test_the_nearest_tag_with_tries_left_is_approached():
+    core, runner, _ = lost_on_a_leg(approach_tries=1)
+    core.wander.clearance = 0.1     # blocked straight away: each approach ends after 2 s
+    near, far = (5, TAG[0], TAG[1], FACING), (6, TAG[0] + 3.0, TAG[1], FACING)
+    core.on_distant_tags([far, near], runner.t)
+    runner.step()
+    assert core.phase == Phase.APPROACH and core._approach.fiducial_id == 5
+    phases(core, runner, 3.0)
+    # Tag 5 has used its try: a frame with both tags sends the robot to tag 6.
+    core.on_distant_tags([near, far], runner.t)
+    seen = phases(core, runner, 6.0)
+    assert Phase.APPROACH in seen
+    assert core._approached == {5: 1, 6: 1}
+
+
+def test_an_approach_times_out_even_without_odometry_or_scan():
+    core, runner, _ = lost_on_a_leg(approach_timeout=5.0)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    runner.step()
+    assert core.phase == Phase.APPROACH
+    # The base driver and the laser fall silent: the robot stands, and the approach still ends
+    # at its timeout (then the spin, and the search, go on).
+    seen = []
+    for _ in range(int(round(8.0 / DT))):
+        runner.step()
+        seen.append(core.phase)
+    assert seen.count(Phase.APPROACH) == pytest.approx(5.0 / DT, abs=2)
+    assert seen[seen.count(Phase.APPROACH)] == Phase.SPIN
+
+
+def test_leaving_the_wander_for_an_approach_stops_the_wander_at_once():
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    runner.until(lambda c: core.phase == Phase.WANDER, limit=10.0)
+    feed(core, runner)
+    core.on_distant_tags([(5, ODOM[0] - 4.0, ODOM[1], 0.0)], runner.t)   # behind the robot
+    command = runner.step()
+    assert core.phase == Phase.APPROACH and command.twist == (0.0, 0.0)
 
 
 def test_leaving_lost_during_an_approach_stops_the_robot():
     core, runner, _ = lost_on_a_leg()
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     follow(core, runner, (ODOM[0], ODOM[1], 0.0), 3.0)
     assert core.phase == Phase.APPROACH
     core.on_state(State.LOCALIZING, runner.t)      # the tag gave a fix
@@ -193,7 +235,7 @@ def test_leaving_lost_during_an_approach_stops_the_robot():
 
 def test_the_search_budget_ends_an_approach_too():
     core, runner, _ = lost_on_a_leg(max_search_time=20.0)
-    core.on_distant_tag(5, (ODOM[0] + 30.0), ODOM[1], FACING, runner.t)
+    core.on_distant_tags([(5, (ODOM[0] + 30.0), ODOM[1], FACING)], runner.t)
     _, commands = follow(core, runner, (ODOM[0], ODOM[1], 0.0), 15.0)
     assert core.phase == Phase.GAVE_UP
     assert any(c.request_state == State.NEED_HELP for c in commands)
@@ -207,7 +249,7 @@ def test_distant_tags_are_ignored_outside_a_search_or_when_bad(when, caplog):
         core.on_state(State.LOCALIZING, runner.t)
         runner.step()
     x = math.nan if when == 'non-finite' else TAG[0]
-    core.on_distant_tag(5, x, TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, x, TAG[1], FACING)], runner.t)
     follow(core, runner, (ODOM[0], ODOM[1], 0.0), 2.0)
     assert core.phase != Phase.APPROACH
     if when == 'non-finite':
@@ -219,7 +261,7 @@ def test_strategy_none_never_approaches():
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
-    core.on_distant_tag(5, TAG[0], TAG[1], FACING, runner.t)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     commands = runner.run(10.0)
     assert core.phase == Phase.WAIT
     assert all(c.twist in (None, (0.0, 0.0)) for c in commands)
@@ -227,10 +269,16 @@ def test_strategy_none_never_approaches():
 
 @pytest.mark.parametrize('name, value', [
     ('approach_tags', 'yes'), ('approach_standoff', -1.0), ('approach_timeout', 0.0),
-    ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan)])
+    ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan),
+    ('approach_standoff', 0.7)])
 def test_bad_approach_parameters_are_refused_by_name(name, value):
     with pytest.raises(ConfigError, match=name):
         RecoveryConfig(**{name: value}).validate()
+
+
+def test_a_standoff_inside_the_stop_distance_names_both_values():
+    with pytest.raises(ConfigError, match=r'approach_standoff=0\.9.*stop_distance=0\.8'):
+        RecoveryConfig(approach_standoff=0.9, reactive_stop_distance=0.8).validate()
 
 
 # ----------------------------------------------------------------------- the adapter
@@ -244,29 +292,29 @@ def tag_transform(fiducial_id, xyz, quaternion):
     return ft
 
 
-def test_the_nearest_distant_tag_is_placed_on_the_floor_with_its_facing():
+def test_distant_tags_are_placed_on_the_floor_with_their_facing():
     # The camera's optical frame (z forward, x right, y down) at (1, 2) in odom, heading +y.
     optical = np.array([[0.0, 0.0, 1.0, 0.0], [-1.0, 0.0, 0.0, 0.0],
                         [0.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
     t_odom_cam = geometry.compose(geometry.make_transform(
         (0.0, 0.0, math.sin(math.pi / 4), math.cos(math.pi / 4)), (1.0, 2.0, 0.3)), optical)
-    # A tag 4 m ahead facing the camera: its z axis points back at it (rotation pi about y).
+    # Tags ahead facing the camera: their z axis points back at it (rotation pi about y).
     facing_back = (0.0, 1.0, 0.0, 0.0)
     far = tag_transform(3, (0.5, 0.0, 6.0), facing_back)
     near = tag_transform(9, (0.0, 0.1, 4.0), facing_back)
     broken = tag_transform(4, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0))
     msg = FiducialTransformArray(transforms=[far, broken, near])
-    fiducial_id, x, y, facing = nodes.nearest_tag_on_floor(msg, t_odom_cam)
-    assert fiducial_id == 9
-    assert (x, y) == pytest.approx((1.0, 6.0))
-    assert facing == pytest.approx(-math.pi / 2)
+    placed = nodes.tags_on_floor(msg, t_odom_cam)
+    assert [tag[0] for tag in placed] == [3, 9]         # the broken transform is dropped
+    assert placed[0][1:3] == pytest.approx((1.5, 8.0))     # 0.5 m to the right: +x
+    assert placed[1][1:3] == pytest.approx((1.0, 6.0))
+    assert placed[1][3] == pytest.approx(-math.pi / 2)
     # A tag lying flat (its z axis vertical): no facing.
     half = math.pi / 4
     flat = tag_transform(2, (0.0, 0.0, 3.0), (math.sin(half), 0.0, 0.0, math.cos(half)))
-    assert nodes.nearest_tag_on_floor(FiducialTransformArray(transforms=[flat]),
-                                      t_odom_cam)[3] is None
-    assert nodes.nearest_tag_on_floor(FiducialTransformArray(transforms=[broken]),
-                                      t_odom_cam) is None
+    assert nodes.tags_on_floor(FiducialTransformArray(transforms=[flat]),
+                               t_odom_cam)[0][3] is None
+    assert nodes.tags_on_floor(FiducialTransformArray(transforms=[broken]), t_odom_cam) == []
 
 
 # ----------------------------------------------------------------------- the wander

@@ -86,11 +86,13 @@ def test_approaches_are_counted_by_how_they_ended(tmp_path):
     # Spiral trial 0 (put down at 100): an approach at 104 ended by the localization at 108;
     # one at 120 blocked at 125 (the state leaves LOST only at 140); one at 150 whose trial
     # record ends at 160 while still LOST. Reactive trial 0 (put down at 300): an approach
-    # that faced its tag (no fix) and one that timed out.
+    # that faced its tag (no fix), one that timed out, and one the budget ended (NEED_HELP
+    # at 370, not a localization).
     spiral = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [8.0, 0, 0, 0, 0.1, 0.0, 'LOCALIZING'],
               [10.0, 0, 0, 0, 4.0, 1.0, 'LOST'], [40.0, 0, 0, 0, 0.1, 0.0, 'IDLE'],
               [45.0, 0, 0, 0, 3.0, 1.0, 'LOST'], [60.0, 0, 0, 0, 3.0, 1.0, 'LOST']]
-    reactive = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [70.0, 0, 0, 0, 5.0, 1.0, 'NEED_HELP']]
+    reactive = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [70.0, 0, 0, 0, 5.0, 1.0, 'NEED_HELP'],
+                [80.0, 0, 0, 0, 5.0, 1.0, 'NEED_HELP']]
     run = {'trials': [trial('spiral', 0, 100.0, spiral, resumed=True),
                       trial('reactive', 0, 300.0, reactive, need_help=True)]}
     (tmp_path / 'recovery.json').write_text(json.dumps(run))
@@ -106,7 +108,8 @@ def test_approaches_are_counted_by_how_they_ended(tmp_path):
             (310.0, 'tag 6 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
             (322.0, 'approach of tag 6 over: faced the tag for 1.0 s; searching on'),
             (330.0, 'tag 7 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
-            (360.0, 'approach of tag 7 over: timed out; searching on')]))
+            (360.0, 'approach of tag 7 over: timed out; searching on'),
+            (365.0, 'tag 8 seen 3.5 m away, too far, oblique or noisy to localize from: ...')]))
     text = '\n'.join(tool.report(str(tmp_path)))
     assert '| `spiral` | 3 | 1 | 0 | 1 | 0 | 1 |' in text
-    assert '| `reactive` | 2 | 0 | 1 | 0 | 1 | 0 |' in text
+    assert '| `reactive` | 3 | 0 | 1 | 0 | 1 | 1 |' in text

@@ -93,6 +93,10 @@ class Approach:
         if self._blocked_since is not None:
             self._blocked_since += delta
 
+    def expired(self, t):
+        """True once the approach has taken its whole ``timeout`` at ``t``."""
+        return t - self._start >= self._limits.timeout
+
     def step(self, pose, clearance, t):
         """One command.
 
@@ -106,7 +110,7 @@ class Approach:
             'arrived' (facing the tag from the standoff point), 'blocked' or 'timed out'.
         """
         limits = self._limits
-        if t - self._start >= limits.timeout:
+        if self.expired(t):
             return 0.0, 0.0, 'timed out'
         x, y, yaw = pose
         distance = math.hypot(self.goal[0] - x, self.goal[1] - y)

@@ -45,7 +45,7 @@ import enum
 import logging
 import math
 
-from lost_and_found.core.approach import Approach, ApproachLimits, standoff_point
+from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
@@ -158,8 +158,9 @@ class RecoveryConfig:
             that fiducial_localizer cannot localize from (too far, too oblique or too noisy:
             its ``distant_tags``), leave the search, drive to ``approach_standoff`` in front
             of the tag and face it (core/approach.py), then spin and search on.
-        approach_standoff: metres in front of the tag the approach drives to (well within
-            fiducial_localizer's ``max_distance``).
+        approach_standoff: metres in front of the tag the approach drives to: more than
+            ``reactive_stop_distance`` + ARRIVED (0.25 m), or a head-on approach stops for the
+            wall before it arrives, and well within fiducial_localizer's ``max_distance``.
         approach_timeout: the longest approach (s).
         approach_tries: approaches of one tag per LOST episode (integer >= 1).
         approach_dwell: seconds to stand facing the tag at the end of an approach, for the
@@ -265,6 +266,12 @@ class RecoveryConfig:
                           % (self.look_dwell, self.look_timeout))
         check.require(isinstance(self.approach_tags, bool), 'approach_tags', 'be true or false')
         check.non_negative('approach_standoff')
+        if _finite(self.approach_standoff, self.reactive_stop_distance) and \
+                self.approach_standoff <= self.reactive_stop_distance + ARRIVED:
+            check.problem('approach_standoff=%r: must be more than reactive/stop_distance=%r '
+                          'plus %.2f m, or a head-on approach stops for the wall before it '
+                          'arrives and always ends blocked'
+                          % (self.approach_standoff, self.reactive_stop_distance, ARRIVED))
         check.positive('approach_timeout')
         check.positive_int('approach_tries')
         check.non_negative('approach_dwell')
@@ -643,30 +650,37 @@ class RecoveryCore:
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
 
-    def on_distant_tag(self, fiducial_id, tag_x, tag_y, facing_yaw, t):
-        """The camera sees mapped tag ``fiducial_id`` at ``(tag_x, tag_y)`` in the odometry
-        frame, its face towards ``facing_yaw`` (rad; None: unknown), but too far (or too
-        obliquely, or too noisily) for fiducial_localizer to localize from.
+    def on_distant_tags(self, tags, t):
+        """The camera sees mapped tags, each ``(fiducial_id, x, y, facing_yaw)`` in the
+        odometry frame (``facing_yaw``: the direction the tag's face points to, rad, or None
+        when unknown), but too far (or too obliquely, or too noisily) for fiducial_localizer
+        to localize from.
 
         While searching (``approach_tags``), the next control step leaves the spiral leg or the
-        wander (a spin is finished first) to go closer: at most ``approach_tries`` times per
-        tag and episode.
+        wander (a spin is finished first) to go closer to the nearest of them that has not
+        been approached ``approach_tries`` times in this episode.
         """
         t = self._time(t)
         if t is None or not self.config.approach_tags:
             return
-        if not _finite(tag_x, tag_y) or (facing_yaw is not None and not _finite(facing_yaw)):
-            self._warn('distant_tag', 'ignoring a distant tag at a non-finite place (%r, %r, '
-                       '%r)' % (tag_x, tag_y, facing_yaw))
-            return
         if self.state != State.LOST or self.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER) \
                 or self._odom is None:
             return
-        if self._approached.get(fiducial_id, 0) >= self.config.approach_tries:
-            return
-        tag = (float(tag_x), float(tag_y))
-        goal = standoff_point(tag, facing_yaw, self._odom, self.config.approach_standoff)
-        self._approach_next = (fiducial_id, tag, goal)
+        best = None
+        for fiducial_id, tag_x, tag_y, facing_yaw in tags:
+            if not _finite(tag_x, tag_y) or (facing_yaw is not None and not _finite(facing_yaw)):
+                self._warn('distant_tag', 'ignoring distant tag %s at a non-finite place (%r, '
+                           '%r, %r)' % (fiducial_id, tag_x, tag_y, facing_yaw))
+                continue
+            if self._approached.get(fiducial_id, 0) >= self.config.approach_tries:
+                continue
+            distance = math.hypot(tag_x - self._odom[0], tag_y - self._odom[1])
+            if best is None or distance < best[0]:
+                best = (distance, fiducial_id, (float(tag_x), float(tag_y)), facing_yaw)
+        if best is not None:
+            _distance, fiducial_id, tag, facing_yaw = best
+            goal = standoff_point(tag, facing_yaw, self._odom, self.config.approach_standoff)
+            self._approach_next = (fiducial_id, tag, goal)
 
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
@@ -961,6 +975,7 @@ class RecoveryCore:
         self._approach = Approach(fiducial_id, tag, goal, t, limits)
         self._dwell_end = None
         self.phase = Phase.APPROACH
+        self._out['twist'] = (0.0, 0.0)     # the wander's last command must not linger
         here = self._odom
         _log.info('recovery: tag %s seen %.1f m away, too far, oblique or noisy to localize '
                   'from: going to %.1f m in front of it, (%.2f, %.2f) in %s (at most %.0f s)',
@@ -976,6 +991,8 @@ class RecoveryCore:
                 return (0.0, 0.0)
             return self._after_approach('faced the tag for %.1f s' % self.config.approach_dwell,
                                         t)
+        if self._approach.expired(t):
+            return self._after_approach('timed out', t)
         pose = self._odom_pose(t)
         if pose is None or self._scan is None or t - self._scan_t > self.config.scan_timeout:
             self._warn('approach', 'no fresh odometry or scan: the approach stands still')
@@ -1005,6 +1022,7 @@ class RecoveryCore:
             self._out['cancel'] = True
         self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.GAVE_UP
+        self._approach = self._approach_next = self._dwell_end = None
         self._ask_for_help(t)
 
     def _ask_for_help(self, t):

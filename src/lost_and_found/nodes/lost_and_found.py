@@ -86,25 +86,21 @@ def scan_from_msg(msg):
                 range_max=msg.range_max)
 
 
-def nearest_tag_on_floor(msg, t_odom_camera):
-    """``(fiducial_id, x, y, facing_yaw)`` in the odometry frame of the tag of a
-    FiducialTransformArray nearest the camera (``t_odom_camera``: 4x4), or None when none has
-    a finite transform. ``facing_yaw`` is the direction of the tag's face normal on the floor
-    (None for a tag lying flat)."""
-    best = None
+def tags_on_floor(msg, t_odom_camera):
+    """``[(fiducial_id, x, y, facing_yaw), ...]`` in the odometry frame: the tags of a
+    FiducialTransformArray with a finite transform, placed by ``t_odom_camera`` (4x4).
+    ``facing_yaw`` is the direction of the tag's face normal on the floor (None for a tag lying
+    flat)."""
+    tags = []
     for ft in msg.transforms:
         t_cam_tag = transform_to_matrix(ft.transform)
         if not np.all(np.isfinite(t_cam_tag)):
             continue
-        distance = float(np.linalg.norm(t_cam_tag[:3, 3]))
-        if best is None or distance < best[0]:
-            best = (distance, ft.fiducial_id, t_odom_camera @ t_cam_tag)
-    if best is None:
-        return None
-    _distance, fiducial_id, t_odom_tag = best
-    normal = t_odom_tag[:2, 2]
-    facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) >= _FLAT else None
-    return fiducial_id, float(t_odom_tag[0, 3]), float(t_odom_tag[1, 3]), facing
+        t_odom_tag = t_odom_camera @ t_cam_tag
+        normal = t_odom_tag[:2, 2]
+        facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) >= _FLAT else None
+        tags.append((ft.fiducial_id, float(t_odom_tag[0, 3]), float(t_odom_tag[1, 3]), facing))
+    return tags
 
 
 def twist_msg(twist):
@@ -249,8 +245,8 @@ class RecoveryNode:
 
     def _on_odom(self, msg):
         pose = msg.pose.pose
-        if msg.header.frame_id:
-            self._odom_frame = msg.header.frame_id
+        if msg.header.frame_id.strip('/ '):
+            self._odom_frame = msg.header.frame_id.strip('/ ')     # tf2 refuses '/odom'
         self._guard('odom', lambda: self._core.on_odom(
             pose.position.x, pose.position.y, self._now(), msg.header.frame_id,
             yaw_from_quaternion(pose.orientation)))
@@ -269,24 +265,24 @@ class RecoveryNode:
             user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
 
     def _on_distant_tags(self, msg):
-        """Mapped tags fiducial_localizer saw but could not use: the nearest, in odometry."""
-        odom_frame = self._odom_frame
-        if odom_frame is None or not msg.header.frame_id or \
+        """Mapped tags fiducial_localizer saw but could not use, placed in odometry."""
+        odom_frame, camera_frame = self._odom_frame, msg.header.frame_id.strip('/ ')
+        if odom_frame is None or not camera_frame or \
                 self._core.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER):
             return
         try:
             stamped = self._tf_buffer.lookup_transform(
-                odom_frame, msg.header.frame_id, msg.header.stamp,
+                odom_frame, camera_frame, msg.header.stamp,
                 rospy.Duration(_TAG_TF_TIMEOUT))
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
             rospy.logwarn_throttle(_THROTTLE, '%s: a distant tag not placed: no transform %s '
-                                   '<- %s: %s' % (self._name, odom_frame, msg.header.frame_id,
+                                   '<- %s: %s' % (self._name, odom_frame, camera_frame,
                                                   error))
             return
-        tag = nearest_tag_on_floor(msg, transform_to_matrix(stamped.transform))
-        if tag is not None:
-            self._guard('distant tag', lambda: self._core.on_distant_tag(*tag, self._now()))
+        tags = tags_on_floor(msg, transform_to_matrix(stamped.transform))
+        if tags:
+            self._guard('distant tags', lambda: self._core.on_distant_tags(tags, self._now()))
 
     def _on_dock(self, msg):
         self._guard('on_dock', lambda: self._core.on_dock(msg.data))
