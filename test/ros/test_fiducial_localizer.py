@@ -177,6 +177,7 @@ class FiducialLocalizerTest(unittest.TestCase):
     def test_3b_a_distant_tag_is_published_for_the_search(self):
         """LOST, tag 8 seen 4 m away (max_distance is 3 m): no initialpose, but the detection
         on ~distant_tags, in the camera frame; an unknown tag 4 m away is not published."""
+        self.state_pub.publish(String(data='LOST'))     # as test_2 left it; this test alone too
         before = self.count()
         with self.lock:
             self.distant.clear()

@@ -624,6 +624,29 @@ def test_a_laser_that_reads_only_too_close_turns_in_place_until_it_sees_again():
     assert v > 0.0 and abs(world.th) > 1.0
 
 
+def test_a_post_too_near_to_measure_stops_forward_though_the_rest_is_open():
+    """A chair leg 0.3 m ahead, slightly left, in open space: the Kinect reads -inf on the
+    beams that hit it and no return on all the others. That is an obstacle in the path, not a
+    missing reading (seen in the recovery benchmark: the wander drove into a single occupied
+    cell of the Intel map). FORWARD stops, does not drive on while the post is ahead, and the
+    approach's clearance ahead is 0."""
+    ranges = cast(kinect_angles(), [((0.3, 0.03), (0.3, 0.08))])
+    scan = kinect_scan(np.where(ranges < 0.45, -np.inf, ranges))        # as a Kinect reads
+    assert np.isneginf(scan.ranges).sum() >= 3 and np.isposinf(scan.ranges).sum() > 500
+    wander = ReactiveWander(CFG)
+    open_scan = kinect_scan(np.full(KINECT_N, np.inf))
+    wander.step(open_scan, 0.0)
+    wander.step(open_scan, 0.1)
+    assert wander.state is ReactiveState.FORWARD
+    v, _ = wander.step(scan, 0.2)
+    assert v == 0.0 and wander.state is ReactiveState.FIND_NEW_DIR
+    for k in range(3, 30):
+        v, _ = wander.step(scan, 0.1 * k)
+        assert v <= 0.0, 'drove at the post (state %s)' % wander.state.name
+    assert wander.clearance_ahead(scan) == 0.0
+    assert wander.clearance_ahead(open_scan) == pytest.approx(10.0)
+
+
 def test_empty_and_garbage_scans_stop():
     """Empty ranges, a zero increment or non-numeric ranges stop the robot, never raise."""
     wander = ReactiveWander(CFG)

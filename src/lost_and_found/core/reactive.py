@@ -524,7 +524,8 @@ class ReactiveWander:
     def clearance_ahead(self, scan, remembered=None):
         """Distance (m) to the nearest reading in the front sector of ``scan``, or remembered
         point (robot frame, ``(N, 2)``) in the footprint's path ahead; 0 when the scan is
-        unusable or tells nothing about what is ahead. Leaves the state machine alone."""
+        unusable, tells nothing about what is ahead or reads ``-inf`` there (too near to
+        measure). Leaves the state machine alone."""
         try:
             prep = _Prepared(scan, self.config)
         except (TypeError, ValueError, AttributeError):
@@ -703,7 +704,9 @@ class ReactiveWander:
         return min(self._front_reading(prep), self._remembered_ahead())
 
     def _front_reading(self, prep):
-        """Nearest reading in the front sector; 0 when the sector has no information."""
+        """Nearest reading in the front sector; 0 when the sector has no information, or
+        when a beam in it reads ``-inf`` (REP 117: an obstacle nearer than ``range_min``; a
+        Kinect reads it for a chair leg 0.3 m ahead while its other beams see the far wall)."""
         cfg = self.config
         sector = self._sector(prep, 0.0, cfg.front_half_angle)
         if not sector.any():
@@ -714,6 +717,8 @@ class ReactiveWander:
             sector = np.zeros(prep.n, dtype=bool)
             sector[k] = True
         raw = np.where(np.isposinf(prep.raw), prep.range_max, prep.raw)[sector]
+        if np.isneginf(raw).any():
+            return 0.0
         with np.errstate(invalid='ignore'):
             real = raw[np.isfinite(raw) & (raw > 0.0)]
         # NaN/-inf only: nothing known ahead, which is not a reason to drive there.
