@@ -34,6 +34,7 @@ from e2e_util import Monitor, wait_for
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.srv import Kidnap, Teleport
+from ros_wait import publishes_to_me
 
 
 def goal_message(pose):
@@ -77,10 +78,12 @@ class TestEndToEnd(unittest.TestCase):
         # a kidnap right after setUp must not race the connection that times the put-down
         wait_for(lambda: sensor_state.get_num_connections() > 0, 60,
                  'a connection to /mobile_base/sensors/core')
-        # /rosout is not latched: a node's message before our connection to it is lost (the
-        # silent bring-up reads lost_service's call of global localization there)
-        wait_for(lambda: rosout.get_num_connections() >= len(rosout_publishers()), 60,
-                 'a connection to every node\'s /rosout')
+        # /rosout is not latched: a node's message before it has our connection is lost (the
+        # silent bring-up reads lost_service's call of global localization there); asked of
+        # each publishing node, since this side counts a connection earlier
+        wait_for(lambda: rosout.get_num_connections() >= len(rosout_publishers()) and all(
+            publishes_to_me(node, '/rosout') for node in rosout_publishers()), 60,
+            'every node to publish its /rosout to this node')
 
     def _on_sensor_state(self, msg):
         # The put-down lies between the last stamp with a wheel dropped and the first with both

@@ -74,6 +74,8 @@ from sensor_msgs.msg import LaserScan  # noqa: E402
 from std_msgs.msg import UInt32  # noqa: E402
 from std_srvs.srv import Empty  # noqa: E402
 
+from ros_wait import publishes_to_me  # noqa: E402
+
 NAME = 'test_sim_world'
 
 
@@ -231,9 +233,10 @@ class SimWorldTest(unittest.TestCase):
 
     def test_4_kidnap(self):
         """Kidnap: DROPPED left and right at once, RAISED both after the hold, then moved."""
-        # Edges are not latched: one published before the subscription is connected is lost.
-        self.wait_for(lambda: self.subs[1].get_num_connections() > 0, 20.0,
-                      'the wheel-drop subscription to connect')
+        # Edges are not latched: one published before sim_world has this subscription among
+        # its connections is lost (this side counts the connection earlier).
+        self.wait_for(lambda: publishes_to_me('/sim_world', '/mobile_base/events/wheel_drop'),
+                      20.0, 'sim_world to publish the wheel-drop events to this node')
         with self.lock:
             self.edges.clear()
         odom_before = self.get('/odom').pose.pose.position
