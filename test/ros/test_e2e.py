@@ -78,12 +78,15 @@ class TestEndToEnd(unittest.TestCase):
         # a kidnap right after setUp must not race the connection that times the put-down
         wait_for(lambda: sensor_state.get_num_connections() > 0, 60,
                  'a connection to /mobile_base/sensors/core')
+
         # /rosout is not latched: a node's message before it has our connection is lost (the
         # silent bring-up reads lost_service's call of global localization there); asked of
         # each publishing node, since this side counts a connection earlier
-        wait_for(lambda: rosout.get_num_connections() >= len(rosout_publishers()) and all(
-            publishes_to_me(node, '/rosout') for node in rosout_publishers()), 60,
-            'every node to publish its /rosout to this node')
+        def every_rosout_reaches_me():
+            nodes = rosout_publishers()
+            return rosout.get_num_connections() >= len(nodes) and all(
+                publishes_to_me(node, '/rosout') for node in nodes)
+        wait_for(every_rosout_reaches_me, 60, 'every node to publish its /rosout to this node')
 
     def _on_sensor_state(self, msg):
         # The put-down lies between the last stamp with a wheel dropped and the first with both

@@ -721,7 +721,7 @@ class ReactiveWander:
             return 0.0
         with np.errstate(invalid='ignore'):
             real = raw[np.isfinite(raw) & (raw > 0.0)]
-        # NaN/-inf only: nothing known ahead, which is not a reason to drive there.
+        # NaN only: nothing known ahead, which is not a reason to drive there.
         return float(real.min()) if real.size else 0.0
 
     def _forward(self, prep, spans, t):
