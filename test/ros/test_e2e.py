@@ -34,7 +34,7 @@ from e2e_util import Monitor, wait_for
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
 from lost_and_found.srv import Kidnap, Teleport
-from ros_wait import publishes_to_me
+from ros_wait import publishes_to
 
 
 def goal_message(pose):
@@ -75,9 +75,15 @@ class TestEndToEnd(unittest.TestCase):
         wait_for(lambda: getattr(self.monitor.last_status(), 'state', None) == 'IDLE', 60,
                  'lost_service status IDLE')
         wait_for(lambda: self.monitor.estimate() is not None, 60, 'tf map -> base_footprint')
-        # a kidnap right after setUp must not race the connection that times the put-down
-        wait_for(lambda: sensor_state.get_num_connections() > 0, 60,
-                 'a connection to /mobile_base/sensors/core')
+        # a kidnap right after setUp must not race the connections that time it: this node's
+        # sensor state (the put-down) and kidnap_monitor's wheel drops and clock (the hold),
+        # asked of sim_world, since a subscriber counts a connection earlier
+        wait_for(lambda: sensor_state.get_num_connections() > 0 and publishes_to(
+            '/sim_world', '/mobile_base/sensors/core'), 60,
+            'sim_world to publish /mobile_base/sensors/core to this node')
+        wait_for(lambda: all(publishes_to('/sim_world', topic, '/kidnap_monitor') for topic in (
+            '/clock', '/mobile_base/events/wheel_drop')), 60,
+            'sim_world to publish /clock and the wheel drops to kidnap_monitor')
 
         # /rosout is not latched: a node's message before it has our connection is lost (the
         # silent bring-up reads lost_service's call of global localization there); asked of
@@ -85,7 +91,7 @@ class TestEndToEnd(unittest.TestCase):
         def every_rosout_reaches_me():
             nodes = rosout_publishers()
             return rosout.get_num_connections() >= len(nodes) and all(
-                publishes_to_me(node, '/rosout') for node in nodes)
+                publishes_to(node, '/rosout') for node in nodes)
         wait_for(every_rosout_reaches_me, 60, 'every node to publish its /rosout to this node')
 
     def _on_sensor_state(self, msg):

@@ -74,7 +74,7 @@ from sensor_msgs.msg import LaserScan  # noqa: E402
 from std_msgs.msg import UInt32  # noqa: E402
 from std_srvs.srv import Empty  # noqa: E402
 
-from ros_wait import publishes_to_me  # noqa: E402
+from ros_wait import publishes_to  # noqa: E402
 
 NAME = 'test_sim_world'
 
@@ -235,7 +235,7 @@ class SimWorldTest(unittest.TestCase):
         """Kidnap: DROPPED left and right at once, RAISED both after the hold, then moved."""
         # Edges are not latched: one published before sim_world has this subscription among
         # its connections is lost (this side counts the connection earlier).
-        self.wait_for(lambda: publishes_to_me('/sim_world', '/mobile_base/events/wheel_drop'),
+        self.wait_for(lambda: publishes_to('/sim_world', '/mobile_base/events/wheel_drop'),
                       20.0, 'sim_world to publish the wheel-drop events to this node')
         with self.lock:
             self.edges.clear()
