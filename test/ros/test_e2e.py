@@ -27,6 +27,7 @@ import rostest
 from geometry_msgs.msg import Pose2D
 from kobuki_msgs.msg import SensorState
 from move_base_msgs.msg import MoveBaseAction
+from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
 
@@ -224,7 +225,13 @@ class TestEndToEnd(unittest.TestCase):
             states = {state for _, state in self.monitor.states}
         self.assertLessEqual(states, {'IDLE', 'NAVIGATING'}, 'states seen: %s' % states)
 
+    def _on_odometry(self, msg):
+        self.odometry = (msg.header.stamp.to_sec(), msg.twist.twist.linear.x,
+                         msg.twist.twist.angular.z)
+
     def run_need_help(self):
+        self.odometry = None    # (stamp, linear, angular speed) of the newest /odom
+        rospy.Subscriber('/odom', Odometry, self._on_odometry, queue_size=1)
         goal = self.params['goal']
         start = self.monitor.truth
         self.send_goal(goal)
@@ -236,12 +243,20 @@ class TestEndToEnd(unittest.TestCase):
         wait_for(lambda: self.monitor.last_status().tier == 3, 10, 'status tier 3')
         status = self.monitor.last_status()
         self.assertEqual((status.status, status.state), ('LOCALIZATION_NEED_HELP', 'NEED_HELP'))
-        # the base stops: the truth stays put over 5 s of sim time
+        # the base stops: the odometry reads no motion within 2 s of sim time (NEED_HELP may
+        # come while it still brakes from a search leg), then the truth stays put for 5 s
+        help_at = rospy.get_time()
+        wait_for(lambda: self.odometry is not None and self.odometry[0] > help_at, 10,
+                 'odometry after NEED_HELP')
+        wait_for(lambda: abs(self.odometry[1]) < 1e-3 and abs(self.odometry[2]) < 1e-3, 60,
+                 'the base to come to rest')
+        rest_at = self.odometry[0]
+        self.assertLess(rest_at - help_at, 2.0, 'the base came to rest %.1f s after NEED_HELP'
+                        % (rest_at - help_at))
         first = self.monitor.truth
-        stop_began = rospy.get_time()
-        wait_for(lambda: rospy.get_time() - stop_began >= 5.0, 60, '5 s of sim time')
+        wait_for(lambda: rospy.get_time() - rest_at >= 5.0, 60, '5 s of sim time')
         moved = math.hypot(self.monitor.truth[0] - first[0], self.monitor.truth[1] - first[1])
-        self.assertLess(moved, 0.05, 'the base moved %.2f m while NEED_HELP' % moved)
+        self.assertLess(moved, 0.01, 'the base moved %.3f m while NEED_HELP' % moved)
         saved = self.monitor.saved_goal
         self.assertIsNotNone(saved, 'the saved goal was dropped')
         self.assertAlmostEqual(saved.pose.position.x, goal[0], places=3)
