@@ -185,6 +185,39 @@ def test_fix_then_tight_poses_localize():
     assert service.state == State.IDLE and service.status().tier == NORMAL
 
 
+def test_a_lost_reading_from_before_the_fix_does_not_end_localizing():
+    # the detector judged amcl's pose from before the fix and published it before it got the
+    # reset (two topics): lost_service keeps the fix until the detector answers 'normal'
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    service.on_detector_status('confused', 1.5)
+    service.on_initialpose(2.0)
+    actions = service.on_detector_status('lost', 2.1)
+    assert service.state == State.LOCALIZING and not actions.global_localization
+    assert service.detector_status == 'normal'
+    service.on_detector_status('normal', 2.2)      # the detector's answer to the reset
+    service.on_detector_status('lost', 2.6)       # a reading after the reset counts
+    assert service.state == State.LOST
+
+
+def test_a_detector_that_never_answers_its_reset_is_heard_after_the_window():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    service.on_initialpose(2.0)
+    service.on_detector_status('lost', 2.9)
+    assert service.state == State.LOCALIZING
+    service.on_detector_status('lost', 3.0)       # RESET_ACK_WINDOW (1 s) after the reset
+    assert service.state == State.LOST
+
+
+def test_a_clock_jumping_back_after_a_reset_does_not_mute_the_detector():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 100.0)
+    service.on_initialpose(101.0)
+    service.on_detector_status('lost', 5.0)
+    assert service.state == State.LOST
+
+
 def test_normal_statuses_alone_do_not_localize():
     service = localized_service(localized_after=3)
     service.on_detector_status('lost', 1.0)

@@ -21,6 +21,10 @@ Rules:
   global localization follows only if the detector still reads lost after it.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset.
+- After every detector reset, statuses other than ``normal`` are ignored until the detector's
+  own ``normal`` (its answer to the reset) or for at most ``RESET_ACK_WINDOW``: they were read
+  on amcl's pose from before the reset (say, before a fiducial fix), and would otherwise send a
+  robot that is LOCALIZING on a good fix back to LOST.
 - LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive amcl poses whose covariance is
   tight (major x-y std dev below ``localized_sigma_xy`` and yaw std dev below
   ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
@@ -55,6 +59,12 @@ _log = logging.getLogger('rosout')
 
 #: Detector status strings and the tier each stands for.
 DETECTOR_TIERS = {'normal': 0, 'confused': 1, 'lost': 2}
+
+#: Seconds after lost_service resets the detector during which a status other than
+#: ``normal`` is taken as a reading from before the reset, until the detector's own ``normal``
+#: (it publishes one when it resets) arrives: the reset and the status are two topics, and a
+#: reading judged on amcl's pose from before a fix can overtake the reset.
+RESET_ACK_WINDOW = 1.0
 
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
@@ -208,6 +218,7 @@ class LostService:
         self._kidnap_episode = False    # the robot has not been localized since a kidnap
         self._short_put_down = None     # time of the last put-down after a short lift
         self._reseed_at = None          # time of the last put-down re-seed
+        self._detector_reset_at = None  # time of a detector reset not yet answered by 'normal'
         self._localizing_since = None
         self._now = None
 
@@ -245,6 +256,8 @@ class LostService:
             raise ValueError('unknown lost detector status %r (expected one of %s)' % (
                 status, ', '.join(DETECTOR_TIERS)))
         self._now = t
+        if self._from_before_reset(status, t):
+            return actions
         previous, self.detector_status = self.detector_status, status
         if status != 'normal':
             self._tight_streak = 0
@@ -278,7 +291,7 @@ class LostService:
         self._last_global_call = t
         self._global_armed = False
         actions.global_localization = True
-        actions.reset_detector = self._reset_detector()
+        actions.reset_detector = self._reset_detector(t)
         self._tight_streak = 0
 
     def on_picked_up(self, picked_up, t):
@@ -311,7 +324,7 @@ class LostService:
         self._seen_doubt = False
         self._global_armed = True
         self._kidnap_episode = True
-        actions.reset_detector = self._reset_detector()
+        actions.reset_detector = self._reset_detector(t)
         pose = self.last_good_pose or self.last_pose
         if pose is not None:
             if self.last_good_pose is None:
@@ -351,7 +364,7 @@ class LostService:
         self.kidnapped = False
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'docked')
-            actions.reset_detector = self._reset_detector()
+            actions.reset_detector = self._reset_detector(t)
             if self.config.dock_pose:
                 actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
         return actions
@@ -379,9 +392,26 @@ class LostService:
         return self.detector_p_lost is not None and \
             self.detector_p_lost <= self.config.localized_max_p_lost
 
-    def _reset_detector(self):
-        """The detector is about to be reset: its last P(lost) no longer speaks for it."""
+    def _reset_detector(self, t):
+        """The detector is about to be reset: its last P(lost) no longer speaks for it, and
+        its statuses until it answers ``normal`` (within RESET_ACK_WINDOW) are from before.
+        A reset detector reads ``normal`` (its answer), so a ``lost`` after it is a new
+        transition even if that answer never arrives."""
         self.detector_p_lost = None
+        self.detector_status = 'normal'
+        self._detector_reset_at = t
+        return True
+
+    def _from_before_reset(self, status, t):
+        """The status was read before the detector's latest reset (see RESET_ACK_WINDOW)."""
+        reset_at = self._detector_reset_at
+        if reset_at is None:
+            return False
+        if status == 'normal' or not 0 <= t - reset_at < RESET_ACK_WINDOW:
+            self._detector_reset_at = None
+            return False
+        _log.info('lost detector %s %.2f s after its reset: read before the reset, ignored',
+                  status, t - reset_at)
         return True
 
     def on_pose(self, pose, sigmas, t):
@@ -424,7 +454,7 @@ class LostService:
         self._now = t
         if self.state == State.LOCALIZING:
             return Actions()
-        actions = Actions(reset_detector=self._reset_detector())
+        actions = Actions(reset_detector=self._reset_detector(t))
         if self.state in (State.LOST, State.NEED_HELP):
             self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
         self._tight_streak = 0
@@ -456,7 +486,7 @@ class LostService:
 
     def reset(self, t):
         """``~reset``: forget being lost or needing help (not being in the air)."""
-        actions = Actions(reset_detector=self._reset_detector())
+        actions = Actions(reset_detector=self._reset_detector(t))
         self.kidnapped = False
         self._global_armed = True
         self._last_global_call = None
