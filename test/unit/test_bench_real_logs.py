@@ -236,6 +236,10 @@ def test_rescore_unmodified_scores_another_config_over_the_suites_window():
         real_logs.rescore_unmodified(run, streams, dataclasses.replace(config,
                                                                        short_weight=0.5))
     streams['scan_check'] = detectors.scan_check_of(config)
+    # a spliced copy's stream (written since the calibration reads them) is not rescored here
+    streams['streams'].append(dict(streams['streams'][0], kind='spliced', t_splice=150.0,
+                                   distance=3.0))
+    assert len(real_logs.rescore_unmodified(run, streams, config)) == 1
     scores = real_logs.rescore_unmodified(run, streams, config)[0]['scores']
     # the wide spell before the settle is not scored; the scan spell and the wide spell are
     assert scores['false_alarms'] == 2

@@ -304,6 +304,8 @@ def rescore_unmodified(run, streams, config):
     """
     out = []
     for stream in streams['streams']:
+        if stream.get('kind', 'unmodified') != 'unmodified':    # older files: unmodified only
+            continue
         field = {name: i for i, name in enumerate(stream['fields'])}
         misses = detectors.StreamMisses(streams.get('scan_check'), stream['fields'],
                                         streams.get('min_ranges'), config, 'real-logs streams')
@@ -818,23 +820,29 @@ def _write_profile(folder, profile, overrides):
 
 
 def write_stream(path, trials, scan_check):
-    """Every amcl_pose of the unmodified replays with its error and tiers (for calibration);
-    ``scan_check`` (:func:`detectors.scan_check_of`) says how the scan feature was computed."""
+    """Every amcl_pose of every replay with its error and tiers (for calibration), unmodified
+    and spliced (``kind``; a spliced one also its ``t_splice`` and jump ``distance``, and the
+    replayed window ``start`` - ``end``, in log time); ``scan_check``
+    (:func:`detectors.scan_check_of`) says how the scan feature was computed."""
     streams = []
     for t in trials:
         s = t.get('series')
-        if t['kind'] != 'unmodified' or not s:
+        if not s:
             continue
         names = sorted(s['tiers'])
-        streams.append({
-            'log': t['log'], 'profile': t['profile'],
+        facts = {'t_splice': t['t_splice'], 'distance': t['distance']} \
+            if t['kind'] == 'spliced' else {}
+        streams.append(dict({
+            'log': t['log'], 'profile': t['profile'], 'kind': t['kind'],
+            'start': t['start'], 'end': t['end'],
             'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'scan_miss',
                        'scan_through', 'scan_short', 'scan_near', 'scan_open', 'error_xy',
                        'error_yaw']
             + ['tier_' + n for n in names],
             'readings': [list(r[:8]) + scan_values(r) + list(e)
                          + [s['tiers'][n][i] for n in names]
-                         for i, (r, e) in enumerate(zip(s['readings'], s['errors']))]})
+                         for i, (r, e) in enumerate(zip(s['readings'], s['errors']))]},
+            **facts))
     report.write_json(path, {'scan_check': scan_check, 'min_ranges': list(detectors.MIN_RANGES),
                              'streams': streams})
 
@@ -859,6 +867,9 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
         launch_args['localizer_params'] = params
     result = replayer.replay(label, job['bag'], end - start, launch_args, expected)
     times, tiers, errors, readings = _evaluate(record, result, data, config, start, end)
+    # Kept until the streams are written (calibration reads both kinds), then dropped.
+    record['series'] = {'times': times, 'errors': errors, 'tiers': tiers, 'readings': readings,
+                        'sigma_xy': [_sigma_xy(r) for r in readings]}
     meter = odometer(data.truth)
     if job['kind'] == 'unmodified':
         scored = (start + SETTLE, end)
@@ -867,9 +878,6 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
         record['localization'] = localization_summary(times, errors, *scored)
         record['detectors'] = {name: score_unmodified(times, tier, errors, *scored)
                                for name, tier in tiers.items()}
-        record['series'] = {'times': times, 'errors': errors, 'tiers': tiers,
-                            'readings': readings,
-                            'sigma_xy': [_sigma_xy(r) for r in readings]}
         d = record['detectors']['lost_detector']
         ctx.progress('%s: %d/%d amcl_poses in %.0f s wall; error median %s m; '
                      'lost_detector %d false + %d true tier-2 alarms, tier 2 %s of the time' % (
