@@ -14,10 +14,17 @@ and ACES maps, seeds 0-99), on identical inputs::
     /usr/bin/python3 tools/calibrate_detector.py --evaluate /tmp/calib_eval_office_shipped \\
         --config config/lost_detector.yaml --config /tmp/calibrated_lost_detector.yaml
 
-Or score YAMLs on the unmodified replays of a real-logs run (the Carmen logs; held out)::
+Or score YAMLs on the replays of a real-logs run (the Carmen logs; held out): false alarms on
+the unmodified logs, and the spliced kidnaps detected::
 
     /usr/bin/python3 tools/calibrate_detector.py --evaluate-real-logs build/bench/real_logs \\
         --config config/lost_detector.yaml --config /tmp/other.yaml
+
+Or fit a YAML for one robot from its own log, replayed by a real-logs run (never the shipped
+file; hold the robot's other logs out and score it on them with --evaluate-real-logs)::
+
+    /usr/bin/python3 tools/calibrate_detector.py --real-logs build/bench/real_logs --log intel \\
+        --profile stock --out /tmp/intel_lost_detector.yaml
 
 Run with /usr/bin/python3 and the catkin devel space sourced (the package must be importable).
 The logic is in :mod:`lost_and_found.bench.calibration`.
@@ -56,6 +63,13 @@ def parser():
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
                    help='score --config YAMLs on the unmodified replays recorded by a '
                    '`bench real-logs` run (false tier-2 alarms, time in tier 2)')
+    p.add_argument('--real-logs', metavar='REAL_LOGS_DIR',
+                   help='fit on one log of a `bench real-logs` run instead of TRAIN_DIRs: a '
+                   'YAML for that robot and localizer (with --log, --profile, --out)')
+    p.add_argument('--log', help='with --real-logs: the log to fit on (intel, aces)')
+    p.add_argument('--profile', default='stock',
+                   help='with --real-logs: the localizer profile of the replays to fit on '
+                   '(default: stock)')
     p.add_argument('--config', action='append', metavar='YAML',
                    help='with --evaluate or --evaluate-real-logs: a lost_detector YAML to '
                    'score (repeatable; default: the shipped config/lost_detector.yaml)')
@@ -73,7 +87,10 @@ def _date(text):
 
 def run_calibration(args):
     """Fit, search, write the YAML and check that it reproduces the training score."""
-    if not args.train or not args.out:
+    if args.real_logs and (args.train or not args.log):
+        raise calibration.CalibrationError('--real-logs fits on one log: give --log NAME and '
+                                           'no TRAIN_DIR')
+    if not (args.train or args.real_logs) or not args.out:
         raise calibration.CalibrationError('give TRAIN_DIR ... and --out YAML (or --evaluate)')
     date = _date(args.date)
     # Before the search (tens of minutes), not after it: a folder that is not there.
@@ -84,9 +101,19 @@ def run_calibration(args):
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise calibration.CalibrationError('--out %s: %s does not exist or is not writable '
                                            '(create it first)' % (args.out, folder))
-    recordings = [calibration.load_recording(path) for path in args.train]
+    if args.real_logs:
+        recordings = calibration.load_real_log_recordings(args.real_logs, args.log,
+                                                          args.profile)
+        names = ['%s %s' % (args.log, 'unmodified' if r.trials[0]['kind'] == 'unmodified'
+                            else 'spliced at %.1f s' % r.trials[0]['t_event'])
+                 for r in recordings]
+        robot_logs = (args.real_logs, args.log, args.profile, args.out)
+    else:
+        recordings = [calibration.load_recording(path) for path in args.train]
+        names, robot_logs = args.train, None
     for recording in recordings:
-        calibration.check_training(recording)
+        if robot_logs is None:
+            calibration.check_training(recording)
         print('training: %s (map %s, seed %s): %d readings, %d trials%s' % (
             recording.path, recording.label, recording.seed, len(recording.readings),
             len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
@@ -101,10 +128,11 @@ def run_calibration(args):
     if args.min_ranges:
         options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
         result = calibration.calibrate(recordings, min_ranges=tuple(args.min_ranges),
-                                       jobs=args.jobs)
+                                       jobs=args.jobs, held_out_check=robot_logs is None)
     else:
-        result = calibration.calibrate(recordings, jobs=args.jobs)
-    text = calibration.render_yaml(result, args.train, date, options)
+        result = calibration.calibrate(recordings, jobs=args.jobs,
+                                       held_out_check=robot_logs is None)
+    text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:
         stream.write(text)
@@ -184,7 +212,8 @@ def run_evaluation(args):
 
 
 def run_real_logs_evaluation(args):
-    """Print the false alarms of every --config on a real-logs run's unmodified replays."""
+    """Print the false alarms of every --config on a real-logs run's unmodified replays, and
+    the spliced kidnaps it detects (runs that wrote their spliced copies' streams)."""
     import json
     from lost_and_found.bench import real_logs
     documents = []
@@ -196,7 +225,7 @@ def run_real_logs_evaluation(args):
         except (OSError, ValueError) as error:
             raise calibration.CalibrationError('%s: %s (run `rosrun lost_and_found bench '
                                                'real-logs --out DIR` first)' % (path, error))
-    rows = []
+    rows, splices = [], []
     for path in args.config or [SHIPPED]:
         config = detectors.load_detector_config(path)
         for entry in real_logs.rescore_unmodified(documents[0], documents[1], config):
@@ -204,8 +233,24 @@ def run_real_logs_evaluation(args):
             rows.append(['`%s`' % path, entry['log'], entry['profile'],
                          str(score['false_alarms']), str(score['true_alarms']),
                          report.fmt(score['time_tier2_share'], 1, '%')])
+        spliced = real_logs.rescore_spliced(documents[1], config)
+        for log, profile in sorted({(e['log'], e['profile']) for e in spliced}):
+            scores = [e['scores'] for e in spliced if (e['log'], e['profile']) == (log, profile)]
+            clean = [sc for sc in scores if not sc['alarmed_before']]
+            lost = [sc for sc in clean if sc['delocalized']]
+            delays = [sc['delay_s'] for sc in lost if sc['delay_s'] is not None]
+            splices.append(['`%s`' % path, log, profile, str(len(scores)),
+                            str(len(scores) - len(clean)),
+                            '%d/%d' % (len(delays), len(lost)),
+                            report.fmt(report.stats(delays)['median'], 1)])
     print(report.markdown_table(['config', 'log', 'localizer profile', 'false tier-2 alarms',
                                  'true alarms', 'time in tier 2'], rows))
+    if splices:
+        print()
+        print(report.markdown_table(
+            ['config', 'log', 'localizer profile', 'spliced kidnaps', 'in tier 2 before',
+             'detected within %.0f s (of the rest, delocalized)' % real_logs.WITHIN,
+             'median delay (s)'], splices))
 
 
 def main(argv=None):

@@ -728,3 +728,114 @@ def test_the_tool_refuses_a_min_range_the_training_runs_did_not_record(tmp_path)
     with pytest.raises(cal.CalibrationError, match='--min-ranges 0.5: not recorded by .*'
                        'they have 0, 1'):
         tool.run_calibration(args)
+
+
+# ----------------------------------------------------------------------------- a robot's logs
+
+def real_log_series(points, short_weight):
+    """A real-logs replay's series from ``(t, features, error, through, short)`` points."""
+    readings, errors = [], []
+    for t, (sxy, syaw), error, through, short in points:
+        pair = [through, short]
+        miss = min(1.0, through + short_weight * short)
+        readings.append((t, 0.0, 0.0, 0.0, sxy ** 2, (0.5 * sxy) ** 2, 0.0, syaw ** 2, miss,
+                         through, short, [pair] * len(detectors.MIN_RANGES),
+                         [pair] * len(detectors.MIN_RANGES)))
+        errors.append(error)
+    return {'readings': readings, 'errors': errors,
+            'tiers': {'lost_detector': [0] * len(points)}}
+
+
+def write_real_logs_run(folder, splices=(1000.0, 2000.0), with_splices=True):
+    """A real-logs run of log 'intel' (profile stock) in ``folder``, written by the suite's own
+    write_stream: an unmodified replay from log time 100 s to 400 s (1 reading a second, the
+    localizer right, clutter misses now and then) and a copy spliced at each of ``splices``
+    (60 s of warm-up, then 10 wrong readings whose scan misses the map, then right again)."""
+    from lost_and_found.bench import real_logs
+    config = LostDetectorConfig()
+    w = config.short_weight
+    unmodified = [(100.0 + k, TRACKING, (0.1, 0.02), 0.0, 0.3 if k % 17 == 0 else 0.02)
+                  for k in range(300)]
+    trials = [{'log': 'intel', 'profile': 'stock', 'kind': 'unmodified', 'start': 100.0,
+               'end': 400.0, 'series': real_log_series(unmodified, w)}]
+    for t_splice in splices if with_splices else ():
+        points = [(t_splice - 60.0 + k, TRACKING, (0.1, 0.02), 0.0, 0.02) for k in range(60)]
+        points += [(t_splice + k, TRACKING, (3.0, 1.0), 0.5, 0.3) for k in range(10)]
+        points += [(t_splice + 10.0 + k, TRACKING, (0.1, 0.02), 0.0, 0.02) for k in range(50)]
+        trials.append({'log': 'intel', 'profile': 'stock', 'kind': 'spliced',
+                       'start': t_splice - 60.0, 'end': t_splice + 61.0, 't_splice': t_splice,
+                       'distance': 3.0, 'series': real_log_series(points, w)})
+    real_logs.write_stream(str(folder / 'real_logs_stream.json'), trials,
+                           detectors.scan_check_of(config))
+    (folder / 'real_logs.json').write_text(json.dumps({
+        'seed': 1, 'command': 'rosrun lost_and_found bench real-logs --seed 1',
+        'trials': [{k: v for k, v in t.items() if k != 'series'} for t in trials]}))
+
+
+def test_a_robots_log_is_fitted_on_its_own_replays_and_the_yaml_says_so(tmp_path):
+    from lost_and_found.bench import real_logs
+    write_real_logs_run(tmp_path)
+    recordings = cal.load_real_log_recordings(str(tmp_path), 'intel', 'stock')
+    unmodified, first, _ = recordings
+    assert [r.trials[0]['kind'] for r in recordings] == ['unmodified', 'teleport', 'teleport']
+    # the unmodified log: settle for its first real_logs.SETTLE s, then normal driving to the end
+    assert unmodified.phases[:30] == ['settle'] * 30 and set(unmodified.phases[30:]) == {'normal'}
+    assert unmodified.trials[0]['t_event'] > unmodified.readings[-1][0]
+    # a spliced copy: its warm-up settles, the splice is the event, scored for WITHIN s
+    assert first.phases[:60] == ['settle'] * 60 and set(first.phases[60:]) == {'teleport'}
+    assert first.trials[0]['t_event'] == 1000.0
+    assert first.trials[0]['t_end'] == 1000.0 + real_logs.WITHIN
+    assert first.seed == 1 and first.label == 'intel'
+    # a robot's logs are held out from the shipped calibration ...
+    with pytest.raises(cal.CalibrationError, match='held out'):
+        cal.calibrate(recordings, small_grid())
+    # ... and fitted for that robot on request
+    result = cal.calibrate(recordings, small_grid(), held_out_check=False)
+    score = result.search.score
+    assert cal.all_false_alarms(score) == 0
+    assert score['delocalized']['events'] == 2 and score['delocalized']['within'] == 2
+    text = cal.render_yaml(result, ['intel unmodified', 'intel spliced at 1000.0 s',
+                                    'intel spliced at 2000.0 s'], '2026-11-27', (),
+                           (str(tmp_path), 'intel', 'stock', '/tmp/intel.yaml'))
+    assert 'NOT the shipped file' in text and cal.TARGET not in text
+    assert '--real-logs %s --log intel --profile stock --date 2026-11-27 --out /tmp/intel.yaml' \
+        % tmp_path in text
+    path = tmp_path / 'intel.yaml'
+    path.write_text(text)
+    config = detectors.load_detector_config(str(path))
+    assert cal.objective(cal.evaluate(recordings, config)) == cal.objective(score)
+    # the same YAML scored on the spliced copies as the suite scores them
+    streams = json.loads((tmp_path / 'real_logs_stream.json').read_text())
+    spliced = real_logs.rescore_spliced(streams, config)
+    assert [e['t_splice'] for e in spliced] == [1000.0, 2000.0]
+    assert all(e['scores']['delocalized'] and e['scores']['delay_s'] is not None
+               and e['scores']['delay_m'] is None for e in spliced)
+
+
+def test_a_robots_log_without_its_spliced_copies_or_another_log_is_named(tmp_path):
+    write_real_logs_run(tmp_path)
+    with pytest.raises(cal.CalibrationError, match="no replay of log 'aces'.*intel/stock"):
+        cal.load_real_log_recordings(str(tmp_path), 'aces', 'stock')
+    old = tmp_path / 'old'
+    old.mkdir()
+    write_real_logs_run(old, with_splices=False)
+    with pytest.raises(cal.CalibrationError, match='run the suite again'):
+        cal.load_real_log_recordings(str(old), 'intel', 'stock')
+    with pytest.raises(cal.CalibrationError, match='missing'):
+        cal.load_real_log_recordings(str(tmp_path / 'nowhere'), 'intel', 'stock')
+
+
+def test_the_tool_fits_one_log_only_and_scores_the_spliced_copies(tmp_path, capsys):
+    tool = _calibrate_tool()
+    write_real_logs_run(tmp_path)
+    out = str(tmp_path / 'o.yaml')
+    for argv, match in (([str(tmp_path), '--real-logs', str(tmp_path), '--log', 'intel'],
+                         'no TRAIN_DIR'),
+                        (['--real-logs', str(tmp_path)], 'give --log NAME')):
+        with pytest.raises(cal.CalibrationError, match=match):
+            tool.run_calibration(tool.parser().parse_args(argv + ['--out', out]))
+    assert tool.main(['--evaluate-real-logs', str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert '| intel | stock |' in printed and 'spliced kidnaps' in printed
+    # the shipped YAML on the two synthetic splices: neither was alarmed before
+    assert '| stock | 2 | 0 |' in printed

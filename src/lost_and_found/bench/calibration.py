@@ -416,6 +416,92 @@ def load_recording(path):
     return recording
 
 
+def load_real_log_recordings(folder, log, profile):
+    """One Carmen log's replays with one localizer profile, from a ``bench real-logs`` run, as
+    :class:`Recording` objects: the data for a detector fitted to that robot and its localizer.
+
+    ``folder`` holds the run's ``real_logs_stream.json`` (every replay's readings) and
+    ``real_logs.json`` (its seed and command). The unmodified replay is normal driving from
+    :data:`~lost_and_found.bench.real_logs.SETTLE` s on (one trial without an event; its first
+    seconds are the settle); each spliced copy is one silent delocalization at its splice (the
+    odometry jumped), its warm-up before the splice a settle, scored for
+    :data:`~lost_and_found.bench.real_logs.WITHIN` s. Readings are labelled as in the
+    simulator's training runs (:func:`label_readings`): the localizer's own wrong estimates on
+    the unmodified log are lost readings too.
+
+    Raises:
+        CalibrationError: a missing or bad file, no replay of ``log`` with ``profile``, or a
+            run recorded before the suite wrote its spliced copies.
+    """
+    from lost_and_found.bench import real_logs
+    stream_path = os.path.join(folder, 'real_logs_stream.json')
+    for path in (stream_path, os.path.join(folder, 'real_logs.json')):
+        if not os.path.isfile(path):
+            raise CalibrationError('%s: missing (run `rosrun lost_and_found bench real-logs '
+                                   '--out %s` first)' % (path, folder))
+    data = _read_json(stream_path)
+    run = _read_json(os.path.join(folder, 'real_logs.json'))
+    streams = data.get('streams') if isinstance(data, dict) else None
+    if not isinstance(streams, list):
+        raise CalibrationError('%s: no "streams" list' % stream_path)
+    chosen = [st for st in streams if st.get('log') == log and st.get('profile') == profile]
+    if not chosen:
+        raise CalibrationError('%s: no replay of log %r with localizer profile %r (it has %s)'
+                               % (stream_path, log, profile, ', '.join(sorted(
+                                   '%s/%s' % (st.get('log'), st.get('profile'))
+                                   for st in streams)) or 'none'))
+    kinds = [st.get('kind') for st in chosen]
+    if 'spliced' not in kinds or 'unmodified' not in kinds:
+        raise CalibrationError('%s: log %r (%s) has %s: fitting needs the unmodified replay '
+                               'and spliced copies (files written before 2026-11-27 hold '
+                               'only the unmodified replays: run the suite again)' % (
+                                   stream_path, log, profile,
+                                   ', '.join(str(k) for k in kinds)))
+    scan_check = detectors.recorded_scan_check(data.get('scan_check'))
+    recordings = []
+    for index, stream in enumerate(chosen):
+        source = '%s: %s %s (%s) #%d' % (stream_path, log, stream['kind'], profile, index)
+        try:
+            field = {name: i for i, name in enumerate(stream['fields'])}
+            columns = [field[name] for name in FIELDS if name != 'phase']
+            start, end = float(stream['start']), float(stream['end'])
+            spliced = stream['kind'] == 'spliced'
+            t_event = float(stream['t_splice']) if spliced else None
+            rows = []
+            for row in stream['readings']:
+                values = [row[i] for i in columns]
+                t = values[0]
+                if spliced:
+                    phase = 'teleport' if t >= t_event else 'settle'
+                else:
+                    phase = 'normal' if t >= start + real_logs.SETTLE else 'settle'
+                rows.append(values[:10] + [phase] + values[10:])
+        except (KeyError, TypeError, ValueError, IndexError) as error:
+            raise CalibrationError('%s: not a real-logs stream with splices (%s: %s)' % (
+                source, type(error).__name__, error)) from None
+        label, readings, errors, phases, splits, near, opens = parse_stream(
+            {'map': log, 'fields': list(FIELDS), 'readings': rows,
+             'min_ranges': data.get('min_ranges')}, source)
+        last = readings[-1][0] if readings else end
+        if spliced:
+            trial = {'kind': 'teleport', 'distance': stream.get('distance'),
+                     't_normal': t_event, 't_event': t_event,
+                     't_end': t_event + real_logs.WITHIN}
+        else:
+            # No event: the whole scored stretch is normal driving, nothing after it.
+            t_end = float(np.nextafter(max(last, end), math.inf))
+            trial = {'kind': 'unmodified', 'distance': None,
+                     't_normal': start + real_logs.SETTLE, 't_event': t_end, 't_end': t_end}
+        recordings.append(Recording(
+            path=source, label=label, readings=readings, errors=errors, phases=phases,
+            trials=[dict(trial, index=0, pose_fixes=[])], seed=run.get('seed'),
+            command=run.get('command'), scan_check={k: scan_check[k]
+                                                    for k in detectors.SCAN_CHECK_KEYS},
+            splits=splits, near=near, opens=opens,
+            min_ranges=tuple(float(v) for v in data['min_ranges'])))
+    return recordings
+
+
 def check_training(recording):
     """Refuse a recording that is not training data (held-out map or seed, unknown seed).
 
@@ -918,7 +1004,7 @@ def _fit_candidates(candidates, recordings, labels, grid, jobs):
 
 
 def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN_RANGES,
-              open_beams=OPEN_BEAMS, jobs=1):
+              open_beams=OPEN_BEAMS, jobs=1, held_out_check=True):
     """Fit the classifier and search the windows on training recordings.
 
     When every training stream recorded its misses by kind, each of ``short_weights`` is
@@ -929,14 +1015,15 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
     which uses more beams), otherwise the streams' own min_range; and each of ``open_beams``
     that all the streams recorded (on a tie without them, the node's default), otherwise the
     streams' own. ``jobs`` processes fit the candidates side by side (the result does not
-    depend on it).
+    depend on it). ``held_out_check`` False skips :func:`check_training`: for a robot's own
+    logs (:func:`load_real_log_recordings`), where what is held out is the robot's other logs.
 
     Raises:
         CalibrationError: for held-out recordings or too little data.
     """
     if not recordings:
         raise CalibrationError('no training recordings')
-    for recording in recordings:
+    for recording in recordings if held_out_check else ():
         check_training(recording)
     chosen_keys = ('short_weight', 'min_range', 'open_beams')
     geometry = {tuple(sorted((k, v) for k, v in r.scan_check.items() if k not in chosen_keys))
@@ -1086,16 +1173,20 @@ def _indented(text):
     return _wrap(text, prefix='  # ')
 
 
-def render_yaml(calibration, train_args, date, options=()):
+def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     """The node's YAML with a header and a comment above every key.
 
     Args:
         calibration: a :class:`Calibration`.
-        train_args: the training folders as given on the command line.
+        train_args: the training folders as given on the command line (with ``robot_logs``:
+            one name per recording).
         options: further command-line arguments that shaped the result (for the header's
             command).
         date: ISO date written in the header (part of the input: the same date gives the
             same bytes).
+        robot_logs: for a YAML fitted on a robot's own logs
+            (:func:`load_real_log_recordings`): ``(real-logs folder, log, profile, out)``;
+            the header then says so and names that command, not the shipped file's.
 
     Returns:
         The file's text.
@@ -1116,16 +1207,33 @@ def render_yaml(calibration, train_args, date, options=()):
         '# by hand, regenerate. Load inside the <node> tag so that they land in the node\'s '
         'private',
         '# namespace:  <rosparam command="load" file="$(find lost_and_found)/config/'
-        'lost_detector.yaml"/>',
+        'lost_detector.yaml"/>' if robot_logs is None else
+        '# namespace (roslaunch lost_and_found lost_and_found.launch lost_detector_config:=%s).'
+        % robot_logs[3],
         '#',
-        '# Regenerate (same inputs and date -> byte-identical file, whatever --out says):',
-        '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
-            ' '.join(list(train_args) + list(options)), date, TARGET),
-        '#',
-    ] + _wrap('Training runs (the detection suite on the simulator; only the maps %s and seeds '
-              '>= %d are fitted on: the office, Willow Garage, Intel and ACES maps and seeds '
-              '0-%d are held out):'
-              % (', '.join(TRAINING_MAPS), MIN_TRAINING_SEED, MIN_TRAINING_SEED - 1))
+    ]
+    if robot_logs is None:
+        lines += [
+            '# Regenerate (same inputs and date -> byte-identical file, whatever --out says):',
+            '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
+                ' '.join(list(train_args) + list(options)), date, TARGET),
+            '#',
+        ] + _wrap('Training runs (the detection suite on the simulator; only the maps %s and '
+                  'seeds >= %d are fitted on: the office, Willow Garage, Intel and ACES maps '
+                  'and seeds 0-%d are held out):'
+                  % (', '.join(TRAINING_MAPS), MIN_TRAINING_SEED, MIN_TRAINING_SEED - 1))
+    else:
+        folder, log, profile, out = robot_logs
+        lines += [
+            '# Regenerate (same inputs and date -> byte-identical file):',
+            '#   /usr/bin/python3 tools/calibrate_detector.py --real-logs %s --log %s '
+            '--profile %s%s --date %s --out %s' % (
+                folder, log, profile, ''.join(' ' + o for o in options), date, out),
+            '#',
+        ] + _wrap('NOT the shipped file: fitted on one robot\'s own log (%s, replayed by the '
+                  'real-logs suite through the localizer profile %s), for that robot and '
+                  'localizer; score it on the robot\'s other logs (tools/calibrate_detector.py '
+                  '--evaluate-real-logs). Training replays:' % (log, profile))
     for recording, arg in zip(calibration.recordings, train_args):
         lines.append('#   %s: map %s, seed %s, %d trials, %d readings' % (
             arg, recording.label, recording.seed, len(recording.trials),

@@ -306,7 +306,6 @@ def rescore_unmodified(run, streams, config):
     for stream in streams['streams']:
         if stream.get('kind', 'unmodified') != 'unmodified':    # older files: unmodified only
             continue
-        field = {name: i for i, name in enumerate(stream['fields'])}
         misses = detectors.StreamMisses(streams.get('scan_check'), stream['fields'],
                                         streams.get('min_ranges'), config, 'real-logs streams')
         trial = next((t for t in run['trials'] if t.get('kind') == 'unmodified'
@@ -315,14 +314,56 @@ def rescore_unmodified(run, streams, config):
         if trial is None:
             raise ValueError('no unmodified trial for the stream of %s (%s)'
                              % (stream['log'], stream['profile']))
-        rows = stream['readings']
-        readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r, i),) for i, r in enumerate(rows)]
-        errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
+        readings, errors = _stream_readings(stream, misses)
         tiers = detectors.lost_detector_tiers(readings, config)
         start = trial['start'] + SETTLE
         out.append({'log': stream['log'], 'profile': stream['profile'],
-                    'scores': score_unmodified([r[0] for r in rows], tiers, errors, start,
+                    'scores': score_unmodified([r[0] for r in readings], tiers, errors, start,
                                                trial['end'])})
+    return out
+
+
+def _stream_readings(stream, misses):
+    """The detector's readings ``(t, var_x, var_y, cov_xy, var_yaw, miss)`` of one recorded
+    replay, and their errors ``(error_xy, error_yaw)``."""
+    field = {name: i for i, name in enumerate(stream['fields'])}
+    rows = stream['readings']
+    readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r, i),) for i, r in enumerate(rows)]
+    errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
+    return readings, errors
+
+
+def rescore_spliced(streams, config):
+    """Score another lost_detector config on the spliced copies of a recorded run.
+
+    Args:
+        streams: the run's ``real_logs_stream.json`` document (spliced copies are in it since
+            the suite wrote them for calibration; older files give no entry).
+        config: a LostDetectorConfig.
+
+    Returns:
+        One dict per spliced copy: ``log``, ``profile``, ``t_splice``, ``distance`` and the
+        :func:`score_splice` scores of ``config`` (``delay_m`` None: the stream has no
+        ground-truth track).
+
+    Raises:
+        ValueError: when the streams' scan feature was computed otherwise than ``config``
+            computes it.
+    """
+    out = []
+    for stream in streams['streams']:
+        if stream.get('kind') != 'spliced':
+            continue
+        misses = detectors.StreamMisses(streams.get('scan_check'), stream['fields'],
+                                        streams.get('min_ranges'), config, 'real-logs streams')
+        readings, errors = _stream_readings(stream, misses)
+        tiers = detectors.lost_detector_tiers(readings, config)
+        scores = score_splice([r[0] for r in readings], tiers, errors, stream['t_splice'],
+                              WITHIN, (np.zeros(0), np.zeros(0)))
+        scores['delay_m'] = None
+        out.append({'log': stream['log'], 'profile': stream['profile'],
+                    't_splice': stream['t_splice'], 'distance': stream['distance'],
+                    'scores': scores})
     return out
 
 
