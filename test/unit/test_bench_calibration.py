@@ -798,6 +798,7 @@ def test_a_robots_log_is_fitted_on_its_own_replays_and_the_yaml_says_so(tmp_path
                                     'intel spliced at 2000.0 s'], '2026-11-27', (),
                            (str(tmp_path), 'intel', 'stock', '/tmp/intel.yaml'))
     assert 'NOT the shipped file' in text and cal.TARGET not in text
+    assert text.count('rosrun lost_and_found bench real-logs --seed 1') == 1
     assert '--real-logs %s --log intel --profile stock --date 2026-11-27 --out /tmp/intel.yaml' \
         % tmp_path in text
     path = tmp_path / 'intel.yaml'

@@ -1238,8 +1238,11 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         lines.append('#   %s: map %s, seed %s, %d trials, %d readings' % (
             arg, recording.label, recording.seed, len(recording.trials),
             len(recording.readings)))
-        if recording.command:
+        if recording.command and robot_logs is None:
             lines.append('#     %s' % recording.command)
+    commands = sorted({r.command for r in calibration.recordings if r.command})
+    if robot_logs is not None and commands:    # one real-logs run recorded them all
+        lines.append('#   recorded by: %s' % '; '.join(commands))
     counts = calibration.labels
     lines.append('#')
     lines += _wrap(
