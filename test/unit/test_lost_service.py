@@ -189,14 +189,18 @@ def test_a_lost_reading_from_before_the_fix_does_not_end_localizing():
     # the detector judged amcl's pose from before the fix and published it before it got the
     # reset (two topics): lost_service keeps the fix until the detector answers 'normal'
     service = localized_service(localized_after=3)
-    service.on_detector_status('lost', 1.0)
-    service.on_detector_status('confused', 1.5)
-    service.on_initialpose(2.0)
-    actions = service.on_detector_status('lost', 2.1)
+    service.on_detector_status('lost', 1.0)       # global localization, a reset
+    service.on_detector_status('confused', 1.5)   # read before that reset: ignored
+    assert service.detector_status == 'lost'
+    service.on_detector_status('confused', 3.5)
+    service.on_detector_p_lost(0.9, 3.5)
+    service.on_initialpose(4.0)
+    actions = service.on_detector_status('lost', 4.1)
+    service.on_detector_p_lost(0.999, 4.1)        # P(lost) of that reading: ignored too
     assert service.state == State.LOCALIZING and not actions.global_localization
-    assert service.detector_status == 'normal'
-    service.on_detector_status('normal', 2.2)      # the detector's answer to the reset
-    service.on_detector_status('lost', 2.6)       # a reading after the reset counts
+    assert service.detector_status == 'confused' and service.detector_p_lost is None
+    service.on_detector_status('normal', 4.2)      # the detector's answer to the reset
+    service.on_detector_status('lost', 4.6)       # a reading after the reset counts
     assert service.state == State.LOST
 
 

@@ -21,10 +21,12 @@ Rules:
   global localization follows only if the detector still reads lost after it.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset.
-- After every detector reset, statuses other than ``normal`` are ignored until the detector's
-  own ``normal`` (its answer to the reset) or for at most ``RESET_ACK_WINDOW``: they were read
-  on amcl's pose from before the reset (say, before a fiducial fix), and would otherwise send a
-  robot that is LOCALIZING on a good fix back to LOST.
+- After every detector reset, statuses other than ``normal`` (and P(lost) readings) are
+  ignored until the detector's own ``normal`` (its answer to the reset) or for at most
+  ``RESET_ACK_WINDOW``: they were read on amcl's pose from before the reset (say, before a
+  fiducial fix), and would otherwise send a robot that is LOCALIZING on a good fix back to
+  LOST. Any ``normal`` is taken as the answer: a stale ``normal`` followed by a stale ``lost``
+  would still get through (the status carries no reset count).
 - LOST or LOCALIZING -> IDLE after ``localized_after`` consecutive amcl poses whose covariance is
   tight (major x-y std dev below ``localized_sigma_xy`` and yaw std dev below
   ``localized_sigma_yaw``) while the detector reads ``normal``. The detector's own ``normal`` is
@@ -219,6 +221,7 @@ class LostService:
         self._short_put_down = None     # time of the last put-down after a short lift
         self._reseed_at = None          # time of the last put-down re-seed
         self._detector_reset_at = None  # time of a detector reset not yet answered by 'normal'
+        self._reset_unheard = False     # no status accepted since the last detector reset
         self._localizing_since = None
         self._now = None
 
@@ -259,6 +262,8 @@ class LostService:
         if self._from_before_reset(status, t):
             return actions
         previous, self.detector_status = self.detector_status, status
+        if self._reset_unheard:     # the detector was reset since: it read normal in between
+            previous, self._reset_unheard = 'normal', False
         if status != 'normal':
             self._tight_streak = 0
         state = self.state
@@ -379,6 +384,8 @@ class LostService:
         if not 0.0 <= p_lost <= 1.0:
             raise ValueError('P(lost) %r is not a probability' % (p_lost,))
         self._now = t
+        if self._awaiting_reset_answer(t):     # read before the reset, as its status
+            return Actions()
         self.detector_p_lost = p_lost
         if not self._p_lost_ok():
             self._tight_streak = 0
@@ -394,24 +401,27 @@ class LostService:
 
     def _reset_detector(self, t):
         """The detector is about to be reset: its last P(lost) no longer speaks for it, and
-        its statuses until it answers ``normal`` (within RESET_ACK_WINDOW) are from before.
-        A reset detector reads ``normal`` (its answer), so a ``lost`` after it is a new
-        transition even if that answer never arrives."""
+        its statuses and P(lost) until it answers ``normal`` (within RESET_ACK_WINDOW) are from
+        before. A reset detector reads ``normal`` (its answer), so the first ``lost`` after it
+        is a new transition even if that answer never arrives."""
         self.detector_p_lost = None
-        self.detector_status = 'normal'
         self._detector_reset_at = t
+        self._reset_unheard = True
         return True
+
+    def _awaiting_reset_answer(self, t):
+        reset_at = self._detector_reset_at
+        return reset_at is not None and 0 <= t - reset_at < RESET_ACK_WINDOW
 
     def _from_before_reset(self, status, t):
         """The status was read before the detector's latest reset (see RESET_ACK_WINDOW)."""
-        reset_at = self._detector_reset_at
-        if reset_at is None:
+        if self._detector_reset_at is None:
             return False
-        if status == 'normal' or not 0 <= t - reset_at < RESET_ACK_WINDOW:
+        if status == 'normal' or not self._awaiting_reset_answer(t):
             self._detector_reset_at = None
             return False
         _log.info('lost detector %s %.2f s after its reset: read before the reset, ignored',
-                  status, t - reset_at)
+                  status, t - self._detector_reset_at)
         return True
 
     def on_pose(self, pose, sigmas, t):
