@@ -245,7 +245,8 @@ class TestEndToEnd(unittest.TestCase):
         self.assertEqual((status.status, status.state), ('LOCALIZATION_NEED_HELP', 'NEED_HELP'))
         # the base stops: the odometry reads no motion within 2 s of sim time (NEED_HELP may
         # come while it still brakes from a search leg), then the truth stays put for 5 s
-        help_at = rospy.get_time()
+        help_at = self.monitor.entered_state_stamp('NEED_HELP', put_down_at)
+        self.assertIsNotNone(help_at, 'no status stamped with the entry into NEED_HELP')
         wait_for(lambda: self.odometry is not None and self.odometry[0] > help_at, 10,
                  'odometry after NEED_HELP')
         wait_for(lambda: abs(self.odometry[1]) < 1e-3 and abs(self.odometry[2]) < 1e-3, 60,
@@ -253,8 +254,8 @@ class TestEndToEnd(unittest.TestCase):
         rest_at = self.odometry[0]
         self.assertLess(rest_at - help_at, 2.0, 'the base came to rest %.1f s after NEED_HELP'
                         % (rest_at - help_at))
-        first = self.monitor.truth
-        wait_for(lambda: rospy.get_time() - rest_at >= 5.0, 60, '5 s of sim time')
+        first, window_began = self.monitor.truth, rospy.get_time()
+        wait_for(lambda: rospy.get_time() - window_began >= 5.0, 60, '5 s of sim time')
         moved = math.hypot(self.monitor.truth[0] - first[0], self.monitor.truth[1] - first[1])
         self.assertLess(moved, 0.01, 'the base moved %.3f m while NEED_HELP' % moved)
         saved = self.monitor.saved_goal
