@@ -87,6 +87,8 @@ def _date(text):
 
 def run_calibration(args):
     """Fit, search, write the YAML and check that it reproduces the training score."""
+    if args.log and not args.real_logs:
+        raise calibration.CalibrationError('--log %s: only with --real-logs DIR' % args.log)
     if args.real_logs and (args.train or not args.log):
         raise calibration.CalibrationError('--real-logs fits on one log: give --log NAME and '
                                            'no TRAIN_DIR')

@@ -746,11 +746,14 @@ def real_log_series(points, short_weight):
             'tiers': {'lost_detector': [0] * len(points)}}
 
 
-def write_real_logs_run(folder, splices=(1000.0, 2000.0), with_splices=True):
+def write_real_logs_run(folder, splices=(1000.0, 2000.0), with_splices=True, lost_before=(),
+                        late=()):
     """A real-logs run of log 'intel' (profile stock) in ``folder``, written by the suite's own
     write_stream: an unmodified replay from log time 100 s to 400 s (1 reading a second, the
     localizer right, clutter misses now and then) and a copy spliced at each of ``splices``
-    (60 s of warm-up, then 10 wrong readings whose scan misses the map, then right again)."""
+    (60 s of warm-up, then 10 wrong readings whose scan misses the map, then right again). In
+    the copies spliced at ``lost_before`` the localizer is already off for the last 10 s of the
+    warm-up; in those at ``late`` the first reading after the splice comes 8 s after it."""
     from lost_and_found.bench import real_logs
     config = LostDetectorConfig()
     w = config.short_weight
@@ -760,7 +763,10 @@ def write_real_logs_run(folder, splices=(1000.0, 2000.0), with_splices=True):
                'end': 400.0, 'series': real_log_series(unmodified, w)}]
     for t_splice in splices if with_splices else ():
         points = [(t_splice - 60.0 + k, TRACKING, (0.1, 0.02), 0.0, 0.02) for k in range(60)]
-        points += [(t_splice + k, TRACKING, (3.0, 1.0), 0.5, 0.3) for k in range(10)]
+        if t_splice in lost_before:
+            points[-10:] = [(t, TRACKING, (3.0, 1.0), 0.5, 0.3) for t, *_ in points[-10:]]
+        points += [(t_splice + k, TRACKING, (3.0, 1.0), 0.5, 0.3)
+                   for k in range(8 if t_splice in late else 0, 10)]
         points += [(t_splice + 10.0 + k, TRACKING, (0.1, 0.02), 0.0, 0.02) for k in range(50)]
         trials.append({'log': 'intel', 'profile': 'stock', 'kind': 'spliced',
                        'start': t_splice - 60.0, 'end': t_splice + 61.0, 't_splice': t_splice,
@@ -781,9 +787,10 @@ def test_a_robots_log_is_fitted_on_its_own_replays_and_the_yaml_says_so(tmp_path
     # the unmodified log: settle for its first real_logs.SETTLE s, then normal driving to the end
     assert unmodified.phases[:30] == ['settle'] * 30 and set(unmodified.phases[30:]) == {'normal'}
     assert unmodified.trials[0]['t_event'] > unmodified.readings[-1][0]
-    # a spliced copy: its warm-up settles, the splice is the event, scored for WITHIN s
-    assert first.phases[:60] == ['settle'] * 60 and set(first.phases[60:]) == {'teleport'}
-    assert first.trials[0]['t_event'] == 1000.0
+    # a spliced copy: its warm-up settles, then drives normally until the splice, the event
+    assert first.phases[:30] == ['settle'] * 30 and set(first.phases[30:60]) == {'normal'}
+    assert set(first.phases[60:]) == {'teleport'}
+    assert first.trials[0]['t_normal'] == 970.0 and first.trials[0]['t_event'] == 1000.0
     assert first.trials[0]['t_end'] == 1000.0 + real_logs.WITHIN
     assert first.seed == 1 and first.label == 'intel'
     # a robot's logs are held out from the shipped calibration ...
@@ -832,7 +839,8 @@ def test_the_tool_fits_one_log_only_and_scores_the_spliced_copies(tmp_path, caps
     out = str(tmp_path / 'o.yaml')
     for argv, match in (([str(tmp_path), '--real-logs', str(tmp_path), '--log', 'intel'],
                          'no TRAIN_DIR'),
-                        (['--real-logs', str(tmp_path)], 'give --log NAME')):
+                        (['--real-logs', str(tmp_path)], 'give --log NAME'),
+                        ([str(tmp_path), '--log', 'intel'], 'only with --real-logs')):
         with pytest.raises(cal.CalibrationError, match=match):
             tool.run_calibration(tool.parser().parse_args(argv + ['--out', out]))
     assert tool.main(['--evaluate-real-logs', str(tmp_path)]) == 0
@@ -840,3 +848,21 @@ def test_the_tool_fits_one_log_only_and_scores_the_spliced_copies(tmp_path, caps
     assert '| intel | stock |' in printed and 'spliced kidnaps' in printed
     # the shipped YAML on the two synthetic splices: neither was alarmed before
     assert '| stock | 2 | 0 |' in printed
+
+
+def test_a_splice_is_scored_as_the_real_logs_suite_scores_it(tmp_path):
+    # 1000: the localizer was off before the splice (the detector alarmed already: no event);
+    # 2000: its first reading after the splice comes 8 s late (beyond the simulator's onset);
+    # 3000: an ordinary splice
+    write_real_logs_run(tmp_path, splices=(1000.0, 2000.0, 3000.0), lost_before=(1000.0,),
+                        late=(2000.0,))
+    recordings = cal.load_real_log_recordings(str(tmp_path), 'intel', 'stock')
+    config = LostDetectorConfig(queue_min=2, window_meta_tier2_lost=3,
+                                ratio_thresh_detections_tier2_lost=0.5,
+                                window_meta_tier0_normal=3, short_weight=0.5)
+    scored = [cal.score_recording(r, detectors.lost_detector_tiers(r.readings, config))[0]
+              for r in recordings]
+    assert [t['delocalized'] for t in scored] == [False, False, True, True]
+    assert all(t['detectors']['lost_detector']['delay_s'] is not None for t in scored[2:])
+    # the localizer off before the splice was a true alarm, not a false one
+    assert scored[1]['detectors']['lost_detector']['false_alarms'] == 0
