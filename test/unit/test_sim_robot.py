@@ -94,6 +94,8 @@ def test_collision_stops_the_robot_and_counts_once_per_contact():
     x = drive.pose[0]
     assert 3.95 - 0.18 - 2 * RES <= x <= 3.95 - 0.18 + RES
     assert drive.collisions == 1 and drive.v == 0.0 and drive.in_contact
+    # where it began and the speed it stopped, for the log
+    assert drive.last_collision[0] == pytest.approx(x) and drive.last_collision[3] > 0.4
     # Turning in place against the wall is allowed and is no new collision.
     run(drive, 0.0, 1.0, 1.0)
     assert drive.collisions == 1 and drive.pose[0] == x and drive.pose[2] > 0.5

@@ -4,6 +4,7 @@ All of the simulation is in :class:`lost_and_found.sim.world.World`; this module
 loop paced on wall time, publishes ``/clock`` every step and the sensors at their rates, all
 stamped with sim time, and serves the kidnap / teleport / reset services.
 """
+import math
 import sys
 import threading
 import time
@@ -308,7 +309,10 @@ class SimWorldNode:
         if count != self._published_collisions:
             self._pubs['collisions'].publish(UInt32(data=count))
             if self._published_collisions is not None and count > self._published_collisions:
-                rospy.logwarn('%s: collision (%d so far)', rospy.get_name(), count)
+                where = self._world.drive.last_collision
+                rospy.logwarn('%s: collision (%d so far) at (%.2f, %.2f, %.0f deg) driving %.2f '
+                              'm/s, %.2f rad/s', rospy.get_name(), count, where[0], where[1],
+                              math.degrees(where[2]), where[3], where[4])
             self._published_collisions = count
 
     # --- callbacks -----------------------------------------------------------------------

@@ -100,6 +100,9 @@ class DiffDrive:
         self.config = config
         self.grid = grid
         self.collisions = 0
+        #: (x, y, yaw, v, w) where the latest collision began and the speeds it stopped (None:
+        #: none yet): to tell afterwards which motion ran into what.
+        self.last_collision = None
         self.v = self.w = 0.0
         self._target = (0.0, 0.0)
         self._in_contact = False
@@ -199,6 +202,7 @@ class DiffDrive:
             if not self._in_contact:
                 self.collisions += 1
                 self._in_contact = True
+                self.last_collision = tuple(self._pose) + (self.v, self.w)
             self.v = self.w = 0.0
             return 0.0, 0.0
         self._pose = new_pose
