@@ -129,11 +129,9 @@ def run_calibration(args):
                     ', '.join('%g' % m for m in recordings[0].min_ranges) or 'none'))
     if args.min_ranges:
         options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
-        result = calibration.calibrate(recordings, min_ranges=tuple(args.min_ranges),
-                                       jobs=args.jobs, held_out_check=robot_logs is None)
-    else:
-        result = calibration.calibrate(recordings, jobs=args.jobs,
-                                       held_out_check=robot_logs is None)
+    result = calibration.calibrate(
+        recordings, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
+        jobs=args.jobs, held_out_check=robot_logs is None)
     text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:
@@ -237,14 +235,12 @@ def run_real_logs_evaluation(args):
                          report.fmt(score['time_tier2_share'], 1, '%')])
         spliced = real_logs.rescore_spliced(documents[1], config)
         for log, profile in sorted({(e['log'], e['profile']) for e in spliced}):
-            scores = [e['scores'] for e in spliced if (e['log'], e['profile']) == (log, profile)]
-            clean = [sc for sc in scores if not sc['alarmed_before']]
-            lost = [sc for sc in clean if sc['delocalized']]
-            delays = [sc['delay_s'] for sc in lost if sc['delay_s'] is not None]
-            splices.append(['`%s`' % path, log, profile, str(len(scores)),
-                            str(len(scores) - len(clean)),
-                            '%d/%d' % (len(delays), len(lost)),
-                            report.fmt(report.stats(delays)['median'], 1)])
+            d = real_logs.summarize_splices([e['scores'] for e in spliced
+                                             if (e['log'], e['profile']) == (log, profile)])
+            splices.append(['`%s`' % path, log, profile, str(d['splices']),
+                            str(d['alarmed_before_splice']),
+                            '%d/%d' % (d['detected'], d['delocalized']),
+                            report.fmt(d['delay_s']['median'], 1)])
     print(report.markdown_table(['config', 'log', 'localizer profile', 'false tier-2 alarms',
                                  'true alarms', 'time in tier 2'], rows))
     if splices:

@@ -416,11 +416,7 @@ def summarize(trials):
     for name in detectors.NAMES + ('lost_detector_live',):
         scores = [t['detectors'][name] for t in unmodified if name in t['detectors']]
         false_alarms = sum(s['false_alarms'] for s in scores)
-        chosen = [t for t in spliced if name in t['detectors']]
-        clean = [t for t in chosen if not t['detectors'][name]['alarmed_before']]
-        lost = [t for t in clean if t['detectors'][name]['delocalized']]
-        delays = [t['detectors'][name]['delay_s'] for t in lost]
-        summary['detectors'][name] = {
+        summary['detectors'][name] = dict({
             'unmodified_replays': len(scores),
             'false_alarms': false_alarms,
             'false_alarms_wrong_later': sum(s['false_alarms_wrong_later'] for s in scores),
@@ -428,16 +424,28 @@ def summarize(trials):
             'false_alarms_per_hour': false_alarms / hours if hours else None,
             'time_tier2_share': report.rate(sum(s['time_tier2_s'] for s in scores),
                                             sum(t['scored_s'] for t in unmodified)),
-            'splices': len(chosen),
-            'alarmed_before_splice': len(chosen) - len(clean),
-            'delocalized': len(lost),
-            'detected': sum(1 for d in delays if d is not None),
-            'detection_rate': report.rate(sum(1 for d in delays if d is not None), len(lost)),
-            'delay_s': report.stats(delays),
-            'delay_m': report.stats([t['detectors'][name]['delay_m'] for t in lost]),
-        }
+        }, **summarize_splices([t['detectors'][name] for t in spliced
+                                if name in t['detectors']]))
     summary['scored_hours'] = hours
     return summary
+
+
+def summarize_splices(scores):
+    """Pooled :func:`score_splice` scores of one detector: the splices, those that found it in
+    tier 2 already, and of the others those that delocalized the localizer, how many of them
+    it detected and their delays."""
+    clean = [s for s in scores if not s['alarmed_before']]
+    lost = [s for s in clean if s['delocalized']]
+    detected = sum(1 for s in lost if s['delay_s'] is not None)
+    return {
+        'splices': len(scores),
+        'alarmed_before_splice': len(scores) - len(clean),
+        'delocalized': len(lost),
+        'detected': detected,
+        'detection_rate': report.rate(detected, len(lost)),
+        'delay_s': report.stats([s['delay_s'] for s in lost]),
+        'delay_m': report.stats([s['delay_m'] for s in lost]),
+    }
 
 
 def markdown(summary, trials, settings):
@@ -909,8 +917,7 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
     result = replayer.replay(label, job['bag'], end - start, launch_args, expected)
     times, tiers, errors, readings = _evaluate(record, result, data, config, start, end)
     # Kept until the streams are written (calibration reads both kinds), then dropped.
-    record['series'] = {'times': times, 'errors': errors, 'tiers': tiers, 'readings': readings,
-                        'sigma_xy': [_sigma_xy(r) for r in readings]}
+    record['series'] = {'times': times, 'errors': errors, 'tiers': tiers, 'readings': readings}
     meter = odometer(data.truth)
     if job['kind'] == 'unmodified':
         scored = (start + SETTLE, end)
@@ -919,6 +926,7 @@ def _run_job(ctx, replayer, job, index, config, update_d, update_a, profile, par
         record['localization'] = localization_summary(times, errors, *scored)
         record['detectors'] = {name: score_unmodified(times, tier, errors, *scored)
                                for name, tier in tiers.items()}
+        record['series']['sigma_xy'] = [_sigma_xy(r) for r in readings]    # for the plots
         d = record['detectors']['lost_detector']
         ctx.progress('%s: %d/%d amcl_poses in %.0f s wall; error median %s m; '
                      'lost_detector %d false + %d true tier-2 alarms, tier 2 %s of the time' % (
