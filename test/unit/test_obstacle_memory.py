@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.obstacle_memory import ObstacleMemory, ObstacleMemoryConfig, \
-    from_frame, to_frame
+    PoseHistory, from_frame, to_frame
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.scan_agreement import LaserMount
 
@@ -192,3 +192,34 @@ def test_an_odometry_reset_forgets_everything():
     assert len(memory) > 0
     memory.add_scan((0.0, 0.0, 0.0), kinect(np.nan))        # reset to the identity
     assert len(memory) == 0
+
+
+# --- PoseHistory: odometry poses by stamp ---------------------------------------------------
+
+def test_pose_history_interpolates_between_stamps_across_the_yaw_wrap():
+    history = PoseHistory(span=2.0)
+    assert history.at(0.0) is None and history.latest is None
+    history.add(1.0, (0.0, 0.0, 3.0))
+    history.add(1.2, (1.0, -2.0, -3.1))           # turned 0.18 rad left, across pi
+    assert history.at(1.0) == (0.0, 0.0, 3.0)
+    x, y, yaw = history.at(1.1)
+    assert (x, y) == pytest.approx((0.5, -1.0))
+    assert yaw == pytest.approx(3.0 + (2.0 * math.pi - 6.1) / 2.0)   # not through zero
+    assert history.at(0.99) is None               # before the oldest pose
+    assert history.at(1.21) is None               # not known yet
+    assert history.latest == 1.2
+
+
+def test_pose_history_keeps_its_span_forgets_on_a_clock_jump_and_ignores_bad_values():
+    history = PoseHistory(span=1.0)
+    for k in range(31):
+        history.add(0.1 * k, (0.1 * k, 0.0, 0.0))
+    assert history.at(1.9) is None and history.at(2.0) == pytest.approx((2.0, 0.0, 0.0))
+    assert len(history) == 11
+    history.add(3.0, (math.nan, 0.0, 0.0))
+    history.add(math.inf, (0.0, 0.0, 0.0))
+    assert history.latest == pytest.approx(3.0)
+    history.add(3.0, (5.0, 0.0, 0.0))             # the same stamp again: the newer pose
+    assert history.at(3.0) == (5.0, 0.0, 0.0)
+    history.add(0.5, (7.0, 0.0, 0.0))             # the clock jumped back
+    assert len(history) == 1 and history.at(3.0) is None and history.latest == 0.5

@@ -307,6 +307,86 @@ def test_without_a_heading_nothing_is_remembered():
     assert core.wander.remembered[-1] is None
 
 
+AHEAD = Scan(ranges=(math.nan, math.nan, 2.0, math.nan, math.nan), angle_min=-1.0,
+             angle_increment=0.5, range_min=0.1, range_max=10.0)
+NOTHING = Scan((math.nan,) * 5, -1.0, 0.5, 0.1, 10.0)
+
+
+def spinning_core():
+    """A reactive core in its first spin, odometry at the origin of 'odom' facing +x."""
+    core = make_core(strategy='reactive')
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.step()
+    assert core.phase == Phase.SPIN
+    return core, runner
+
+
+def remembered_in_odom(core, runner, pose):
+    """What the wander is told it remembers, seen from odometry ``pose``, in 'odom'."""
+    core.on_odom(*pose[:2], runner.t, 'odom', yaw=pose[2], stamp=runner.t)
+    core.on_scan(NOTHING, runner.t)         # unstamped: adds nothing
+    runner.run(core.config.spin_duration + DT)
+    assert core.phase == Phase.WANDER
+    core.on_odom(*pose[:2], runner.t, 'odom', yaw=pose[2], stamp=runner.t)
+    core.on_scan(NOTHING, runner.t, stamp=runner.t)
+    runner.step()
+    local = core.wander.remembered[-1]
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    return [(pose[0] + c * x - s * y, pose[1] + s * x + c * y) for x, y in local]
+
+
+def test_a_scan_is_remembered_at_the_odometry_pose_of_its_stamp():
+    """The robot turned 0.6 rad between the scan's stamp and its delivery: the return 2 m
+    ahead at the stamp is remembered there, not 0.6 rad off (where the latest pose would put
+    it)."""
+    core, runner = spinning_core()
+    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)
+    core.on_odom(0.0, 0.0, 1.2, 'odom', yaw=0.4, stamp=1.2)     # 1.1: yaw 0.2
+    core.on_odom(0.0, 0.0, 1.4, 'odom', yaw=0.8, stamp=1.4)
+    core.on_scan(AHEAD, 1.4, stamp=1.1)
+    points = remembered_in_odom(core, runner, (0.0, 0.0, 0.8))
+    assert points == [pytest.approx((2.0 * math.cos(0.2), 2.0 * math.sin(0.2)), abs=0.03)]
+
+
+def test_a_scan_newer_than_the_odometry_waits_for_it():
+    core, runner = spinning_core()
+    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)
+    core.on_scan(AHEAD, 1.05, stamp=1.1)
+    assert len(core._memory) == 0           # not placed yet
+    core.on_odom(0.0, 0.0, 1.2, 'odom', yaw=1.0, stamp=1.2)
+    assert len(core._memory) == 1           # placed at 1.1: yaw 0.5
+    points = remembered_in_odom(core, runner, (0.0, 0.0, 1.0))
+    assert points == [pytest.approx((2.0 * math.cos(0.5), 2.0 * math.sin(0.5)), abs=0.03)]
+
+
+def test_a_scan_older_than_the_odometry_kept_is_not_remembered(caplog):
+    core, runner = spinning_core()
+    for k in range(31):                     # 3 s of odometry at 10 Hz
+        core.on_odom(0.0, 0.0, 1.0 + 0.1 * k, 'odom', yaw=0.0, stamp=1.0 + 0.1 * k)
+    core.on_scan(AHEAD, 4.0, stamp=1.5)     # 2.5 s old: the pose then is forgotten
+    assert len(core._memory) == 0
+    assert 'before the odometry kept' in caplog.text
+    core.on_scan(AHEAD, 4.0, stamp=float('nan'))
+    assert len(core._memory) == 0 and 'non-finite stamp' in caplog.text
+    core.on_scan(AHEAD, 4.0, stamp=3.5)
+    assert len(core._memory) == 1
+
+
+def test_scans_waiting_for_odometry_are_dropped_when_the_clock_jumps_back_or_an_episode_starts():
+    core, runner = spinning_core()
+    core.on_odom(0.0, 0.0, 10.0, 'odom', yaw=0.0, stamp=10.0)
+    core.on_scan(AHEAD, 10.0, stamp=10.1)
+    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)     # the clock jumped back
+    core.on_odom(0.0, 0.0, 10.2, 'odom', yaw=0.0, stamp=10.2)
+    assert len(core._memory) == 0
+    core.on_scan(AHEAD, 10.2, stamp=10.3)                       # waits ...
+    core.on_state(State.IDLE, 10.25)
+    core.on_state(State.LOST, 10.25)                            # ... but the robot was carried
+    core.on_odom(0.0, 0.0, 10.4, 'odom', yaw=0.0, stamp=10.4)
+    assert len(core._memory) == 0
+
+
 def test_reactive_strategy_with_the_real_wander_moves_on_an_open_scan():
     core = RecoveryCore(RecoveryConfig(strategy='reactive'))
     core.on_state(State.LOST, 0.0)

@@ -40,6 +40,7 @@ nothing to anchor it to (no odometry, no pose).
 Pure Python: no ROS, no clock reads. Move_base goal statuses are the integers of
 actionlib_msgs/GoalStatus, mirrored below.
 """
+import collections
 import dataclasses
 import enum
 import logging
@@ -47,7 +48,7 @@ import math
 
 from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
 from lost_and_found.core.config import Checker, ConfigError
-from lost_and_found.core.obstacle_memory import ObstacleMemory
+from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
 from lost_and_found.core.scan_agreement import LaserMount
 from lost_and_found.core.spiral import SpiralSearch
@@ -81,6 +82,10 @@ WARN_PERIOD = 10.0
 #: Odometry older than this (s) when a spiral is anchored on it gets a warning: a TurtleBot's
 #: base publishes it at 20-50 Hz, so the base driver has probably stopped.
 ODOM_STALE = 2.0
+#: Seconds of odometry poses kept to place each scan at the pose of its own stamp.
+ODOM_HISTORY = 2.0
+#: Scans stamped after the newest odometry wait for it; at most this many (the oldest go).
+PENDING_SCANS = 5
 
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
@@ -452,6 +457,9 @@ class RecoveryCore:
         self._odom_yaw = None           # heading of the odometry pose, when it came with one
         self._odom_frame = 'odom'       # frame_id of the odometry messages
         self._memory = ObstacleMemory()  # this episode's laser returns, in the odometry frame
+        self._odom_history = PoseHistory(ODOM_HISTORY)  # odometry poses by stamp
+        # (stamp, scan, mount) of scans newer than the newest odometry, to remember once it comes
+        self._pending_scans = collections.deque(maxlen=PENDING_SCANS)
         self._wandered = 0.0            # odometry metres the wander drove since the last spin
         self._wander_from = None        # the odometry position that distance was counted to
         self._last_t = None
@@ -612,28 +620,46 @@ class RecoveryCore:
         if self.state in LOCALIZED:
             self._good_pose = self._pose
 
-    def on_scan(self, scan, t, mount=None):
-        """A laser scan (reactive Scan) received at ``t``.
+    def on_scan(self, scan, t, mount=None, stamp=None):
+        """A laser scan (reactive Scan) received at ``t``, taken at ``stamp``.
 
-        During a search (spin, legs, wander) its returns are also remembered at the latest
-        odometry pose, for the wander. ``mount`` is where the laser sits on the robot (a
+        During a search (spin, legs, wander) its returns are also remembered for the wander, at
+        the odometry pose of ``stamp`` (interpolated between the odometry stamps around it; a
+        scan newer than the newest odometry waits for the next one), or at the latest odometry
+        pose when ``stamp`` is None. ``mount`` is where the laser sits on the robot (a
         scan_agreement LaserMount); None: at the robot's centre, facing forward.
         """
         t = self._time(t)
         if t is None:
             return
         self._scan, self._scan_t = scan, t
-        pose = self._odom_pose(t)
-        if pose is None or self.phase not in _SEARCHING:
+        if self.phase not in _SEARCHING:
+            return
+        if stamp is None:
+            self._remember(scan, mount, self._odom_pose(t))
+        elif not _finite(stamp):
+            self._warn('scan_stamp', 'scan with a non-finite stamp %r not remembered' % (stamp,))
+        elif self._odom_history.latest is not None and stamp > self._odom_history.latest:
+            self._pending_scans.append((float(stamp), scan, mount))
+        else:
+            pose = self._odom_history.at(stamp)
+            if pose is None and len(self._odom_history):
+                self._warn('memory', 'scan stamped %.3f s, before the odometry kept (%.1f s): '
+                           'not remembered' % (stamp, ODOM_HISTORY))
+            self._remember(scan, mount, pose)
+
+    def _remember(self, scan, mount, pose):
+        """Add ``scan``'s returns to the obstacle memory at odometry ``pose`` (None: skip)."""
+        if pose is None:
             return
         try:
             self._memory.add_scan(pose, scan, mount or LaserMount())
         except (TypeError, ValueError) as error:
             self._warn('memory', 'scan not remembered: %s' % error)
 
-    def on_odom(self, x, y, t, frame_id='', yaw=None):
+    def on_odom(self, x, y, t, frame_id='', yaw=None, stamp=None):
         """The robot's position (m) and heading (rad, None: unknown) in its odometry frame
-        ``frame_id`` at ``t``.
+        ``frame_id``, received at ``t`` and measured at ``stamp`` (None: at ``t``).
 
         It anchors the spiral (``spiral_anchor: odom``), feeds the wander's stall check and,
         with the heading, places the returns the wander remembers. An empty ``frame_id`` keeps
@@ -649,6 +675,17 @@ class RecoveryCore:
         self._odom_yaw = None if yaw is None else float(yaw)
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
+        if yaw is None:
+            return
+        stamp = t if stamp is None or not _finite(stamp) else float(stamp)
+        previous = self._odom_history.latest
+        if previous is not None and stamp < previous:
+            self._pending_scans.clear()     # the clock jumped back (the history forgets too)
+        self._odom_history.add(stamp, (x, y, yaw))
+        while self._pending_scans and self._pending_scans[0][0] <= stamp:
+            scan_stamp, scan, mount = self._pending_scans.popleft()
+            if self.phase in _SEARCHING:
+                self._remember(scan, mount, self._odom_history.at(scan_stamp))
 
     def on_distant_tags(self, tags, t):
         """The camera sees mapped tags, each ``(fiducial_id, x, y, facing_yaw)`` in the
@@ -829,6 +866,7 @@ class RecoveryCore:
         self.wander.reset()
         # The robot was carried here: what it saw before is somewhere else.
         self._memory.clear()
+        self._pending_scans.clear()
         if self.strategy == 'none':
             _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
                       '(strategy none)', 'kept' if self.saved_goal is not None else 'none')

@@ -110,6 +110,12 @@ def twist_msg(twist):
     return msg
 
 
+def _stamp(msg):
+    """The header stamp of ``msg`` in seconds, or None for an unstamped (zero) header."""
+    stamp = msg.header.stamp.to_sec()
+    return stamp if stamp > 0.0 else None
+
+
 def _callerid(msg):
     """The node that published ``msg`` ('' when unknown)."""
     header = getattr(msg, '_connection_header', None) or {}
@@ -241,7 +247,8 @@ class RecoveryNode:
 
     def _on_scan(self, msg):
         mount = self._mounts.get(msg.header.frame_id)
-        self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now(), mount))
+        self._guard('scan', lambda: self._core.on_scan(scan_from_msg(msg), self._now(), mount,
+                                                       _stamp(msg)))
 
     def _on_odom(self, msg):
         pose = msg.pose.pose
@@ -249,7 +256,7 @@ class RecoveryNode:
             self._odom_frame = msg.header.frame_id.strip('/ ')     # tf2 refuses '/odom'
         self._guard('odom', lambda: self._core.on_odom(
             pose.position.x, pose.position.y, self._now(), msg.header.frame_id,
-            yaw_from_quaternion(pose.orientation)))
+            yaw_from_quaternion(pose.orientation), _stamp(msg)))
 
     def _on_simple_goal(self, msg):
         if _callerid(msg) == self._name:
