@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Drive the recovery node's reactive search alone on a map and count its collisions.
+
+Usage (with the workspace's devel space sourced, or from the repository root)::
+
+    /usr/bin/python3 tools/wander_trials.py MAP.yaml [--trials 20] [--seconds 180] [--seed 0]
+        [--delay 0.2] [--unstamped]
+
+No ROS: the recovery core (``core/recovery.py``, strategy ``reactive``, with the real
+``ReactiveWander`` and its obstacle memory) drives the simulator's TurtleBot2
+(``sim/world.py``: Kinect-like laser, disc robot, odometry with drift) from random free poses
+for ``--seconds`` of sim time each. It spins, wanders and looks around as in a real episode;
+there are no tags, so the search never ends early (its budget is made longer than a trial).
+The loop runs at the node's 10 Hz, the laser at 10 Hz and the odometry at 20 Hz.
+
+``--delay`` models a busy machine: each scan reaches the core that many seconds after it was
+taken, stamped with the time it was taken, and a velocity command takes effect that much
+later; the small odometry messages come at once. ``--unstamped`` hands the scans over without
+their stamp, so the core places them at the latest odometry pose, ``--delay`` s newer than the
+scan (what it did before it kept an odometry history): compare the two to see what placing a
+scan at its own stamp is worth.
+
+Prints one line per trial (its collisions: where the contact began, the speeds it stopped, the
+wander's state) and the total. Deterministic for a map, its arguments and the seed. Exit
+status 1 on a bad map or argument.
+"""
+import argparse
+import collections
+import math
+import os
+import sys
+
+try:
+    import lost_and_found  # noqa: F401  (the devel space puts the package on the path)
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src'))
+
+import numpy as np  # noqa: E402
+
+from lost_and_found.core.reactive import Scan  # noqa: E402
+from lost_and_found.core.recovery import RecoveryConfig, RecoveryCore  # noqa: E402
+from lost_and_found.core.scan_agreement import LaserMount  # noqa: E402
+from lost_and_found.sim.gridmap import MapError, load_map  # noqa: E402
+from lost_and_found.sim.world import SimWorldConfig, World  # noqa: E402
+from lost_and_found.state import State  # noqa: E402
+
+#: Sim time step (s) of the world, and the periods (s) of the control loop, laser and odometry.
+STEP, CONTROL, SCAN_PERIOD, ODOM_PERIOD = 0.02, 0.1, 0.1, 0.05
+
+
+def parser():
+    """The command line."""
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('map', help='map_server YAML of the map')
+    p.add_argument('--trials', type=int, default=20, help='number of start poses (default 20)')
+    p.add_argument('--seconds', type=float, default=180.0,
+                   help='sim seconds of searching per trial (default 180)')
+    p.add_argument('--seed', type=int, default=0, help='seed of the start poses and noise')
+    p.add_argument('--delay', type=float, default=0.0,
+                   help='seconds between a scan being taken and reaching the core, and '
+                        'between a command and its effect (default 0)')
+    p.add_argument('--unstamped', action='store_true',
+                   help='hand the scans over without their stamp (placed at the latest pose)')
+    return p
+
+
+def run_trial(grid, map_file, seed, seconds, delay, unstamped):
+    """One trial from a random free pose; returns ``(start, driven, collisions)``: the metres
+    driven and each collision as ``(t, x, y, yaw, v, w, wander state)``."""
+    world = World(SimWorldConfig(map_file=map_file, seed=seed), grid)
+    start = world.random_free_pose()
+    world.teleport(start)
+    world.odometry.reset()
+    laser = world.laser
+    mount = LaserMount(x=laser.config.x, y=laser.config.y, yaw=laser.config.yaw)
+    core = RecoveryCore(RecoveryConfig(strategy='reactive', max_search_time=seconds + 60.0))
+    core.on_move_base_available(False)
+    core.on_state(State.LOST, 0.0)
+    inbox = []                          # (arrival time, order, kind, payload, stamp)
+    commands = collections.deque()      # (effective time, v, w)
+    collisions = []
+    driven = 0.0
+    steps = int(round(seconds / STEP))
+    for k in range(steps + 1):
+        t = round(k * STEP, 9)
+        if k % int(round(ODOM_PERIOD / STEP)) == 0:
+            inbox.append((t, k, 'odom', world.odometry.pose, t))
+        if k % int(round(SCAN_PERIOD / STEP)) == 0:
+            scan = Scan(world.scan(), laser.config.angle_min, laser.angle_increment,
+                        laser.config.range_min, laser.config.range_max)
+            inbox.append((t + delay, k, 'scan', scan, t))
+        inbox.sort(key=lambda item: item[:2])
+        while inbox and inbox[0][0] <= t + 1e-9:
+            _, _, kind, payload, stamp = inbox.pop(0)
+            if kind == 'odom':
+                core.on_odom(payload[0], payload[1], t, 'odom', yaw=payload[2], stamp=stamp)
+            else:
+                core.on_scan(payload, t, mount, None if unstamped else stamp)
+        if k % int(round(CONTROL / STEP)) == 0:
+            command = core.step(t)
+            if command.twist is not None:
+                commands.append((t + delay,) + tuple(command.twist))
+        while commands and commands[0][0] <= t + 1e-9:
+            _, v, w = commands.popleft()
+            world.command(v, w)
+        before, here = world.collisions, world.pose
+        world.step(STEP)
+        driven += math.hypot(world.pose[0] - here[0], world.pose[1] - here[1])
+        if world.collisions > before:
+            collisions.append((t,) + tuple(world.drive.last_collision)
+                              + (core.wander.state.name,))
+    return start, driven, collisions
+
+
+def main(argv=None):
+    """Run the trials and print them; 0, or 1 on a bad argument or map."""
+    args = parser().parse_args(argv)
+    if args.trials < 1 or not args.seconds > 0 or not args.delay >= 0:
+        print('wander_trials: --trials must be >= 1, --seconds > 0 and --delay >= 0',
+              file=sys.stderr)
+        return 1
+    try:
+        grid = load_map(args.map)
+    except (MapError, OSError) as error:
+        print('wander_trials: %s' % error, file=sys.stderr)
+        return 1
+    seeds = np.random.SeedSequence(args.seed).generate_state(args.trials)
+    total, distance = 0, 0.0
+    for trial, seed in enumerate(seeds):
+        start, driven, collisions = run_trial(grid, args.map, int(seed), args.seconds,
+                                              args.delay, args.unstamped)
+        total += len(collisions)
+        distance += driven
+        print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m, %d collision(s)%s' % (
+            trial, start[0], start[1], start[2], driven, len(collisions), ''.join(
+                '\n  at %.1f s: (%.2f, %.2f, %.0f deg), v %.2f m/s, w %.2f rad/s, wander %s'
+                % (c[0], c[1], c[2], math.degrees(c[3]), c[4], c[5], c[6])
+                for c in collisions)))
+        sys.stdout.flush()
+    print('%d collision(s) in %d trials of %.0f s, %.0f m driven (delay %.2f s, scans %s)' % (
+        total, args.trials, args.seconds, distance, args.delay,
+        'unstamped' if args.unstamped else 'stamped'))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
