@@ -373,6 +373,18 @@ def test_a_scan_older_than_the_odometry_kept_is_not_remembered(caplog):
     assert len(core._memory) == 1
 
 
+def test_scans_far_ahead_of_the_odometry_are_dropped_with_a_warning(caplog):
+    core, runner = spinning_core()
+    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)
+    for k in range(7):                      # odometry stamped by a clock 5 s behind
+        core.on_scan(AHEAD, 1.0 + 0.1 * k, stamp=6.0 + 0.1 * k)
+    assert 'after the newest odometry' in caplog.text
+    assert len(core._memory) == 0
+    core.on_odom(0.0, 0.0, 1.7, 'odom', yaw=0.0, stamp=6.5)
+    core.on_odom(0.0, 0.0, 1.8, 'odom', yaw=0.0, stamp=7.0)
+    assert len(core._memory) == 1           # the last 5 waited; all fall in one memory cell
+
+
 def test_scans_waiting_for_odometry_are_dropped_when_the_clock_jumps_back_or_an_episode_starts():
     core, runner = spinning_core()
     core.on_odom(0.0, 0.0, 10.0, 'odom', yaw=0.0, stamp=10.0)

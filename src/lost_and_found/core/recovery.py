@@ -640,6 +640,10 @@ class RecoveryCore:
         elif not _finite(stamp):
             self._warn('scan_stamp', 'scan with a non-finite stamp %r not remembered' % (stamp,))
         elif self._odom_history.latest is not None and stamp > self._odom_history.latest:
+            if len(self._pending_scans) == PENDING_SCANS:
+                self._warn('scan_wait', 'scans stamped %.2f s after the newest odometry: not '
+                           'remembered (are /odom and /scan stamped by one clock?)'
+                           % (stamp - self._odom_history.latest))
             self._pending_scans.append((float(stamp), scan, mount))
         else:
             pose = self._odom_history.at(stamp)
