@@ -178,3 +178,13 @@ def test_is_rigid():
     assert not geometry.is_rigid(mirrored)
     assert not geometry.is_rigid(np.full((4, 4), np.nan))
     assert not geometry.is_rigid(np.eye(3))
+
+
+def test_interpolate_pose_takes_the_shorter_arc_and_wraps():
+    assert geometry.interpolate_pose((0.0, 0.0, 0.0), (2.0, -4.0, 1.0), 0.25) == \
+        pytest.approx((0.5, -1.0, 0.25))
+    # From 3.0 to -3.0 rad the shorter way is through pi (0.28 rad), not through 0 (6 rad).
+    _, _, yaw = geometry.interpolate_pose((0.0, 0.0, 3.0), (0.0, 0.0, -3.0), 0.75)
+    assert yaw == pytest.approx(3.0 + 0.75 * (2.0 * math.pi - 6.0) - 2.0 * math.pi)
+    assert geometry.interpolate_pose((1.0, 2.0, 0.5), (3.0, 4.0, 0.7), 0.0) == \
+        pytest.approx((1.0, 2.0, 0.5))

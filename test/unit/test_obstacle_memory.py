@@ -221,5 +221,7 @@ def test_pose_history_keeps_its_span_forgets_on_a_clock_jump_and_ignores_bad_val
     assert history.latest == pytest.approx(3.0)
     history.add(3.0, (5.0, 0.0, 0.0))             # the same stamp again: the newer pose
     assert history.at(3.0) == (5.0, 0.0, 0.0)
-    history.add(0.5, (7.0, 0.0, 0.0))             # the clock jumped back
+    assert history.add(2.6, (6.0, 0.0, 0.0)) is False    # out of order: ignored
+    assert history.latest == 3.0 and history.at(2.6) == pytest.approx((2.6, 0.0, 0.0))
+    assert history.add(0.5, (7.0, 0.0, 0.0)) is True     # the clock jumped back
     assert len(history) == 1 and history.at(3.0) is None and history.latest == 0.5

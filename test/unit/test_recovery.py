@@ -373,24 +373,53 @@ def test_a_scan_older_than_the_odometry_kept_is_not_remembered(caplog):
     assert len(core._memory) == 1
 
 
-def test_scans_far_ahead_of_the_odometry_are_dropped_with_a_warning(caplog):
+def ahead(distance):
+    """A scan with one return ``distance`` m straight ahead."""
+    return Scan((math.nan, math.nan, distance, math.nan, math.nan), -1.0, 0.5, 0.1, 10.0)
+
+
+def test_scans_far_ahead_of_the_odometry_fall_back_to_the_latest_pose(caplog):
+    """Odometry stamped by a clock 5 s behind the laser's: five scans wait for it, then each
+    new one pushes the oldest out, placed at the latest pose as before there was a history."""
     core, runner = spinning_core()
     core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)
-    for k in range(7):                      # odometry stamped by a clock 5 s behind
-        core.on_scan(AHEAD, 1.0 + 0.1 * k, stamp=6.0 + 0.1 * k)
-    assert 'after the newest odometry' in caplog.text
-    assert len(core._memory) == 0
-    core.on_odom(0.0, 0.0, 1.7, 'odom', yaw=0.0, stamp=6.5)
-    core.on_odom(0.0, 0.0, 1.8, 'odom', yaw=0.0, stamp=7.0)
-    assert len(core._memory) == 1           # the last 5 waited; all fall in one memory cell
+    for k in range(5):
+        core.on_scan(ahead(2.0 + 0.2 * k), 1.0 + 0.1 * k, stamp=6.0 + 0.1 * k)
+    assert len(core._memory) == 0 and 'after the newest odometry' not in caplog.text
+    core.on_scan(ahead(3.0), 1.5, stamp=6.5)
+    assert 'placing them at the latest odometry pose' in caplog.text
+    assert core._memory.points_around((0.0, 0.0, 0.0)).tolist() == [
+        pytest.approx([2.0, 0.0], abs=0.03)]
+
+
+def test_waiting_scans_the_odometry_history_no_longer_covers_are_dropped_with_a_warning(caplog):
+    core, runner = spinning_core()
+    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)
+    for k in range(4):                      # nearer each time: none clears the one before
+        core.on_scan(ahead(2.6 - 0.2 * k), 1.0 + 0.1 * k, stamp=4.0 + 0.1 * k)
+    core.on_odom(0.0, 0.0, 1.4, 'odom', yaw=0.0, stamp=4.15)    # keeps 2.15..4.15: 1.0 goes
+    assert 'before the odometry kept' in caplog.text
+    core.on_odom(0.0, 0.0, 1.5, 'odom', yaw=0.0, stamp=4.3)
+    # 4.0 and 4.1 fell before the kept odometry; 4.2 and 4.3 are placed (2.2 and 2.0 m ahead).
+    points = sorted(core._memory.points_around((0.0, 0.0, 0.0))[:, 0].tolist())
+    assert points == pytest.approx([2.0, 2.2], abs=0.03)
+
+
+def test_odometry_out_of_order_is_ignored_not_taken_for_a_clock_jump():
+    core, runner = spinning_core()
+    for stamp in (1.0, 1.1, 1.2, 1.15, 1.3):                    # 1.15 comes late
+        core.on_odom(stamp, 0.0, stamp, 'odom', yaw=0.0, stamp=stamp)
+    core.on_scan(ahead(2.0), 1.3, stamp=1.05)                   # still placed, at x 1.05
+    assert core._memory.points_around((0.0, 0.0, 0.0)).tolist() == [
+        pytest.approx([3.05, 0.0], abs=0.03)]
 
 
 def test_scans_waiting_for_odometry_are_dropped_when_the_clock_jumps_back_or_an_episode_starts():
     core, runner = spinning_core()
     core.on_odom(0.0, 0.0, 10.0, 'odom', yaw=0.0, stamp=10.0)
     core.on_scan(AHEAD, 10.0, stamp=10.1)
-    core.on_odom(0.0, 0.0, 1.0, 'odom', yaw=0.0, stamp=1.0)     # the clock jumped back
-    core.on_odom(0.0, 0.0, 10.2, 'odom', yaw=0.0, stamp=10.2)
+    for stamp in (1.0, 9.0, 9.5, 10.0, 10.2):                  # the clock jumped back, then on
+        core.on_odom(0.0, 0.0, stamp, 'odom', yaw=0.0, stamp=stamp)
     assert len(core._memory) == 0
     core.on_scan(AHEAD, 10.2, stamp=10.3)                       # waits ...
     core.on_state(State.IDLE, 10.25)

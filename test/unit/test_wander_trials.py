@@ -1,4 +1,8 @@
-"""tools/wander_trials.py: the recovery core's reactive search alone in the simulator."""
+"""tools/wander_trials.py: the recovery core's reactive search alone in the simulator.
+
+Smoke tests of the harness: in this simple room stamped and unstamped scans give the same run;
+what placing a scan at its stamp does is tested on the core in test_recovery.py.
+"""
 import numpy as np
 
 from lost_and_found.sim.gridmap import GridMap, save_map

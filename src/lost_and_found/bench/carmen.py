@@ -31,7 +31,7 @@ import re
 
 import numpy as np
 
-from lost_and_found.core.geometry import wrap_angle
+from lost_and_found.core.geometry import interpolate_pose, wrap_angle
 
 #: Stamp of the first record in a bag (s): sim time 0 means "no clock yet" to ROS nodes.
 START_OFFSET = 1.0
@@ -116,11 +116,9 @@ def interpolate(track, t):
         return tuple(track[0][1:4])
     if i == len(track):
         return tuple(track[-1][1:4])
-    t0, x0, y0, a0 = track[i - 1][:4]
-    t1, x1, y1, a1 = track[i][:4]
+    t0, t1 = track[i - 1][0], track[i][0]
     f = 0.0 if t1 <= t0 else (t - t0) / (t1 - t0)
-    return (x0 + f * (x1 - x0), y0 + f * (y1 - y0),
-            float(wrap_angle(a0 + f * float(wrap_angle(a1 - a0)))))
+    return interpolate_pose(track[i - 1][1:4], track[i][1:4], f)
 
 
 def jump_offset(pose, jump):

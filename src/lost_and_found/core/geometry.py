@@ -18,6 +18,14 @@ def wrap_angle(angle):
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
+def interpolate_pose(pose0, pose1, fraction):
+    """The pose ``fraction`` (0..1) of the way from ``pose0`` to ``pose1`` (each
+    ``(x, y, yaw)``): linear in x and y, along the shorter arc in yaw (wrapped)."""
+    (x0, y0, a0), (x1, y1, a1) = pose0[:3], pose1[:3]
+    return (x0 + fraction * (x1 - x0), y0 + fraction * (y1 - y0),
+            float(wrap_angle(a0 + fraction * float(wrap_angle(a1 - a0)))))
+
+
 def normalize_angle(angle):
     """Wrap ``angle`` (rad) into ``[-pi, pi)``.
 

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker
+from lost_and_found.core.geometry import interpolate_pose
 from lost_and_found.core.scan_agreement import LaserMount
 
 
@@ -196,14 +197,15 @@ class PoseHistory:
 
     Args:
         span: seconds of poses kept, counted back from the newest.
-
-    A stamp older than the newest one means the clock jumped back (a bag restarted, sim time
-    reset): everything before is forgotten.
+        jump: a stamp more than this (s) older than the newest means the clock jumped back (a
+            bag restarted, sim time reset): everything before is forgotten. A stamp older by
+            less is a message out of order (two publishers, a late one) and is ignored.
     """
 
-    def __init__(self, span=2.0):
+    def __init__(self, span=2.0, jump=0.5):
         """An empty history."""
         self.span = float(span)
+        self.jump = float(jump)
         self._stamps = collections.deque()
         self._poses = collections.deque()
 
@@ -222,21 +224,30 @@ class PoseHistory:
         return self._stamps[-1] if self._stamps else None
 
     def add(self, stamp, pose):
-        """Keep ``pose`` ``(x, y, yaw)`` at ``stamp`` (s); non-finite values are ignored."""
+        """Keep ``pose`` ``(x, y, yaw)`` at ``stamp`` (s); non-finite values, and stamps out of
+        order by less than ``jump``, are ignored.
+
+        Returns:
+            True when the stamp was a jump back and everything before was forgotten.
+        """
         stamp = float(stamp)
         pose = tuple(float(v) for v in pose)
         if not (math.isfinite(stamp) and len(pose) == 3 and all(map(math.isfinite, pose))):
-            return
-        if self._stamps and stamp < self._stamps[-1]:
+            return False
+        jumped = bool(self._stamps) and stamp < self._stamps[-1] - self.jump
+        if jumped:
             self.clear()
+        elif self._stamps and stamp < self._stamps[-1]:
+            return False
         if self._stamps and stamp == self._stamps[-1]:
             self._poses[-1] = pose
-            return
+            return False
         self._stamps.append(stamp)
         self._poses.append(pose)
         while self._stamps[0] < stamp - self.span:
             self._stamps.popleft()
             self._poses.popleft()
+        return jumped
 
     def at(self, stamp):
         """The pose ``(x, y, yaw)`` at ``stamp``, interpolated between the two poses around
@@ -249,7 +260,4 @@ class PoseHistory:
         if self._stamps[k] == stamp:
             return self._poses[k]
         t0, t1 = self._stamps[k - 1], self._stamps[k]
-        (x0, y0, a0), (x1, y1, a1) = self._poses[k - 1], self._poses[k]
-        f = (stamp - t0) / (t1 - t0)
-        turn = math.atan2(math.sin(a1 - a0), math.cos(a1 - a0))
-        return (x0 + f * (x1 - x0), y0 + f * (y1 - y0), a0 + f * turn)
+        return interpolate_pose(self._poses[k - 1], self._poses[k], (stamp - t0) / (t1 - t0))

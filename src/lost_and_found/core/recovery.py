@@ -641,16 +641,26 @@ class RecoveryCore:
             self._warn('scan_stamp', 'scan with a non-finite stamp %r not remembered' % (stamp,))
         elif self._odom_history.latest is not None and stamp > self._odom_history.latest:
             if len(self._pending_scans) == PENDING_SCANS:
-                self._warn('scan_wait', 'scans stamped %.2f s after the newest odometry: not '
-                           'remembered (are /odom and /scan stamped by one clock?)'
+                # Odometry lags the scans by more than the queue holds: its clock, or its
+                # rate. Place the oldest as before there was a history, at the latest pose.
+                self._warn('scan_wait', 'scans stamped %.2f s after the newest odometry: '
+                           'placing them at the latest odometry pose (are /odom and /scan '
+                           'stamped by one clock, and is odometry coming?)'
                            % (stamp - self._odom_history.latest))
+                _, waited, waited_mount = self._pending_scans.popleft()
+                self._remember(waited, waited_mount, self._odom_pose(t))
             self._pending_scans.append((float(stamp), scan, mount))
         else:
-            pose = self._odom_history.at(stamp)
-            if pose is None and len(self._odom_history):
-                self._warn('memory', 'scan stamped %.3f s, before the odometry kept (%.1f s): '
-                           'not remembered' % (stamp, ODOM_HISTORY))
-            self._remember(scan, mount, pose)
+            self._remember_at(scan, mount, stamp)
+
+    def _remember_at(self, scan, mount, stamp):
+        """Remember ``scan`` at the odometry pose of ``stamp``; a stamp before the odometry
+        kept is not remembered, with a warning."""
+        pose = self._odom_history.at(stamp)
+        if pose is None and len(self._odom_history):
+            self._warn('scan_old', 'scan stamped %.3f s, before the odometry kept (%.1f s): not '
+                       'remembered' % (stamp, ODOM_HISTORY))
+        self._remember(scan, mount, pose)
 
     def _remember(self, scan, mount, pose):
         """Add ``scan``'s returns to the obstacle memory at odometry ``pose`` (None: skip)."""
@@ -682,14 +692,12 @@ class RecoveryCore:
         if yaw is None:
             return
         stamp = t if stamp is None or not _finite(stamp) else float(stamp)
-        previous = self._odom_history.latest
-        if previous is not None and stamp < previous:
-            self._pending_scans.clear()     # the clock jumped back (the history forgets too)
-        self._odom_history.add(stamp, (x, y, yaw))
-        while self._pending_scans and self._pending_scans[0][0] <= stamp:
+        if self._odom_history.add(stamp, (x, y, yaw)):
+            self._pending_scans.clear()     # the clock jumped back: they will never be placed
+        while self._pending_scans and self._pending_scans[0][0] <= self._odom_history.latest:
             scan_stamp, scan, mount = self._pending_scans.popleft()
             if self.phase in _SEARCHING:
-                self._remember(scan, mount, self._odom_history.at(scan_stamp))
+                self._remember_at(scan, mount, scan_stamp)
 
     def on_distant_tags(self, tags, t):
         """The camera sees mapped tags, each ``(fiducial_id, x, y, facing_yaw)`` in the
