@@ -4,12 +4,14 @@
 Usage (with the workspace's devel space sourced, or from the repository root)::
 
     /usr/bin/python3 tools/wander_trials.py MAP.yaml [--trials 20] [--seconds 180] [--seed 0]
-        [--delay 0.2] [--unstamped]
+        [--delay 0.2] [--unstamped] [--start X,Y]
 
 No ROS: the recovery core (``core/recovery.py``, strategy ``reactive``, with the real
 ``ReactiveWander`` and its obstacle memory) drives the simulator's TurtleBot2
 (``sim/world.py``: Kinect-like laser, disc robot, odometry with drift) from random free poses
-for ``--seconds`` of sim time each. It spins, wanders and looks around as in a real episode;
+for ``--seconds`` of sim time each (or, with ``--start X,Y``, from that place in ``--trials``
+headings evenly around the circle: to see again what happened where a recovery run's trial
+collided). It spins, wanders and looks around as in a real episode;
 there are no tags, so the search never ends early (its budget is made longer than a trial).
 The loop runs at the node's 10 Hz, the laser at 10 Hz and the odometry at 20 Hz.
 
@@ -61,16 +63,23 @@ def parser():
     p.add_argument('--delay', type=float, default=0.0,
                    help='seconds between a scan being taken and reaching the core, and '
                         'between a command and its effect (default 0)')
+    p.add_argument('--start', help='X,Y: start every trial here (m, map frame), the headings '
+                   'spread evenly around the circle')
     p.add_argument('--unstamped', action='store_true',
                    help='hand the scans over without their stamp (placed at the latest pose)')
     return p
 
 
-def run_trial(grid, map_file, seed, seconds, delay, unstamped):
-    """One trial from a random free pose; returns ``(start, driven, collisions)``: the metres
-    driven and each collision as ``(t, x, y, yaw, v, w, wander state)``."""
+def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None):
+    """One trial from ``start`` ``(x, y, yaw)`` (None: a random free pose); returns
+    ``(start, driven, collisions)``: the metres driven and each collision as
+    ``(t, x, y, yaw, v, w, wander state)``.
+
+    Raises:
+        ValueError: the robot does not fit at ``start``.
+    """
     world = World(SimWorldConfig(map_file=map_file, seed=seed), grid)
-    start = world.random_free_pose()
+    start = world.random_free_pose() if start is None else tuple(start)
     world.teleport(start)
     world.odometry.reset()
     laser = world.laser
@@ -121,6 +130,16 @@ def main(argv=None):
         print('wander_trials: --trials must be >= 1, --seconds > 0 and --delay >= 0',
               file=sys.stderr)
         return 1
+    place = None
+    if args.start is not None:
+        try:
+            place = tuple(float(v) for v in args.start.split(','))
+        except ValueError:
+            place = ()
+        if len(place) != 2 or not all(math.isfinite(v) for v in place):
+            print('wander_trials: --start %r: must be X,Y in metres' % args.start,
+                  file=sys.stderr)
+            return 1
     try:
         grid = load_map(args.map)
     except (MapError, OSError) as error:
@@ -129,8 +148,13 @@ def main(argv=None):
     seeds = np.random.SeedSequence(args.seed).generate_state(args.trials)
     total, distance = 0, 0.0
     for trial, seed in enumerate(seeds):
-        start, driven, collisions = run_trial(grid, args.map, int(seed), args.seconds,
-                                              args.delay, args.unstamped)
+        start = None if place is None else place + (2.0 * math.pi * trial / args.trials,)
+        try:
+            start, driven, collisions = run_trial(grid, args.map, int(seed), args.seconds,
+                                                  args.delay, args.unstamped, start)
+        except ValueError as error:         # the robot does not fit at --start
+            print('wander_trials: %s' % error, file=sys.stderr)
+            return 1
         total += len(collisions)
         distance += driven
         print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m, %d collision(s)%s' % (

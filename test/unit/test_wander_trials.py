@@ -36,6 +36,8 @@ def test_bad_arguments_and_maps_exit_1(tmp_path, capsys):
     assert tool.main([str(tmp_path / 'missing.yaml')]) == 1
     assert tool.main([room(tmp_path), '--trials', '0']) == 1
     assert tool.main([room(tmp_path), '--delay', '-1']) == 1
+    assert tool.main([room(tmp_path), '--start', '1,x']) == 1
+    assert tool.main([room(tmp_path), '--start', '3.0,3.0']) == 1     # inside the pillar
     assert 'wander_trials' in capsys.readouterr().err
 
 
@@ -46,3 +48,8 @@ def test_main_prints_every_trial_and_the_total(tmp_path, capsys):
     assert [line.split(' from ')[0] for line in out[:2]] == ['trial 0', 'trial 1']
     assert out[-1].startswith('0 collision(s) in 2 trials of 8 s')
     assert out[-1].endswith('(delay 0.00 s, scans stamped)')
+    assert tool.main([room(tmp_path), '--trials', '4', '--seconds', '1', '--start', '1,1']) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(': drove')[0] for line in out[:4]] == [
+        'trial 0 from (1.00, 1.00, 0.00)', 'trial 1 from (1.00, 1.00, 1.57)',
+        'trial 2 from (1.00, 1.00, 3.14)', 'trial 3 from (1.00, 1.00, 4.71)']
