@@ -407,9 +407,9 @@ def test_waiting_scans_the_odometry_history_no_longer_covers_are_dropped_with_a_
 
 def test_odometry_out_of_order_is_ignored_not_taken_for_a_clock_jump():
     core, runner = spinning_core()
-    for stamp in (1.0, 1.1, 1.2, 1.15, 1.3):                    # 1.15 comes late
-        core.on_odom(stamp, 0.0, stamp, 'odom', yaw=0.0, stamp=stamp)
-    core.on_scan(ahead(2.0), 1.3, stamp=1.05)                   # still placed, at x 1.05
+    for k, stamp in enumerate((1.0, 1.1, 1.2, 1.15, 1.3)):     # 1.15 comes late
+        core.on_odom(stamp, 0.0, 1.0 + 0.1 * k, 'odom', yaw=0.0, stamp=stamp)
+    core.on_scan(ahead(2.0), 1.5, stamp=1.05)                   # still placed, at x 1.05
     assert core._memory.points_around((0.0, 0.0, 0.0)).tolist() == [
         pytest.approx([3.05, 0.0], abs=0.03)]
 
