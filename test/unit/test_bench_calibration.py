@@ -226,6 +226,50 @@ def test_scores_count_false_alarms_and_detections_like_the_suite():
     assert score['delocalized']['delay_s']['median'] == pytest.approx(2 * DT)
 
 
+def parked_after_the_event(parked=16.0):
+    """A trial whose detection comes 18 s after the event, 16 s of which the robot stood
+    still, and its ground-truth path (0.2 m/s, parked for ``parked`` s after the event)."""
+    event = [(TRACKING, WRONG)] * 36 + [(WIDE, WRONG)] * 10
+    data, trials = make_stream(trial_segments(event=event))
+    t_event = trials[0]['t_event']
+    times = np.arange(0.0, data['readings'][-1][0] + DT, DT / 2)
+    parked_now = (times > t_event) & (times <= t_event + parked)
+    x = np.concatenate([[0.0], np.cumsum(np.where(parked_now[1:], 0.0, 0.2 * DT / 2))])
+    truth = [[float(t), float(v), 0.0, 0.0] for t, v in zip(times, x)]
+    return data, trials, truth
+
+
+def test_within_counts_seconds_of_driving_when_the_run_recorded_its_path(tmp_path):
+    data, trials, truth = parked_after_the_event()
+    (tmp_path / 'detection_stream.json').write_text(json.dumps(data))
+    (tmp_path / 'detection.json').write_text(json.dumps({'seed': 100, 'trials': trials}))
+    elapsed_only = cal.load_recording(str(tmp_path))
+    assert elapsed_only.truth is None
+    (tmp_path / 'detection_truth.json').write_text(json.dumps({'truth': truth}))
+    recording = cal.load_recording(str(tmp_path))
+    assert recording.truth.shape == (len(truth), 4)
+    config = cal.make_config(FIT, {'prob_thresh': 0.5, 'window_meta_tier2_lost': 4,
+                                   'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+                                   'window_meta_tier0_normal': 4})
+    by_driving = cal.evaluate([recording], config)
+    by_elapsed = cal.evaluate([elapsed_only], config)
+    # Tier 2 at the 3rd wide reading: 19 s after the event, 3 s of them driving.
+    for score in (by_driving, by_elapsed):
+        assert score['delocalized']['detected'] == 1
+        assert score['delocalized']['delay_s']['median'] == pytest.approx(38 * DT)
+        assert score['delocalized']['within_elapsed'] == 0
+    assert by_driving['measure'] == 'driving' and by_driving['delocalized']['within'] == 1
+    assert by_driving['delocalized']['mean_delay_within'] == pytest.approx(38 * DT - 16.0)
+    assert by_elapsed['measure'] == 'elapsed' and by_elapsed['delocalized']['within'] == 0
+    assert 'within 15 s of driving' in cal.score_sentence(by_driving)
+    assert 'of driving' not in cal.score_sentence(by_elapsed)
+    # Both kinds pooled say so.
+    assert cal.evaluate([recording, elapsed_only], config)['measure'] == 'mixed'
+    (tmp_path / 'detection_truth.json').write_text('{not json')
+    with pytest.raises(cal.CalibrationError, match='detection_truth.json'):
+        cal.load_recording(str(tmp_path))
+
+
 # ----------------------------------------------------------------------------- grid search
 
 def small_grid():

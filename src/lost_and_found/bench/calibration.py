@@ -18,7 +18,9 @@ next to ``DIR/detection.json`` (the trials, the seed and the command). From *tra
    that replays :class:`~lost_and_found.core.lost_detector.LostDetector` over every training
    stream in order and scores it exactly as the suite does (:func:`score_recordings`): first
    no false tier-2 alarm during normal driving, then most delocalizations detected within
-   :data:`~lost_and_found.bench.detection.WITHIN` s, then the shortest mean delay;
+   :data:`~lost_and_found.bench.detection.WITHIN` s of driving (the target's measure: the
+   seconds in which the robot moved, from the run's ``detection_truth.json``; elapsed
+   seconds for a run without it), then the shortest mean delay;
 5. writes the node's YAML with a comment above every key (:func:`render_yaml`).
 
 The same scoring evaluates any YAML on held-out streams (:func:`evaluate`): the office map, the
@@ -146,6 +148,9 @@ class Recording:
             ``min_ranges``, or None for a stream that did not record them.
         opens: the same with open beams (``scan_open``), or None.
         min_ranges: the candidate ``min_range`` values of ``near`` (empty without it).
+        truth: the run's ground-truth path ``(t, x, y, yaw)`` (``detection_truth.json``),
+            from which the seconds of driving are measured, or None (real-log replays and
+            runs recorded before the suite wrote it: delays are then elapsed seconds).
         scan_check: how the stream's scan feature was computed (the
             :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
             defaults; a stream file that does not say was computed as
@@ -168,6 +173,7 @@ class Recording:
     near: object = None
     min_ranges: tuple = ()
     opens: object = None
+    truth: object = None
 
     def weighed(self, short_weight, min_range=None, open_beams=None):
         """This recording with every reading's miss fraction weighed with ``short_weight``,
@@ -413,6 +419,12 @@ def load_recording(path):
     else:
         recording.trials = infer_trials(recording.times, phases)
         recording.trials_inferred = True
+    if os.path.isfile(os.path.join(folder, detection.TRUTH_FILE)):
+        try:
+            truth = detection.read_truth(folder)
+            recording.truth = np.asarray(truth, dtype=float).reshape(-1, 4) if truth else None
+        except ValueError as error:
+            raise CalibrationError(str(error)) from None
     return recording
 
 
@@ -721,13 +733,15 @@ def replay_tiers(probabilities, config, resets=frozenset()):
 class _RecordedStream:
     """What detection.score_trial reads of a stream, rebuilt from a recording.
 
-    There is no ground-truth path in the recording, so metres and seconds driven are unknown
-    (NaN).
+    Metres and seconds driven come from the recording's ground-truth path; without one they
+    are unknown (NaN).
     """
 
     def __init__(self, recording):
         self.times = recording.times
         self.errors = recording.errors
+        self._motion = detection.Motion(recording.truth) if recording.truth is not None \
+            else None
 
     def window(self, start, end):
         lo = int(np.searchsorted(self.times, start, side='left'))
@@ -735,10 +749,10 @@ class _RecordedStream:
         return range(lo, hi)
 
     def driven(self, t0, t1):
-        return math.nan
+        return self._motion.driven(t0, t1) if self._motion else math.nan
 
     def driving_seconds(self, t0, t1):
-        return math.nan
+        return self._motion.driving_seconds(t0, t1) if self._motion else math.nan
 
 
 def score_recording(recording, tiers):
@@ -769,14 +783,25 @@ def _score_as_splice(out, recording, tiers, trial):
                                     trial['t_event'], trial['t_end'] - trial['t_event'],
                                     (np.zeros(0), np.zeros(0)))
     out['delocalized'] = splice['delocalized'] and not splice['alarmed_before']
-    out['detectors']['lost_detector']['delay_s'] = splice['delay_s'] if out['delocalized'] \
-        else None
+    scores = out['detectors']['lost_detector']
+    scores['delay_s'] = splice['delay_s'] if out['delocalized'] else None
+    scores['delay_driving_s'] = math.nan       # a log has no ground-truth path to drive
 
 
-def summarize_scores(scored, normal_seconds):
-    """Pooled figures of scored trials (see :func:`score_recordings`)."""
+def target_delay(scores):
+    """A detection's delay in the measure the target is stated in: seconds of driving where
+    the recording knows them (its ground-truth path), else seconds elapsed (None: missed)."""
+    driving = scores.get('delay_driving_s')
+    if driving is None or not math.isfinite(driving):
+        return scores['delay_s']
+    return driving
+
+
+def summarize_scores(scored, normal_seconds, measure='elapsed'):
+    """Pooled figures of scored trials (see :func:`score_recordings`); ``measure`` says what
+    the delays of ``within`` count (``driving``, ``elapsed`` or ``mixed``)."""
     out = {'trials': len(scored), 'normal_hours': normal_seconds / 3600.0,
-           'reseeds': sum(1 for t in scored if t.get('pose_fixes'))}
+           'reseeds': sum(1 for t in scored if t.get('pose_fixes')), 'measure': measure}
     per = [t['detectors']['lost_detector'] for t in scored]
     out['false_alarms'] = sum(s['false_alarms'] for s in per)
     out['settle_false_alarms'] = sum(s['settle_false_alarms'] for s in per)
@@ -791,13 +816,17 @@ def summarize_scores(scored, normal_seconds):
         'bringup': lambda t: t['kind'] == 'bringup',
     }
     for name, keep in groups.items():
-        chosen = [t for t in scored if t['delocalized'] and keep(t)]
-        delays = [t['detectors']['lost_detector']['delay_s'] for t in chosen]
-        within = [d for d in delays if d is not None and d <= detection.WITHIN]
+        chosen = [t['detectors']['lost_detector'] for t in scored
+                  if t['delocalized'] and keep(t)]
+        delays = [s['delay_s'] for s in chosen]
+        targets = [target_delay(s) for s in chosen]
+        within = [d for d in targets if d is not None and d <= detection.WITHIN]
         out[name] = {'events': len(chosen),
                      'detected': sum(1 for d in delays if d is not None),
                      'within': len(within),
                      'within_rate': report.rate(len(within), len(chosen)),
+                     'within_elapsed': sum(1 for d in delays
+                                           if d is not None and d <= detection.WITHIN),
                      'mean_delay_within': float(np.mean(within)) if within else None,
                      'delay_s': report.stats(delays)}
     return out
@@ -816,14 +845,18 @@ def score_recordings(recordings, tiers_per_recording):
         ``normal_hours``, and per group (``delocalized`` = every delocalized event,
         ``silent_ge2m``, ``silent_all``, ``bringup``) ``events``, ``detected`` (tier 2 before
         the localizer corrected itself), ``within`` (and ``within_rate``: within
-        detection.WITHIN s), ``mean_delay_within`` and ``delay_s`` statistics.
+        detection.WITHIN s of driving, the target's measure, where the recordings have their
+        ground-truth path, else elapsed; ``measure`` says which), ``within_elapsed``,
+        ``mean_delay_within`` (in the same measure) and ``delay_s`` (elapsed) statistics.
     """
     scored = []
     seconds = 0.0
     for recording, tiers in zip(recordings, tiers_per_recording):
         scored += score_recording(recording, tiers)
         seconds += sum(t['t_event'] - t['t_normal'] for t in recording.trials)
-    return summarize_scores(scored, seconds)
+    known = [r.truth is not None for r in recordings]
+    measure = 'driving' if all(known) else 'elapsed' if not any(known) else 'mixed'
+    return summarize_scores(scored, seconds, measure)
 
 
 def all_false_alarms(score):
@@ -836,8 +869,9 @@ def objective(score):
     """The grid search's sort key (smaller is better).
 
     No false tier-2 alarm first (:func:`all_false_alarms`), then the most delocalizations
-    detected within detection.WITHIN s, then the shortest mean delay of those, then the fewest
-    tier-1 readings during normal driving.
+    detected within detection.WITHIN s (of driving where the recordings know it: the score's
+    ``measure``), then the shortest mean delay of those, then the fewest tier-1 readings
+    during normal driving.
     """
     delay = score['delocalized']['mean_delay_within']
     return (all_false_alarms(score), -score['delocalized']['within'],
@@ -1138,23 +1172,34 @@ def _yaml_list(values):
     return '[%s]' % ', '.join(_yaml_float(v) for v in values)
 
 
+def within_words(score):
+    """What a score's ``within`` counts, in words: "within 15 s of driving", "within 15 s"
+    (elapsed: recordings without their ground-truth path), or both kinds pooled."""
+    return 'within %.0f s%s' % (detection.WITHIN, {
+        'driving': ' of driving', 'mixed': ' (of driving where the run recorded its path, '
+        'elapsed where not)'}.get(score.get('measure'), ''))
+
+
 def score_sentence(score):
     """One sentence of a training or evaluation score."""
     d = score['delocalized']
     delays = d['delay_s']
+    elapsed = '' if score.get('measure', 'elapsed') == 'elapsed' else \
+        ', %d within %.0f s elapsed' % (d['within_elapsed'], detection.WITHIN)
     return ('%d false tier-2 alarm(s) in %.2f h of normal driving and %d while settling '
-            'after %d correct re-seeds; %d/%d delocalizations detected within %.0f s (%d '
-            'detected at all), median delay %s s' % (
+            'after %d correct re-seeds; %d/%d delocalizations detected %s (%d '
+            'detected at all%s), median delay %s s elapsed' % (
                 score['false_alarms'], score['normal_hours'],
                 score.get('settle_false_alarms', 0), score.get('reseeds', score['trials']),
-                d['within'], d['events'],
-                detection.WITHIN, d['detected'], report.fmt(delays['median'], 1)))
+                d['within'], d['events'], within_words(score), d['detected'], elapsed,
+                report.fmt(delays['median'], 1)))
 
 
 def frontier_sentence(search):
     """What false alarms would buy on the training runs (the grid's trade-off), as a sentence."""
-    steps = ['%d false alarm(s): %d within %.0f s (%d silent >= %.0f m)' % (
-        count, within, detection.WITHIN, silent, detection.HEADLINE_DISTANCE)
+    words = within_words(search.score)
+    steps = ['%d false alarm(s): %d %s (%d silent >= %.0f m)' % (
+        count, within, words, silent, detection.HEADLINE_DISTANCE)
         for count, within, silent, _ in search.frontier]
     return 'Best the grid offers per number of false tier-2 alarms on the training runs: %s.' \
         % '; '.join(steps)
@@ -1217,9 +1262,9 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     fit, search, quality = calibration.fit, calibration.search, calibration.quality
     score, config, grid = search.score, search.config, search.grid
     short_score = ('Training score of the chosen combination: %d false tier-2 alarm(s), %d/%d '
-                   'delocalizations detected within %.0f s.' % (
+                   'delocalizations detected %s.' % (
                        all_false_alarms(score), score['delocalized']['within'],
-                       score['delocalized']['events'], detection.WITHIN))
+                       score['delocalized']['events'], within_words(score)))
     per_reading = ('On the training readings, at the chosen prob_thresh, the classifier labels '
                    'lost %s of the lost-class and %s of the normal-class readings.' % (
                        report.fmt(quality['lost']['rate'], 1, '%'),
@@ -1277,10 +1322,10 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     lines += _wrap(
         'Training score of this file (LostDetector replayed in order over every training '
         'stream, scored as the detection suite does): %s; silent teleports >= %.0f m: %d/%d '
-        'within %.0f s.' % (
+        '%s.' % (
             score_sentence(score), detection.HEADLINE_DISTANCE,
             score['silent_ge2m']['within'], score['silent_ge2m']['events'],
-            detection.WITHIN))
+            within_words(score)))
     lines += _wrap(
         'Limits: the two covariance features cannot see a tight particle cloud at a wrong '
         'pose; only the scan feature can, and only where the scan says something. Per '
@@ -1511,7 +1556,8 @@ def evaluation_rows(name, score):
 #: Columns of :func:`evaluation_rows`.
 EVALUATION_HEADERS = [
     'config', 'false tier-2 alarms', 'silent >= %.0f m detected' % detection.HEADLINE_DISTANCE,
-    'within %.0f s' % detection.WITHIN, 'delay median (s)', 'delay p95 (s)',
-    'silent 1-10 m within %.0f s' % detection.WITHIN, 'wrong bring-up detected',
+    'within %.0f s of driving (elapsed without the run\'s path)' % detection.WITHIN,
+    'delay median (s elapsed)', 'delay p95 (s elapsed)',
+    'silent 1-10 m within %.0f s of driving' % detection.WITHIN, 'wrong bring-up detected',
     'false alarms settling after correct re-seeds', 'tier 2 after correct re-seed',
     'tier-1 share of normal readings']

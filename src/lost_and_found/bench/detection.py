@@ -74,23 +74,16 @@ def plan_trials(rng, count):
     return plan
 
 
-class Stream:
-    """Recorded readings and ground truth, with the errors of every reading.
+class Motion:
+    """How far and how long the robot moved between two times, from its ground-truth path.
 
     Args:
-        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, scan miss]) of every
-            amcl_pose, in order.
         truth: (t, x, y, yaw) of the ground truth, in order.
     """
 
-    def __init__(self, readings, truth):
-        """Interpolate nothing: each reading is compared with the truth nearest in time."""
-        self.readings = [tuple(r) for r in readings]
-        self.times = np.array([r[0] for r in self.readings], dtype=float)
+    def __init__(self, truth):
         truth = np.asarray(truth, dtype=float).reshape(-1, 4)
         self.truth = truth
-        self.errors = detectors.reading_errors(self.readings, self.truth) if len(truth) \
-            else [(math.inf, math.inf)] * len(self.readings)
         steps = np.hypot(np.diff(truth[:, 1]), np.diff(truth[:, 2])) if len(truth) > 1 \
             else np.zeros(0)
         turns = np.abs(wrap_angle(np.diff(truth[:, 3]))) if len(truth) > 1 else np.zeros(0)
@@ -101,12 +94,6 @@ class Stream:
         self._odometer = np.concatenate([[0.0], np.cumsum(steps)])
         moving = ~jumps & ((steps > MOVING_SPEED * dt) | (turns > MOVING_TURN * dt))
         self._moving_clock = np.concatenate([[0.0], np.cumsum(np.where(moving, dt, 0.0))])
-
-    def detector_readings(self):
-        """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw,
-        scan miss fraction or None)."""
-        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
-                for r in self.readings]
 
     def driven(self, t0, t1):
         """Metres the robot drove (ground truth) between two times."""
@@ -124,6 +111,30 @@ class Stream:
         i1 = int(np.searchsorted(self.truth[:, 0], t1))
         i0, i1 = min(i0, len(cumulative) - 1), min(i1, len(cumulative) - 1)
         return float(cumulative[i1] - cumulative[i0])
+
+
+class Stream(Motion):
+    """Recorded readings and ground truth, with the errors of every reading.
+
+    Args:
+        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, scan miss]) of every
+            amcl_pose, in order.
+        truth: (t, x, y, yaw) of the ground truth, in order.
+    """
+
+    def __init__(self, readings, truth):
+        """Interpolate nothing: each reading is compared with the truth nearest in time."""
+        super().__init__(truth)
+        self.readings = [tuple(r) for r in readings]
+        self.times = np.array([r[0] for r in self.readings], dtype=float)
+        self.errors = detectors.reading_errors(self.readings, self.truth) if len(self.truth) \
+            else [(math.inf, math.inf)] * len(self.readings)
+
+    def detector_readings(self):
+        """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw,
+        scan miss fraction or None)."""
+        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
+                for r in self.readings]
 
     def window(self, start, end):
         """Indices of the readings with ``start <= t < end``."""
@@ -405,6 +416,16 @@ def write_truth(path, truth):
                              'truth': [[float(v) for v in entry] for entry in truth]})
 
 
+def read_truth(folder):
+    """The ground-truth samples a run wrote with :func:`write_truth` (a list of
+    ``[t, x, y, yaw]``; empty when the file holds none).
+
+    Raises:
+        ValueError: the file is missing or not JSON.
+    """
+    return report.read_json(os.path.join(folder, TRUTH_FILE)).get('truth') or []
+
+
 def rescore(folder, config, out, label=None):
     """Score another lost_detector config on a finished run, as the run scored its own.
 
@@ -431,7 +452,7 @@ def rescore(folder, config, out, label=None):
     from types import SimpleNamespace
     run = report.read_json(os.path.join(folder, 'detection.json'))
     data = report.read_json(os.path.join(folder, 'detection_stream.json'))
-    truth = report.read_json(os.path.join(folder, TRUTH_FILE)).get('truth')
+    truth = read_truth(folder)
     if not truth or not run.get('trials'):
         raise ValueError('%s: no ground truth or no trials to score' % folder)
     misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
