@@ -44,7 +44,7 @@ def test_frames_round_trip():
 
 
 def test_marks_near_returns_only():
-    memory = ObstacleMemory(ObstacleMemoryConfig(mark_range=2.0))
+    memory = ObstacleMemory(ObstacleMemoryConfig(mark_range=2.0, mark_too_near=0.0))
     ranges = np.full(N, np.nan)
     ranges[N // 2] = 1.0             # straight ahead (beam 32 is at +0.008 rad)
     ranges[0] = 3.0                  # beyond mark_range: not remembered
@@ -85,6 +85,32 @@ def test_no_return_clears_up_to_range_max_and_no_information_clears_nothing():
     assert len(memory) > 0
     memory.add_scan((0.0, 0.0, 0.0), kinect(math.inf))
     assert len(memory) == 0
+
+
+def test_a_beam_reading_too_near_marks_where_the_obstacle_must_be_until_a_beam_passes():
+    """A box 0.3 m ahead, inside a Kinect's 0.45 m blind zone: its beams read -inf."""
+    ranges = np.full(N, math.inf)
+    ranges[28:36] = -math.inf
+    memory = ObstacleMemory(ObstacleMemoryConfig(mark_too_near=0.2))
+    memory.add_scan((0.0, 0.0, 0.0), kinect(ranges))
+    points = memory.points_around((0.0, 0.0, 0.0))
+    distance = np.hypot(points[:, 0], points[:, 1])
+    bearing = np.arctan2(points[:, 1], points[:, 0])
+    assert near(points, (0.3, 0.0)) and near(points, (0.2, 0.0)) and near(points, (0.45, 0.0))
+    assert distance.min() >= 0.2 - 1e-9 and distance.max() <= 0.45 + 1e-9
+    assert np.all(np.abs(bearing) <= abs(-FOV + INC * 35) + 1e-9)
+    # Turned away, it is still known, now on the left.
+    memory.add_scan((0.0, 0.0, -math.pi / 2), kinect(math.inf))
+    assert near(memory.points_around((0.0, 0.0, -math.pi / 2)), (0.0, 0.3))
+    # The box is gone: a beam passing over the stretch clears it.
+    memory.add_scan((0.0, 0.0, 0.0), kinect(wall_ahead(2.0)))
+    assert not near(memory.points_around((0.0, 0.0, 0.0)), (0.3, 0.0), tol=0.2)
+    # Off (0) or a stretch that is empty (range_min below the start): nothing marked.
+    for config in (ObstacleMemoryConfig(mark_too_near=0.0),
+                   ObstacleMemoryConfig(mark_too_near=0.5)):
+        off = ObstacleMemory(config)
+        off.add_scan((0.0, 0.0, 0.0), kinect(ranges))
+        assert len(off) == 0
 
 
 def test_points_outside_the_view_are_kept():
@@ -170,6 +196,8 @@ def test_config_problems_are_named():
     with pytest.raises(ConfigError) as error:
         ObstacleMemory(ObstacleMemoryConfig(mark_range=3.0, keep_radius=2.0))
     assert 'keep_radius=2.0' in str(error.value)
+    with pytest.raises(ConfigError, match='mark_too_near=-0.1'):
+        ObstacleMemory(ObstacleMemoryConfig(mark_too_near=-0.1))
 
 
 @settings(max_examples=50, deadline=None)

@@ -12,6 +12,12 @@ for a reactive controller:
   then *marks* the scan's returns nearer than ``mark_range``. Beams with no information (NaN,
   ``-inf``: nearer than the sensor measures, readings below ``range_min``) clear nothing: a
   Kinect facing a wall at 0.3 m reads ``-inf``, and the wall must stay remembered.
+* A ``-inf`` beam (REP 117: something nearer than ``range_min``) says an obstacle is on it,
+  not where: it marks the beam's stretch from ``mark_too_near`` out to ``range_min``, one point
+  per ``cell``, where the obstacle must be (any nearer and the robot would be touching it).
+  The points it marks too many are cleared by the first later beam that passes over them. A
+  robot put down beside a box inside its laser's blind zone thus remembers the box from its
+  first spin on. (A Kinect driver that reports such beams as NaN gives nothing to mark.)
 * Points farther than ``keep_radius`` from the sensor are forgotten (a rolling window), and at
   most one point is kept per ``cell`` (the newest), so the memory stays small.
 * A robot that moved farther than ``jump_distance`` between two scans did not drive there: its
@@ -52,6 +58,9 @@ class ObstacleMemoryConfig:
             (m) beyond it (range noise must not erase the wall the beam ended on).
         jump_distance: the robot's odometry moving farther than this (m) from one scan to the
             next means the odometry was reset: everything remembered is forgotten.
+        mark_too_near: a ``-inf`` beam marks its stretch from this distance (m) from the
+            sensor out to the scan's ``range_min`` (about the robot's radius: nearer, the
+            obstacle would be touching it); 0 = such beams mark nothing.
     """
 
     cell: float = 0.05
@@ -59,12 +68,16 @@ class ObstacleMemoryConfig:
     keep_radius: float = 3.0
     clear_margin: float = 0.1
     jump_distance: float = 1.0
+    mark_too_near: float = 0.2
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
         check = Checker(self)
         for field in dataclasses.fields(self):
-            check.positive(field.name)
+            if field.name == 'mark_too_near':
+                check.non_negative(field.name)
+            else:
+                check.positive(field.name)
         if not check.problems and self.keep_radius < self.mark_range:
             check.problem('keep_radius=%r < mark_range=%r: a point would be forgotten as soon '
                           'as it is marked' % (self.keep_radius, self.mark_range))
@@ -155,10 +168,24 @@ class ObstacleMemory:
         marked = valid & (ranges <= self.config.mark_range)
         angles = angle_min + inc * np.flatnonzero(marked)
         new = np.column_stack((ranges[marked] * np.cos(angles), ranges[marked] * np.sin(angles)))
+        new = np.concatenate((new, self._too_near(ranges, angle_min, inc, range_min)))
         points = np.concatenate((self._points[kept], from_frame(new, sensor)))
         near = np.hypot(points[:, 0] - sensor[0], points[:, 1] - sensor[1]) <= \
             self.config.keep_radius
         self._points = self._one_per_cell(points[near])
+
+    def _too_near(self, ranges, angle_min, inc, range_min):
+        """Points (sensor frame) along the ``-inf`` beams, from ``mark_too_near`` to
+        ``range_min``, a ``cell`` apart (none when that stretch is empty)."""
+        start = self.config.mark_too_near
+        beams = np.flatnonzero(np.isneginf(ranges)) if 0.0 < start < range_min else ()
+        if not len(beams):
+            return np.empty((0, 2))
+        steps = max(1, int(math.ceil((range_min - start) / self.config.cell)))
+        distances = np.linspace(start, range_min, steps + 1)
+        angles = angle_min + inc * beams
+        d, a = np.meshgrid(distances, angles)
+        return np.column_stack(((d * np.cos(a)).ravel(), (d * np.sin(a)).ravel()))
 
     def _clear(self, local, reach, angle_min, inc):
         """Mask of the remembered points (``local``: in the sensor frame) that stay."""
