@@ -58,12 +58,15 @@ def test_marks_near_returns_only():
 
 
 def test_remembered_wall_stays_when_the_laser_can_no_longer_see_it():
-    """Driving at a wall: once nearer than range_min the Kinect reads -inf, the wall stays."""
+    """Driving at a wall: once nearer than range_min the Kinect reads -inf, the wall stays,
+    and the -inf beams it explains mark nothing nearer (nothing would ever clear that)."""
     memory = ObstacleMemory()
     memory.add_scan((0.0, 0.0, 0.0), kinect(wall_ahead(1.0)))
+    count = len(memory)
     memory.add_scan((0.7, 0.0, 0.0), kinect(-math.inf))
     points = memory.points_around((0.7, 0.0, 0.0))
     assert near(points, (0.3, 0.0)), 'the wall 0.3 m ahead is still known'
+    assert len(memory) == count and points[:, 0].min() > 0.25
 
 
 def test_a_beam_through_a_point_clears_it_and_one_ending_on_it_does_not():

@@ -13,11 +13,14 @@ for a reactive controller:
   ``-inf``: nearer than the sensor measures, readings below ``range_min``) clear nothing: a
   Kinect facing a wall at 0.3 m reads ``-inf``, and the wall must stay remembered.
 * A ``-inf`` beam (REP 117: something nearer than ``range_min``) says an obstacle is on it,
-  not where: it marks the beam's stretch from ``mark_too_near`` out to ``range_min``, one point
-  per ``cell``, where the obstacle must be (any nearer and the robot would be touching it).
-  The points it marks too many are cleared by the first later beam that passes over them. A
-  robot put down beside a box inside its laser's blind zone thus remembers the box from its
-  first spin on. (A Kinect driver that reports such beams as NaN gives nothing to mark.)
+  not where. When no remembered point on the beam explains it, it marks the beam's stretch
+  from ``mark_too_near`` out to ``range_min``, one point per ``cell``, where the obstacle must
+  be (any nearer and the robot would be touching it). A robot put down beside a box inside its
+  laser's blind zone thus remembers the box from its first spin on. The points marked too many
+  are cleared by the first later beam that passes over them; those between the robot and an
+  obstacle that stays in the blind zone never are, which is why a beam already explained (a
+  wall seen before the robot came this close) marks nothing. (A Kinect driver that reports
+  such beams as NaN gives nothing to mark.)
 * Points farther than ``keep_radius`` from the sensor are forgotten (a rolling window), and at
   most one point is kept per ``cell`` (the newest), so the memory stays small.
 * A robot that moved farther than ``jump_distance`` between two scans did not drive there: its
@@ -58,9 +61,10 @@ class ObstacleMemoryConfig:
             (m) beyond it (range noise must not erase the wall the beam ended on).
         jump_distance: the robot's odometry moving farther than this (m) from one scan to the
             next means the odometry was reset: everything remembered is forgotten.
-        mark_too_near: a ``-inf`` beam marks its stretch from this distance (m) from the
-            sensor out to the scan's ``range_min`` (about the robot's radius: nearer, the
-            obstacle would be touching it); 0 = such beams mark nothing.
+        mark_too_near: a ``-inf`` beam that no remembered point explains marks its stretch
+            from this distance (m) from the sensor out to the scan's ``range_min`` (about the
+            robot's radius: nearer, the obstacle would be touching it); 0 = such beams mark
+            nothing.
     """
 
     cell: float = 0.05
@@ -164,23 +168,40 @@ class ObstacleMemory:
             # How far each beam saw free space: to its return, or all the way without one.
             reach = np.where(valid, ranges, np.nan)
             reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
-        kept = self._clear(to_frame(self._points, sensor), reach, angle_min, inc)
+        local = to_frame(self._points, sensor)
+        kept = self._clear(local, reach, angle_min, inc)
         marked = valid & (ranges <= self.config.mark_range)
         angles = angle_min + inc * np.flatnonzero(marked)
         new = np.column_stack((ranges[marked] * np.cos(angles), ranges[marked] * np.sin(angles)))
-        new = np.concatenate((new, self._too_near(ranges, angle_min, inc, range_min)))
+        new = np.concatenate((new, self._too_near(ranges, angle_min, inc, range_min,
+                                                  local[kept])))
         points = np.concatenate((self._points[kept], from_frame(new, sensor)))
         near = np.hypot(points[:, 0] - sensor[0], points[:, 1] - sensor[1]) <= \
             self.config.keep_radius
         self._points = self._one_per_cell(points[near])
 
-    def _too_near(self, ranges, angle_min, inc, range_min):
-        """Points (sensor frame) along the ``-inf`` beams, from ``mark_too_near`` to
-        ``range_min``, a ``cell`` apart (none when that stretch is empty)."""
+    def _too_near(self, ranges, angle_min, inc, range_min, local):
+        """Points (sensor frame) along the ``-inf`` beams that nothing remembered explains
+        (no point of ``local``, the memory in the sensor frame, on the beam nearer than
+        ``range_min``), from ``mark_too_near`` to ``range_min``, a ``cell`` apart."""
         start = self.config.mark_too_near
         beams = np.flatnonzero(np.isneginf(ranges)) if 0.0 < start < range_min else ()
         if not len(beams):
             return np.empty((0, 2))
+        distance = np.hypot(local[:, 0], local[:, 1])
+        close = distance < range_min + self.config.clear_margin
+        if np.any(close):
+            # A remembered point covers the beams within half a cell of it.
+            offset = np.mod(np.arctan2(local[close, 1], local[close, 0]) - angle_min + math.pi,
+                            2.0 * math.pi) - math.pi
+            half = np.arctan2(0.5 * self.config.cell, np.maximum(distance[close], 1e-6))
+            lo, hi = np.sort(np.vstack(((offset - half) / inc, (offset + half) / inc)), axis=0)
+            centre = beams * 1.0
+            explained = np.any((centre[:, None] >= lo[None, :] - 0.5) &
+                               (centre[:, None] <= hi[None, :] + 0.5), axis=1)
+            beams = beams[~explained]
+            if not len(beams):
+                return np.empty((0, 2))
         steps = max(1, int(math.ceil((range_min - start) / self.config.cell)))
         distances = np.linspace(start, range_min, steps + 1)
         angles = angle_min + inc * beams
