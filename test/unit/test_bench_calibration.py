@@ -227,7 +227,7 @@ def test_scores_count_false_alarms_and_detections_like_the_suite():
 
 
 def parked_after_the_event(parked=16.0):
-    """A trial whose detection comes 18 s after the event, 16 s of which the robot stood
+    """A trial whose detection comes 19 s after the event, 16 s of which the robot stood
     still, and its ground-truth path (0.2 m/s, parked for ``parked`` s after the event)."""
     event = [(TRACKING, WRONG)] * 36 + [(WIDE, WRONG)] * 10
     data, trials = make_stream(trial_segments(event=event))
@@ -263,11 +263,19 @@ def test_within_counts_seconds_of_driving_when_the_run_recorded_its_path(tmp_pat
     assert by_elapsed['measure'] == 'elapsed' and by_elapsed['delocalized']['within'] == 0
     assert 'within 15 s of driving' in cal.score_sentence(by_driving)
     assert 'of driving' not in cal.score_sentence(by_elapsed)
-    # Both kinds pooled say so.
+    # Both kinds pooled say so, and count each trial in its own measure.
     assert cal.evaluate([recording, elapsed_only], config)['measure'] == 'mixed'
-    (tmp_path / 'detection_truth.json').write_text('{not json')
-    with pytest.raises(cal.CalibrationError, match='detection_truth.json'):
-        cal.load_recording(str(tmp_path))
+    pooled = cal.evaluate([recording, elapsed_only], config)
+    assert pooled['delocalized']['within'] == 1 and 'elapsed where not' in \
+        cal.score_sentence(pooled)
+    # The motion along the path is computed once per recording, not per score.
+    assert recording.motion is recording.motion
+    for bad in ('{not json', json.dumps({'truth': [[0.0, 1.0, 2.0]] * 4}),
+                json.dumps({'truth': [[0.0, 1.0, 2.0, None]]}),
+                json.dumps({'truth': [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]})):
+        (tmp_path / 'detection_truth.json').write_text(bad)
+        with pytest.raises(cal.CalibrationError, match='detection_truth.json'):
+            cal.load_recording(str(tmp_path))
 
 
 # ----------------------------------------------------------------------------- grid search

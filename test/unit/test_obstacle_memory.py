@@ -116,6 +116,48 @@ def test_a_beam_reading_too_near_marks_where_the_obstacle_must_be_until_a_beam_p
         assert len(off) == 0
 
 
+@pytest.mark.parametrize('angle_min, n, inc', [
+    (-2.35, 271, 4.7 / 270),                     # a 270 deg lidar
+    (0.0, 360, 2.0 * math.pi / 360),             # a full circle from 0 (e.g. an LDS)
+    (-math.pi, 360, 2.0 * math.pi / 360),        # a full circle from -pi
+    (2.35, 271, -4.7 / 270)])                    # angles running clockwise
+def test_wide_scans_clear_and_explain_beams_all_the_way_round(angle_min, n, inc):
+    """Every bearing of a wide scan finds its beam, across the +-pi seam too."""
+    def scan(ranges):
+        return Scan(np.asarray(ranges, dtype=float), angle_min, inc, 0.45, 5.0)
+    angles = angle_min + inc * np.arange(n)
+    for bearing in (1.5, -1.5, 2.3, math.pi - 0.02):
+        beam = int(np.argmin(np.abs(np.mod(angles - bearing + math.pi, 2 * math.pi) - math.pi)))
+        if abs(np.mod(angles[beam] - bearing + math.pi, 2 * math.pi) - math.pi) > abs(inc):
+            continue                             # outside this scan's view
+        wall = np.full(n, math.inf)
+        wall[beam] = 1.0
+        memory = ObstacleMemory()
+        memory.add_scan((0.0, 0.0, 0.0), scan(wall))
+        assert len(memory) == 1
+        memory.add_scan((0.0, 0.0, 0.0), scan(np.full(n, math.inf)))
+        assert len(memory) == 0, 'a beam passing over the point clears it'
+        # A wall remembered 0.3 m away on that beam explains its -inf: nothing more marked.
+        here = (0.7 * math.cos(bearing), 0.7 * math.sin(bearing), 0.0)
+        memory = ObstacleMemory()
+        memory.add_scan((0.0, 0.0, 0.0), scan(wall))
+        too_near = np.full(n, np.nan)            # no information: nothing cleared
+        too_near[beam] = -math.inf
+        memory.add_scan(here, scan(too_near))
+        assert len(memory) == 1, 'explained: the remembered wall is all there is'
+        # Another -inf beam, unexplained, marks its stretch; the explained one still does not.
+        other = (beam + n // 4) % n
+        too_near[other] = -math.inf
+        memory.add_scan(here, scan(too_near))
+        points = memory.points_around(here)
+        assert len(points) > 1 and near(points, (0.3 * math.cos(angles[other]),
+                                                 0.3 * math.sin(angles[other])))
+        on_beam = np.abs(np.mod(np.arctan2(points[:, 1], points[:, 0]) - bearing + math.pi,
+                                2 * math.pi) - math.pi) < 0.05
+        assert np.hypot(points[on_beam, 0], points[on_beam, 1]).tolist() == \
+            pytest.approx([0.3], abs=0.01)
+
+
 def test_points_outside_the_view_are_kept():
     """Turned away, the laser says nothing about the wall now beside the robot."""
     memory = ObstacleMemory()

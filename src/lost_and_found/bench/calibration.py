@@ -175,6 +175,17 @@ class Recording:
     opens: object = None
     truth: object = None
 
+    @property
+    def motion(self):
+        """The robot's motion along ``truth`` (a detection.Motion, built once), or None."""
+        if self.truth is None:
+            return None
+        cached = self.__dict__.get('_motion')
+        if cached is None or cached[0] is not self.truth:
+            cached = (self.truth, detection.Motion(self.truth))
+            self.__dict__['_motion'] = cached
+        return cached[1]
+
     def weighed(self, short_weight, min_range=None, open_beams=None):
         """This recording with every reading's miss fraction weighed with ``short_weight``,
         measured without the beams shorter than ``min_range`` and with or without the open
@@ -371,7 +382,9 @@ def load_recording(path):
     """A :class:`Recording` from a detection-suite output folder (or its stream file).
 
     ``detection_stream.json`` is required; ``detection.json`` next to it supplies the trials,
-    the seed and the command (without it the trials are inferred from the phases).
+    the seed and the command (without it the trials are inferred from the phases), and
+    ``detection_truth.json`` the ground-truth path from which seconds of driving are counted
+    (without it, elapsed seconds).
 
     Raises:
         CalibrationError: naming the missing or bad file.
@@ -420,12 +433,34 @@ def load_recording(path):
         recording.trials = infer_trials(recording.times, phases)
         recording.trials_inferred = True
     if os.path.isfile(os.path.join(folder, detection.TRUTH_FILE)):
-        try:
-            truth = detection.read_truth(folder)
-            recording.truth = np.asarray(truth, dtype=float).reshape(-1, 4) if truth else None
-        except ValueError as error:
-            raise CalibrationError(str(error)) from None
+        recording.truth = _truth(folder)
     return recording
+
+
+def _truth(folder):
+    """The ground-truth path of a run (``detection_truth.json``) as an (n, 4) array of
+    ``t, x, y, yaw``, or None when the file holds none.
+
+    Raises:
+        CalibrationError: naming the file, when it is not JSON or its rows are not four finite
+            numbers in time order.
+    """
+    path = os.path.join(folder, detection.TRUTH_FILE)
+    try:
+        rows = detection.read_truth(folder)      # its errors name the file
+    except ValueError as error:
+        raise CalibrationError(str(error)) from None
+    try:
+        truth = np.array(rows, dtype=float) if rows else None
+    except (ValueError, TypeError):
+        truth = np.full((1, 1), np.nan)          # not a table of numbers: refused below
+    if truth is None:
+        return None
+    if truth.ndim != 2 or truth.shape[1] != 4 or not np.all(np.isfinite(truth)) or \
+            np.any(np.diff(truth[:, 0]) < 0.0):
+        raise CalibrationError('%s: the truth must be rows of four finite numbers t, x, y, yaw '
+                               'in time order' % path)
+    return truth
 
 
 def load_real_log_recordings(folder, log, profile):
@@ -740,8 +775,7 @@ class _RecordedStream:
     def __init__(self, recording):
         self.times = recording.times
         self.errors = recording.errors
-        self._motion = detection.Motion(recording.truth) if recording.truth is not None \
-            else None
+        self._motion = recording.motion
 
     def window(self, start, end):
         lo = int(np.searchsorted(self.times, start, side='left'))

@@ -62,9 +62,11 @@ class ObstacleMemoryConfig:
         jump_distance: the robot's odometry moving farther than this (m) from one scan to the
             next means the odometry was reset: everything remembered is forgotten.
         mark_too_near: a ``-inf`` beam that no remembered point explains marks its stretch
-            from this distance (m) from the sensor out to the scan's ``range_min`` (about the
-            robot's radius: nearer, the obstacle would be touching it); 0 = such beams mark
-            nothing.
+            from this distance (m) from the *sensor* out to the scan's ``range_min`` (about the
+            robot's radius for a laser near the robot's centre: nearer, the obstacle would be
+            touching it; for a laser mounted well off the centre, make it at least the
+            distance from the sensor to the footprint's edge along the beams, or the marks
+            fall inside the footprint); 0 = such beams mark nothing.
     """
 
     cell: float = 0.05
@@ -102,6 +104,22 @@ def from_frame(points, pose):
     c, s = math.cos(yaw), math.sin(yaw)
     px, py = points[:, 0], points[:, 1]
     return np.column_stack((x + c * px - s * py, y + s * px + c * py))
+
+
+def full_circle(inc, n):
+    """Whether ``n`` beams ``inc`` rad apart go all the way round (the last meets the first)."""
+    return abs(inc) * n >= 2.0 * math.pi - 1.5 * abs(inc)
+
+
+def beam_index(bearings, angle_min, inc, n):
+    """The fractional beam index of each bearing (rad, sensor frame) in a scan of ``n`` beams
+    from ``angle_min``, ``inc`` apart (``inc`` may be negative). Measured from the scan's
+    middle, so that a bearing inside any scan up to a full circle lands inside ``[0, n - 1]``;
+    one outside lands outside it (for a full circle, take the index modulo ``n``)."""
+    middle = 0.5 * (n - 1)
+    centre = angle_min + inc * middle
+    return np.mod(np.asarray(bearings, dtype=float) - centre + math.pi, 2.0 * math.pi) \
+        / inc - math.pi / inc + middle
 
 
 class ObstacleMemory:
@@ -182,28 +200,29 @@ class ObstacleMemory:
 
     def _too_near(self, ranges, angle_min, inc, range_min, local):
         """Points (sensor frame) along the ``-inf`` beams that nothing remembered explains
-        (no point of ``local``, the memory in the sensor frame, on the beam nearer than
-        ``range_min``), from ``mark_too_near`` to ``range_min``, a ``cell`` apart."""
-        start = self.config.mark_too_near
-        beams = np.flatnonzero(np.isneginf(ranges)) if 0.0 < start < range_min else ()
+        (no point of ``local``, the memory in the sensor frame, on the beam within
+        ``range_min`` + ``clear_margin`` of the sensor), from ``mark_too_near`` to
+        ``range_min`` (at most ``mark_range``), a ``cell`` apart."""
+        start, end = self.config.mark_too_near, min(range_min, self.config.mark_range)
+        beams = np.flatnonzero(np.isneginf(ranges)) if 0.0 < start < end else ()
         if not len(beams):
             return np.empty((0, 2))
         distance = np.hypot(local[:, 0], local[:, 1])
         close = distance < range_min + self.config.clear_margin
         if np.any(close):
             # A remembered point covers the beams within half a cell of it.
-            offset = np.mod(np.arctan2(local[close, 1], local[close, 0]) - angle_min + math.pi,
-                            2.0 * math.pi) - math.pi
-            half = np.arctan2(0.5 * self.config.cell, np.maximum(distance[close], 1e-6))
-            lo, hi = np.sort(np.vstack(((offset - half) / inc, (offset + half) / inc)), axis=0)
-            centre = beams * 1.0
-            explained = np.any((centre[:, None] >= lo[None, :] - 0.5) &
-                               (centre[:, None] <= hi[None, :] + 0.5), axis=1)
-            beams = beams[~explained]
+            n = len(ranges)
+            centre = beam_index(np.arctan2(local[close, 1], local[close, 0]), angle_min, inc, n)
+            half = np.arctan2(0.5 * self.config.cell, np.maximum(distance[close], 1e-6)) \
+                / abs(inc)
+            apart = np.abs(beams[:, None] - centre[None, :])
+            if full_circle(inc, n):
+                apart = np.minimum(apart, n - apart)
+            beams = beams[~np.any(apart <= half[None, :] + 0.5, axis=1)]
             if not len(beams):
                 return np.empty((0, 2))
-        steps = max(1, int(math.ceil((range_min - start) / self.config.cell)))
-        distances = np.linspace(start, range_min, steps + 1)
+        steps = max(1, int(math.ceil((end - start) / self.config.cell)))
+        distances = np.linspace(start, end, steps + 1)
         angles = angle_min + inc * beams
         d, a = np.meshgrid(distances, angles)
         return np.column_stack(((d * np.cos(a)).ravel(), (d * np.sin(a)).ravel()))
@@ -215,11 +234,10 @@ class ObstacleMemory:
         if not n or not len(local):
             return keep
         distance = np.hypot(local[:, 0], local[:, 1])
-        offset = np.mod(np.arctan2(local[:, 1], local[:, 0]) - angle_min + math.pi,
-                        2.0 * math.pi) - math.pi
-        beam = np.rint(offset / inc).astype(int)
-        if abs(inc) * n >= 2.0 * math.pi - 1.5 * abs(inc):
-            beam %= n               # a full circle: the beams wrap around
+        beam = np.rint(beam_index(np.arctan2(local[:, 1], local[:, 0]), angle_min, inc,
+                                  n)).astype(int)
+        if full_circle(inc, n):
+            beam %= n               # the beams wrap around
         inside = (beam >= 0) & (beam < n)
         seen = np.full(len(local), np.nan)
         seen[inside] = reach[beam[inside]]
