@@ -58,6 +58,10 @@ def parser():
                    help='the scan_check/min_range values (m) to try (default: every one the '
                    'training runs recorded, %s); each is tried without and with open beams'
                    % ', '.join('%g' % m for m in calibration.MIN_RANGES))
+    p.add_argument('--open-beams', choices=('both', 'off', 'on'), default='both',
+                   help='the scan_check/open_beams values to try (default both; "off" for a '
+                   'laser whose driver reports no return as NaN, such as a Kinect through '
+                   'depthimage_to_laserscan: it gives open beams nothing to use)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -129,9 +133,13 @@ def run_calibration(args):
                     ', '.join('%g' % m for m in recordings[0].min_ranges) or 'none'))
     if args.min_ranges:
         options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
+    open_beams = {'both': calibration.OPEN_BEAMS, 'off': (False,), 'on': (True,)}[
+        args.open_beams]
+    if args.open_beams != 'both':
+        options += ['--open-beams', args.open_beams]
     result = calibration.calibrate(
         recordings, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
-        jobs=args.jobs, held_out_check=robot_logs is None)
+        open_beams=open_beams, jobs=args.jobs, held_out_check=robot_logs is None)
     text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:

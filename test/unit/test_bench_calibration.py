@@ -737,6 +737,37 @@ def test_calibration_tries_open_beams_and_keeps_them_when_they_score_better(tmp_
         near.weighed(1.0, 0.0, True)
 
 
+def test_the_tool_keeps_open_beams_off_for_a_laser_that_reports_nan(tmp_path, monkeypatch):
+    """--open-beams off: the fit a Kinect through depthimage_to_laserscan can use, even where
+    open beams would score better on the training runs."""
+    tool = _calibrate_tool()
+    standard = cal.Grid                            # the standard grid takes minutes
+    monkeypatch.setattr(cal, 'Grid', lambda **kw: standard(**kw) if kw else small_grid())
+    for name, seed, segments in (('a', 100, trial_segments(burst=True) + trial_segments()),
+                                 ('b', 101, trial_segments() + trial_segments(burst=True))):
+        load_split(tmp_path, name, segments, seed, open_stream)
+    out = tmp_path / 'off.yaml'
+    args = tool.parser().parse_args([str(tmp_path / 'a'), str(tmp_path / 'b'), '--out',
+                                     str(out), '--min-ranges', '0', '--open-beams', 'off',
+                                     '--jobs', '1', '--date', '2025-01-02'])
+    tool.run_calibration(args)
+    text = out.read_text()
+    assert '\n  open_beams: false\n' in text
+    assert '--min-ranges 0 --open-beams off --date 2025-01-02' in text
+    # What each choice hands the calibration.
+    tried = []
+    real = cal.calibrate
+    monkeypatch.setattr(cal, 'calibrate', lambda *a, **kw: tried.append(kw['open_beams'])
+                        or real(*a, **kw))
+    for choice in ('off', 'on', 'both'):
+        tool.run_calibration(tool.parser().parse_args([
+            str(tmp_path / 'a'), str(tmp_path / 'b'), '--out', str(tmp_path / 'x.yaml'),
+            '--min-ranges', '0', '--jobs', '1', '--open-beams', choice]))
+    assert tried == [(False,), (True,), cal.OPEN_BEAMS]
+    with pytest.raises(SystemExit):
+        tool.parser().parse_args(['x', '--open-beams', 'maybe'])
+
+
 def test_a_bad_scan_open_column_is_named(tmp_path):
     data, _ = open_stream(trial_segments())
     data['readings'][3][15] = [[0.0, 0.1]]
