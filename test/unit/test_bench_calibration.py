@@ -264,8 +264,8 @@ def test_within_counts_seconds_of_driving_when_the_run_recorded_its_path(tmp_pat
     assert 'within 15 s of driving' in cal.score_sentence(by_driving)
     assert 'of driving' not in cal.score_sentence(by_elapsed)
     # Both kinds pooled say so, and count each trial in its own measure.
-    assert cal.evaluate([recording, elapsed_only], config)['measure'] == 'mixed'
     pooled = cal.evaluate([recording, elapsed_only], config)
+    assert pooled['measure'] == 'mixed'
     assert pooled['delocalized']['within'] == 1 and 'elapsed where not' in \
         cal.score_sentence(pooled)
     # The motion along the path is computed once per recording, not per score.

@@ -148,9 +148,10 @@ class Recording:
             ``min_ranges``, or None for a stream that did not record them.
         opens: the same with open beams (``scan_open``), or None.
         min_ranges: the candidate ``min_range`` values of ``near`` (empty without it).
-        truth: the run's ground-truth path ``(t, x, y, yaw)`` (``detection_truth.json``),
-            from which the seconds of driving are measured, or None (real-log replays and
-            runs recorded before the suite wrote it: delays are then elapsed seconds).
+        motion: the robot's motion along the run's ground-truth path
+            (``detection_truth.json``, a :class:`detection.Motion`), from which the seconds
+            of driving are measured, or None (real-log replays and runs recorded before the
+            suite wrote it: delays are then elapsed seconds). ``truth`` is its path.
         scan_check: how the stream's scan feature was computed (the
             :data:`~lost_and_found.bench.detectors.SCAN_CHECK_KEYS`; by default the node's
             defaults; a stream file that does not say was computed as
@@ -173,18 +174,12 @@ class Recording:
     near: object = None
     min_ranges: tuple = ()
     opens: object = None
-    truth: object = None
+    motion: object = None
 
     @property
-    def motion(self):
-        """The robot's motion along ``truth`` (a detection.Motion, built once), or None."""
-        if self.truth is None:
-            return None
-        cached = self.__dict__.get('_motion')
-        if cached is None or cached[0] is not self.truth:
-            cached = (self.truth, detection.Motion(self.truth))
-            self.__dict__['_motion'] = cached
-        return cached[1]
+    def truth(self):
+        """The ground-truth path ``(t, x, y, yaw)`` as an (n, 4) array, or None."""
+        return None if self.motion is None else self.motion.truth
 
     def weighed(self, short_weight, min_range=None, open_beams=None):
         """This recording with every reading's miss fraction weighed with ``short_weight``,
@@ -433,7 +428,8 @@ def load_recording(path):
         recording.trials = infer_trials(recording.times, phases)
         recording.trials_inferred = True
     if os.path.isfile(os.path.join(folder, detection.TRUTH_FILE)):
-        recording.truth = _truth(folder)
+        truth = _truth(folder)
+        recording.motion = None if truth is None else detection.Motion(truth)
     return recording
 
 
@@ -445,21 +441,21 @@ def _truth(folder):
         CalibrationError: naming the file, when it is not JSON or its rows are not four finite
             numbers in time order.
     """
-    path = os.path.join(folder, detection.TRUTH_FILE)
     try:
         rows = detection.read_truth(folder)      # its errors name the file
     except ValueError as error:
         raise CalibrationError(str(error)) from None
-    try:
-        truth = np.array(rows, dtype=float) if rows else None
-    except (ValueError, TypeError):
-        truth = np.full((1, 1), np.nan)          # not a table of numbers: refused below
-    if truth is None:
+    if not rows:
         return None
+    bad = CalibrationError('%s: the truth must be rows of four finite numbers t, x, y, yaw in '
+                           'time order' % os.path.join(folder, detection.TRUTH_FILE))
+    try:
+        truth = np.array(rows, dtype=float)
+    except (ValueError, TypeError):
+        raise bad from None
     if truth.ndim != 2 or truth.shape[1] != 4 or not np.all(np.isfinite(truth)) or \
             np.any(np.diff(truth[:, 0]) < 0.0):
-        raise CalibrationError('%s: the truth must be rows of four finite numbers t, x, y, yaw '
-                               'in time order' % path)
+        raise bad
     return truth
 
 
@@ -817,9 +813,8 @@ def _score_as_splice(out, recording, tiers, trial):
                                     trial['t_event'], trial['t_end'] - trial['t_event'],
                                     (np.zeros(0), np.zeros(0)))
     out['delocalized'] = splice['delocalized'] and not splice['alarmed_before']
-    scores = out['detectors']['lost_detector']
-    scores['delay_s'] = splice['delay_s'] if out['delocalized'] else None
-    scores['delay_driving_s'] = math.nan       # a log has no ground-truth path to drive
+    out['detectors']['lost_detector']['delay_s'] = splice['delay_s'] if out['delocalized'] \
+        else None
 
 
 def target_delay(scores):
@@ -888,7 +883,7 @@ def score_recordings(recordings, tiers_per_recording):
     for recording, tiers in zip(recordings, tiers_per_recording):
         scored += score_recording(recording, tiers)
         seconds += sum(t['t_event'] - t['t_normal'] for t in recording.trials)
-    known = [r.truth is not None for r in recordings]
+    known = [r.motion is not None for r in recordings]
     measure = 'driving' if all(known) else 'elapsed' if not any(known) else 'mixed'
     return summarize_scores(scored, seconds, measure)
 
