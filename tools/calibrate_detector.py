@@ -6,7 +6,13 @@ Calibrate (training runs only: the lab and Stata basement maps, seeds >= 100)::
     rosrun lost_and_found bench detection --map maps/lab.yaml --trials 12 --seed 100 \\
         --out /tmp/calib_train_lab_s100
     /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \\
-        --out config/lost_detector.yaml [--date YYYY-MM-DD]
+        --open-beams off --out config/lost_detector.yaml [--date YYYY-MM-DD]
+    /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \\
+        --open-beams on --out config/lost_detector_open_beams.yaml [--date YYYY-MM-DD]
+
+The first is the shipped default, for a laser that reports no return as NaN (a TurtleBot2's
+Kinect through depthimage_to_laserscan) or as +inf; the second is for a laser that reports it as
++inf (REP 117) only. Each file's header names itself by its scan_check/open_beams.
 
 Evaluate one or more YAMLs offline on recorded streams (held out: the office, Willow Garage, Intel
 and ACES maps, seeds 0-99), on identical inputs::
@@ -61,7 +67,9 @@ def parser():
     p.add_argument('--open-beams', choices=('both', 'off', 'on'), default='both',
                    help='the scan_check/open_beams values to try (default both; "off" for a '
                    'laser whose driver reports no return as NaN, such as a Kinect through '
-                   'depthimage_to_laserscan: it gives open beams nothing to use)')
+                   'depthimage_to_laserscan: it gives open beams nothing to use; "off" '
+                   'regenerates config/lost_detector.yaml, "on" '
+                   'config/lost_detector_open_beams.yaml)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -155,6 +163,10 @@ def run_calibration(args):
                 calibration.score_sentence(result.search.score), scratch))
     os.replace(scratch, args.out)
     fit, search = result.fit, result.search
+    target = calibration.target_file(search.config.open_beams)
+    if robot_logs is None and os.path.basename(args.out) != os.path.basename(target):
+        print('note: fitted with scan_check/open_beams %s, so its header names %s, not %s' % (
+            str(search.config.open_beams).lower(), target, os.path.basename(args.out)))
     print('labels: %(normal)d normal, %(lost)d lost, %(ambiguous)d ambiguous' % result.labels)
     print('fit: slice_mu %s, slice_sigma %s, tier0_normal_prior %s' % (
         list(fit.slice_mu), list(fit.slice_sigma), fit.tier0_normal_prior))

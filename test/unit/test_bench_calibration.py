@@ -737,7 +737,7 @@ def test_calibration_tries_open_beams_and_keeps_them_when_they_score_better(tmp_
         near.weighed(1.0, 0.0, True)
 
 
-def test_the_tool_keeps_open_beams_off_for_a_laser_that_reports_nan(tmp_path, monkeypatch):
+def test_the_tool_keeps_open_beams_off_for_a_nan_laser(tmp_path, monkeypatch, capsys):
     """--open-beams off: the fit a Kinect through depthimage_to_laserscan can use, even where
     open beams would score better on the training runs."""
     tool = _calibrate_tool()
@@ -753,7 +753,20 @@ def test_the_tool_keeps_open_beams_off_for_a_laser_that_reports_nan(tmp_path, mo
     tool.run_calibration(args)
     text = out.read_text()
     assert '\n  open_beams: false\n' in text
-    assert '--min-ranges 0 --open-beams off --date 2025-01-02' in text
+    assert '--min-ranges 0 --open-beams off --date 2025-01-02 --out %s\n' % cal.TARGET in text
+    assert 'Set by --open-beams off, not chosen by training score.' in ' '.join(
+        line.lstrip('# ') for line in text.splitlines())
+    # With open beams the header names the other shipped file, and the tool says so when
+    # --out is named otherwise.
+    capsys.readouterr()
+    tool.run_calibration(tool.parser().parse_args([
+        str(tmp_path / 'a'), str(tmp_path / 'b'), '--out', str(out), '--min-ranges', '0',
+        '--open-beams', 'on', '--jobs', '1', '--date', '2025-01-02']))
+    text = out.read_text()
+    assert '\n  open_beams: true\n' in text
+    assert '--open-beams on --date 2025-01-02 --out %s\n' % cal.OPEN_BEAMS_TARGET in text
+    assert 'file="$(find lost_and_found)/%s"' % cal.OPEN_BEAMS_TARGET in text
+    assert 'its header names %s, not off.yaml' % cal.OPEN_BEAMS_TARGET in capsys.readouterr().out
     # What each choice hands the calibration.
     tried = []
     real = cal.calibrate
@@ -949,3 +962,18 @@ def test_a_splice_is_scored_as_the_real_logs_suite_scores_it(tmp_path):
     assert all(t['detectors']['lost_detector']['delay_s'] is not None for t in scored[2:])
     # the localizer off before the splice was a true alarm, not a false one
     assert scored[1]['detectors']['lost_detector']['false_alarms'] == 0
+
+
+def test_the_two_shipped_files_are_the_tool_s_output_with_and_without_open_beams():
+    """config/lost_detector.yaml (the default: a Kinect through depthimage_to_laserscan
+    reports no return as NaN) is fitted without open beams, the other file with them; each
+    header's regenerate command and load line name the file itself."""
+    for path, target, open_beams in ((cal.TARGET_PATH, cal.TARGET, False),
+                                     (cal.OPEN_BEAMS_TARGET_PATH, cal.OPEN_BEAMS_TARGET, True)):
+        with open(path) as stream:
+            text = stream.read()
+        assert detectors.load_detector_config(path).open_beams is open_beams
+        assert cal.target_file(open_beams) == target
+        assert '--open-beams %s --date ' % ('on' if open_beams else 'off') in text
+        assert text.count(target) >= 2 and '--out %s\n' % target in text
+        assert 'file="$(find lost_and_found)/%s"' % target in text

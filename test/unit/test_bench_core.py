@@ -459,3 +459,18 @@ def test_the_rescore_tool_refuses_to_write_over_the_run(tmp_path, capsys):
                       '--out', str(tmp_path / 'again')]) == 0
     assert json.loads((tmp_path / 'again' / 'detection.json').read_text())['rescored_from'] \
         == str(tmp_path)
+
+
+def test_sim_params_set_the_laser_s_no_return_only_when_asked(tmp_path):
+    import yaml
+    from lost_and_found.bench import cli
+    from lost_and_found.bench.simrun import write_sim_params
+    kept = yaml.safe_load(open(write_sim_params(str(tmp_path / 'a.yaml'), (1, 2, 0.5))))
+    assert kept['sim_world'] == {'start_pose': [1.0, 2.0, 0.5]}
+    nan = yaml.safe_load(open(write_sim_params(str(tmp_path / 'b.yaml'), (1, 2, 0.5), 'nan')))
+    assert nan['sim_world']['laser'] == {'no_return': 'nan'}
+    args = cli.parser().parse_args(['recovery', '--laser-no-return', 'nan'])
+    assert args.laser_no_return == 'nan'
+    assert cli.parser().parse_args(['recovery']).laser_no_return is None
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(['recovery', '--laser-no-return', 'zero'])

@@ -167,3 +167,20 @@ def test_reset_drops_a_held_pose(node):
     node.on_reset(None)
     node.on_scan(scan_msg(1.5))
     assert node._status_pub.data == ['normal']       # only the reset's
+
+
+def test_open_beams_on_a_nan_laser_warn_once(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
+    monkeypatch.setattr('lost_and_found.nodes.lost_detector.NAN_DRIVER_SCANS', 2)
+    config = LostDetectorConfig(open_beams=True)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._mounts.known['laser'] = MOUNT
+    for stamp in (1.0, 1.1, 1.2):
+        msg = scan_msg(stamp)
+        msg.ranges = [float('nan')] + list(msg.ranges[1:])
+        n.on_scan(msg)
+    assert len(warnings) == 1 and 'report no return as NaN' in warnings[0]
+    # Without open beams there is nothing to warn about.
+    off = LostDetectorNode(LostDetector(LostDetectorConfig()), LostDetectorConfig())
+    assert off._no_return is None

@@ -6,7 +6,8 @@ import pytest
 from box_room import distance_to_walls
 
 from lost_and_found.core.scan_agreement import (
-    DistanceMap, LaserMount, Scan, ScanBuffer, ScanChecker, end_points, miss_counts, miss_fraction)
+    DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, end_points,
+    miss_counts, miss_fraction)
 
 RES = 0.05
 
@@ -323,3 +324,45 @@ def test_a_bad_min_range_is_refused(min_range):
                       100, 10, 1.0, min_range)
     with pytest.raises(ValueError, match='min_range'):
         ScanChecker(0.1, 100, 10, 0.05, min_range=min_range)
+
+
+# ----------------------------------------------------------------------------- NoReturnWatch
+
+def watch_scan(*ranges):
+    return Scan(ranges, -0.5, 0.1, 0.45, 5.0)
+
+
+def test_no_return_watch_warns_once_about_a_laser_that_reports_no_return_as_nan():
+    watch = NoReturnWatch(3)
+    nan = float('nan')
+    assert watch.add(watch_scan(1.0, 2.0, 3.0)) is None       # no NaN: not counted
+    assert watch.add(watch_scan(1.0, nan, 3.0)) is None
+    assert watch.add(watch_scan(nan, nan, 3.0)) is None
+    warning = watch.add(watch_scan(1.0, nan, nan))
+    assert 'NaN' in warning and '3 scans' in warning and 'config/lost_detector.yaml' in warning
+    assert watch.add(watch_scan(nan, nan, nan)) is None       # once
+    assert watch.invalid_scans == 3
+
+
+def test_no_return_watch_counts_zeros_below_range_min_but_not_rep117_minus_inf():
+    watch = NoReturnWatch(2)
+    assert watch.add(watch_scan(1.0, float('-inf'), 3.0)) is None    # too near, REP 117
+    assert watch.add(watch_scan(1.0, 0.0, 3.0)) is None              # a driver's 0
+    assert 'or 0' in watch.add(watch_scan(0.0, 0.0, 3.0))
+
+
+@pytest.mark.parametrize('open_beam', [float('inf'), 5.0, 7.5])
+def test_no_return_watch_is_settled_by_one_beam_without_a_return(open_beam):
+    watch = NoReturnWatch(2)
+    nan = float('nan')
+    assert watch.add(watch_scan(1.0, nan, 3.0)) is None
+    assert watch.add(watch_scan(open_beam, nan, 3.0)) is None  # +inf or >= range_max
+    for _ in range(5):
+        assert watch.add(watch_scan(nan, nan, nan)) is None
+    assert watch.settled and watch.invalid_scans == 1
+
+
+@pytest.mark.parametrize('scans', [0, -1, 2.5, True, '3'])
+def test_no_return_watch_refuses_a_bad_count(scans):
+    with pytest.raises(ValueError, match='scans='):
+        NoReturnWatch(scans)

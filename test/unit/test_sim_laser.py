@@ -191,6 +191,12 @@ def test_rep117_out_of_range_readings():
     # away (nearer than range_min 0.45): -inf.
     ranges = laser.scan((0.35, 1.0, 0.0))
     assert ranges[0] == math.inf and ranges[1] == -math.inf
+    # As depthimage_to_laserscan reports them: NaN for both; returns in range unchanged.
+    nan = exact_laser(x=0.0, beams=3, angle_min=0.0, angle_max=math.pi, range_max=2.0,
+                      no_return='nan').scan((0.35, 1.0, 0.0))
+    assert math.isnan(nan[0]) and math.isnan(nan[2]) and nan[1] == pytest.approx(1.95)
+    with pytest.raises(ConfigError, match='no_return'):
+        LaserConfig(no_return='zero').validate()
 
 
 def test_noise_is_gaussian_and_seeded():

@@ -49,18 +49,21 @@ def test_defaults_and_groups():
     assert group_config(config, 'robot').radius == 0.18
     assert group_config(config, 'laser').beams == 640
     assert group_config(config, 'camera').hfov == 1.0
-    nested = config_from_params(SimWorldConfig, {'map_file': 'x', 'laser': {'beams': 100}})
+    assert group_config(config, 'laser').no_return == 'inf'
+    nested = config_from_params(SimWorldConfig, {'map_file': 'x', 'laser': {
+        'beams': 100, 'no_return': 'nan'}})
     assert group_config(nested, 'laser').beams == 100
+    assert group_config(nested, 'laser').no_return == 'nan'
 
 
 def test_bad_config_names_every_key():
     with pytest.raises(ConfigError) as error:
         config_from_params(SimWorldConfig, {
             'speed': -1.0, 'step': 0.5, 'start_pose': [1.0, 2.0], 'dock_pose': [0.0],
-            'seed': -3, 'laser': {'beams': 1}, 'robot': {'radius': -0.1}})
+            'seed': -3, 'laser': {'beams': 1, 'no_return': 'zero'}, 'robot': {'radius': -0.1}})
     text = str(error.value)
     for key in ('map_file=', 'speed=-1.0', 'step=0.5', 'start_pose=', 'dock_pose=', 'seed=-3',
-                'laser/beams=1', 'robot/radius=-0.1'):
+                'laser/beams=1', "laser/no_return='zero'", 'robot/radius=-0.1'):
         assert key in text
 
 

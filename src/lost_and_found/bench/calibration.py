@@ -79,10 +79,15 @@ MIN_TRAINING_SEED = 100
 #: Significant digits of the fitted numbers in the YAML (the grid search uses the rounded
 #: values, so the file reproduces the training scores exactly).
 DIGITS = 4
-#: The file the calibration regenerates (named in its header), and where it is.
+#: The files the calibration regenerates (named in their headers), and where they are: the
+#: shipped default, fitted without open beams (a TurtleBot2's Kinect, through
+#: depthimage_to_laserscan, reports no return as NaN: open beams get nothing from it), and the
+#: one for a laser whose driver reports no return as +inf (REP 117), fitted with them.
 TARGET = 'config/lost_detector.yaml'
-TARGET_PATH = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', '..',
-                           TARGET)
+OPEN_BEAMS_TARGET = 'config/lost_detector_open_beams.yaml'
+ROOT = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', '..', '..')
+TARGET_PATH = os.path.join(ROOT, TARGET)
+OPEN_BEAMS_TARGET_PATH = os.path.join(ROOT, OPEN_BEAMS_TARGET)
 #: Keep the windows at least this many readings long: shorter ones would fit single readings.
 MIN_WINDOW = 4
 #: Least fitted standard deviation of the scan miss fraction (a fraction of beams).
@@ -1270,6 +1275,12 @@ def _indented(text):
     return _wrap(text, prefix='  # ')
 
 
+def target_file(open_beams):
+    """The shipped file a calibration with or without open beams regenerates (TARGET,
+    OPEN_BEAMS_TARGET)."""
+    return OPEN_BEAMS_TARGET if open_beams else TARGET
+
+
 def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     """The node's YAML with a header and a comment above every key.
 
@@ -1290,6 +1301,7 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     """
     fit, search, quality = calibration.fit, calibration.search, calibration.quality
     score, config, grid = search.score, search.config, search.grid
+    target = target_file(config.open_beams)
     short_score = ('Training score of the chosen combination: %d false tier-2 alarm(s), %d/%d '
                    'delocalizations detected %s.' % (
                        all_false_alarms(score), score['delocalized']['within'],
@@ -1303,8 +1315,8 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         'edit' % date,
         '# by hand, regenerate. Load inside the <node> tag so that they land in the node\'s '
         'private',
-        '# namespace:  <rosparam command="load" file="$(find lost_and_found)/config/'
-        'lost_detector.yaml"/>' if robot_logs is None else
+        '# namespace:  <rosparam command="load" file="$(find lost_and_found)/%s"/>' % target
+        if robot_logs is None else
         '# namespace (roslaunch lost_and_found lost_and_found.launch lost_detector_config:=%s).'
         % robot_logs[3],
         '#',
@@ -1313,7 +1325,7 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         lines += [
             '# Regenerate (same inputs and date -> byte-identical file, whatever --out says):',
             '#   /usr/bin/python3 tools/calibrate_detector.py %s --date %s --out %s' % (
-                ' '.join(list(train_args) + list(options)), date, TARGET),
+                ' '.join(list(train_args) + list(options)), date, target),
             '#',
         ] + _wrap('Training runs (the detection suite on the simulator; only the maps %s and '
                   'seeds >= %d are fitted on: the office, Willow Garage, Intel and ACES maps '
@@ -1468,7 +1480,7 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
             '  short_weight: %s' % _yaml_float(config.short_weight)]),
         min_range='\n'.join(_indented(min_range_text(calibration)) + [
             '  min_range: %s' % _yaml_float(config.min_range)]),
-        open_beams='\n'.join(_indented(open_beams_text(calibration)) + [
+        open_beams='\n'.join(_indented(open_beams_text(calibration, options)) + [
             '  open_beams: %s' % ('true' if config.open_beams else 'false')]),
         max_beams=config.max_beams,
         min_beams=config.min_beams,
@@ -1514,18 +1526,26 @@ def min_range_text(calibration):
     return text
 
 
-def open_beams_text(calibration):
-    """The comment above scan_check/open_beams: what it is and how it was chosen."""
+def open_beams_text(calibration, options=()):
+    """The comment above scan_check/open_beams: what it is and how it was chosen
+    (``options``: the command line's, where ``--open-beams off|on`` may have set it)."""
     text = ('true: the beams without a return (+inf, or at least range_max; never NaN) are '
             'used too, as rays reaching range_max less hit_tolerance: one that runs through a '
             'mapped obstacle misses (the map has a wall where the laser saw none), any other '
             'agrees with the map; false: only beams with a return are used, and a view of open '
-            'space with one unmapped box in it is all misses.')
+            'space with one unmapped box in it is all misses. true needs a laser whose driver '
+            'reports no return as +inf or a range of at least range_max (REP 117; some lidar '
+            'drivers do so only with an option, and some report NaN or 0); a Kinect through '
+            'depthimage_to_laserscan reports NaN, which leaves true nothing to use, so the '
+            'shipped default is fitted without open beams.')
     if len(calibration.opens) > 1:
         text += ' Chosen by training score (best combination of each on the training runs: ' \
             '%s).' % '; '.join('%s (min_range %s m, short_weight %s): %s' % (
                 'true' if o else 'false', _yaml_float(m), _yaml_float(w), score_sentence(score))
                 for o, m, w, score in calibration.opens)
+    elif '--open-beams' in options:
+        text += ' Set by --open-beams %s, not chosen by training score.' % (
+            options[list(options).index('--open-beams') + 1])
     else:
         text += ' Not fitted: the training runs measured their misses with it only.'
     return text

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from lost_and_found.bench import report
+from lost_and_found.sim.laser import NO_RETURN
 
 #: suite name -> module of lost_and_found.bench with ``run(ctx)``.
 SUITES = {
@@ -106,6 +107,10 @@ def parser():
                    'default 0)')
     p.add_argument('--label', help='a name for this map in the tables (default: the map '
                    'file\'s name)')
+    p.add_argument('--laser-no-return', choices=NO_RETURN, help='how the simulated laser '
+                   'reports beams without a valid range: inf (REP 117) or nan (as '
+                   'depthimage_to_laserscan reports a Kinect\'s; default: config/sim_world.yaml, '
+                   'inf)')
     return p
 
 

@@ -21,16 +21,20 @@ WALL_SLACK = 60.0
 ABORT_PAUSE = 1.0
 
 
-def write_sim_params(path, start_pose):
+def write_sim_params(path, start_pose, laser_no_return=None):
     """Write a sim.launch ``sim_params`` file that starts the robot (and amcl) at ``start_pose``.
 
-    Any map works: nothing but the start pose is needed from a scenario.
+    Any map works: nothing but the start pose is needed from a scenario. ``laser_no_return``
+    (``'inf'`` or ``'nan'``; None keeps config/sim_world.yaml's) sets how the simulated laser
+    reports beams without a valid range.
     """
     x, y, yaw = (float(v) for v in start_pose)
     params = {
         'sim_world': {'start_pose': [x, y, yaw]},
         'sim_localizer': {'initial_pose_x': x, 'initial_pose_y': y, 'initial_pose_a': yaw},
     }
+    if laser_no_return is not None:
+        params['sim_world']['laser'] = {'no_return': laser_no_return}
     with open(path, 'w') as stream:
         stream.write('# Written by the lost_and_found bench: the start pose of this run.\n')
         yaml.safe_dump(params, stream, default_flow_style=None)
@@ -198,7 +202,7 @@ class SimSession:
         ctx, args = self.ctx, self.ctx.args
         self.graph.start()
         params = write_sim_params(os.path.join(self.graph.log_dir, 'sim_params.yaml'),
-                                  self.start_pose)
+                                  self.start_pose, args.laser_no_return)
         launch_args = fiducial_launch_args(args.fiducials)
         launch_args.update({
             'map_file': args.map, 'world_map_file': self.world_map,

@@ -345,6 +345,58 @@ def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min
     return weighted_miss(through, short, short_weight) / beams, beams
 
 
+class NoReturnWatch:
+    """Tells, from the scans themselves, when ``open_beams`` is on for a laser whose driver
+    does not report "no return" as ``+inf``.
+
+    A Kinect through depthimage_to_laserscan (a stock TurtleBot2's laser) never reports
+    ``+inf``: a column with no depth keeps the ``NaN`` the driver fills the scan with. Some
+    lidar drivers report ``NaN`` or ``0`` instead, unless an option says otherwise. Open beams
+    then get nothing, and a YAML fitted with them judges with thresholds that counted on them.
+    The watch counts scans with such readings (``NaN``, or a finite range below ``range_min``)
+    until a scan shows a beam without a return (``+inf`` or at least ``range_max``), which
+    settles that the driver reports them; after ``scans`` scans with such readings and none
+    without a return, :meth:`add` returns a warning, once.
+
+    Args:
+        scans: scans with ``NaN`` or too-short readings (and no open beam yet) that make the
+            warning (integer >= 1).
+    """
+
+    def __init__(self, scans):
+        """Start with nothing seen."""
+        if isinstance(scans, bool) or not isinstance(scans, int) or scans < 1:
+            raise ValueError('scans=%r: must be an integer >= 1' % (scans,))
+        self.scans = scans
+        self.invalid_scans = 0
+        self.settled = False           # an open beam was seen, or the warning was given
+
+    def add(self, scan):
+        """Look at one :class:`Scan`; return the warning text the first time it is due, else
+        None."""
+        if self.settled:
+            return None
+        ranges = np.asarray(scan.ranges, dtype=float)
+        if np.any(np.isposinf(ranges) | (ranges >= scan.range_max)):
+            self.settled = True
+            return None
+        invalid = np.isnan(ranges) | (np.isfinite(ranges) & (ranges < scan.range_min))
+        if not np.any(invalid):
+            return None
+        self.invalid_scans += 1
+        if self.invalid_scans < self.scans:
+            return None
+        self.settled = True
+        return ('scan_check/open_beams is on, but %d scans had NaN readings (or finite ones '
+                'below range_min %g m) and none a beam without a return (+inf, or at least '
+                'range_max %g m): this laser\'s driver seems to report no return as NaN (as '
+                'depthimage_to_laserscan does for a Kinect) or 0, which open beams cannot use, '
+                'and these parameters were fitted with them. Load config/lost_detector.yaml '
+                '(fitted without open beams) instead, or fit one with '
+                'tools/calibrate_detector.py --open-beams off'
+                % (self.invalid_scans, scan.range_min, scan.range_max))
+
+
 class ScanBuffer:
     """The last few scans, to pair a pose with the scan it was computed from.
 

@@ -12,7 +12,7 @@ from std_msgs.msg import Empty, Float64, String
 
 from lost_and_found.core.lost_detector import (
     CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
-from lost_and_found.core.scan_agreement import ScanChecker
+from lost_and_found.core.scan_agreement import NoReturnWatch, ScanChecker
 from lost_and_found.nodes.conversions import (
     distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.laser_mounts import LaserMounts
@@ -22,6 +22,9 @@ from lost_and_found.nodes.params import load_config
 WARN_PERIOD = 5.0
 #: Seconds between two info logs of the same kind of scan-check availability change.
 REASON_PERIOD = 60.0
+#: With open beams on: scans with NaN readings and no beam without a return after which the
+#: node warns that the laser's driver seems to report no return as NaN (10 s of a Kinect).
+NAN_DRIVER_SCANS = 300
 
 
 def pose_features(msg):
@@ -71,6 +74,8 @@ class LostDetectorNode:
         self._detector = detector
         self._config = config
         self._checker = ScanChecker.from_config(config) if config.scan_check else None
+        self._no_return = NoReturnWatch(NAN_DRIVER_SCANS) \
+            if self._checker is not None and self._checker.open_beams else None
         self._mounts = LaserMounts(config.base_frame, None, 'for the scan check')
         self._tf_buffer = None
         self._tf_listener = None
@@ -132,8 +137,13 @@ class LostDetectorNode:
         mount = self._mounts.get(msg.header.frame_id)
         if mount is None:
             return
+        scan = scan_from_msg(msg)
+        if self._no_return is not None:
+            warning = self._no_return.add(scan)
+            if warning:
+                rospy.logwarn('%s: %s', rospy.get_name(), warning)
         with self._lock:
-            self._checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg), mount)
+            self._checker.add_scan(msg.header.stamp.to_sec(), scan, mount)
             if self._pending is not None:
                 self._try_pending()
 

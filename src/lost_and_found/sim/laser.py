@@ -15,9 +15,11 @@ Its defaults copy the fake laser a TurtleBot2 gets from its Kinect through
 ~57 degree horizontal field of view as -0.5..0.5 rad over 640 columns, no returns nearer than
 0.45 m (the Kinect's minimum depth), and a 5 m useful range (depth noise grows with the square
 of the distance, so TurtleBot2 configurations trust little beyond that). Readings follow
-REP 117: ``+inf`` when nothing is within ``range_max``, ``-inf`` when the obstacle is nearer
-than ``range_min``. The map's edge reads as a wall (:func:`distance_to_edge`), as it is one for
-the robot's body.
+REP 117 by default (``no_return: inf``): ``+inf`` when nothing is within ``range_max``, ``-inf``
+when the obstacle is nearer than ``range_min``. depthimage_to_laserscan itself reports ``NaN``
+for both (it fills a scan with ``NaN`` and writes only the columns with a depth in range):
+``no_return: nan`` copies that. The map's edge reads as a wall (:func:`distance_to_edge`), as it
+is one for the robot's body.
 """
 import dataclasses
 import math
@@ -138,6 +140,10 @@ def distance_to_edge(grid, x, y, angles):
     return np.minimum(exits[0], exits[1]) * grid.resolution
 
 
+#: How a laser driver may report a beam without a valid range (LaserConfig.no_return).
+NO_RETURN = ('inf', 'nan')
+
+
 @dataclasses.dataclass(frozen=True)
 class LaserConfig:
     """A planar laser mounted on the robot.
@@ -148,6 +154,8 @@ class LaserConfig:
         angle_max: last beam direction in the laser frame (rad).
         range_min: nearer obstacles read ``-inf`` (m).
         range_max: beams without a return this near read ``+inf`` (m).
+        no_return: ``'inf'`` (REP 117: ``+inf`` and ``-inf`` as above) or ``'nan'`` (``NaN``
+            for both, as depthimage_to_laserscan reports them).
         noise: standard deviation of the Gaussian range noise (m; 0 = exact).
         x: laser origin ahead of base_footprint (m).
         y: laser origin left of base_footprint (m).
@@ -167,6 +175,7 @@ class LaserConfig:
     z: float = 0.3
     yaw: float = 0.0
     unknown_is_occupied: bool = False
+    no_return: str = 'inf'
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -188,6 +197,8 @@ class LaserConfig:
             check.finite(name)
         check.require(isinstance(self.unknown_is_occupied, bool), 'unknown_is_occupied',
                       'be true or false')
+        check.require(self.no_return in NO_RETURN, 'no_return',
+                      'be one of %s' % ', '.join(repr(v) for v in NO_RETURN))
         check.done()
 
 
@@ -224,9 +235,10 @@ class LaserModel:
 
         Returns:
             A float array of ``beams`` ranges: finite in [range_min, range_max], ``+inf`` for
-            no return within range_max, ``-inf`` for an obstacle nearer than range_min. The
-            map's edge is such an obstacle, so a laser off the map reads ``-inf`` on every
-            beam (the robot's body keeps it on the map).
+            no return within range_max, ``-inf`` for an obstacle nearer than range_min (both
+            ``NaN`` with ``no_return`` ``'nan'``). The map's edge is such an obstacle, so a
+            laser off the map reads ``-inf`` on every beam (the robot's body keeps it on the
+            map).
         """
         cfg = self.config
         lx, ly, lyaw = self.origin(pose)
@@ -241,4 +253,6 @@ class LaserModel:
             ranges[finite] += self.rng.normal(0.0, cfg.noise, int(finite.sum()))
         ranges[finite & (ranges > cfg.range_max)] = np.inf
         ranges[finite & (ranges < cfg.range_min)] = -np.inf
+        if cfg.no_return == 'nan':
+            ranges[~np.isfinite(ranges)] = np.nan
         return ranges
