@@ -49,8 +49,10 @@ SHIPPED = os.path.join(ROOT, 'config', 'lost_detector.yaml')
 def parser():
     """The command line."""
     p = argparse.ArgumentParser(
-        description='Calibrate config/lost_detector.yaml from detection-suite training runs '
-        '(lab and Stata basement maps, seeds >= 100), or --evaluate YAMLs on held-out runs.')
+        description='Calibrate config/lost_detector.yaml (--open-beams off) or '
+        'config/lost_detector_open_beams.yaml (--open-beams on) from detection-suite training '
+        'runs (lab and Stata basement maps, seeds >= 100), or --evaluate YAMLs on held-out '
+        'runs.')
     p.add_argument('train', nargs='*', metavar='TRAIN_DIR',
                    help='output folders of `bench detection` training runs')
     p.add_argument('--out', help='YAML to write (e.g. config/lost_detector.yaml)')
@@ -115,6 +117,16 @@ def run_calibration(args):
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise calibration.CalibrationError('--out %s: %s does not exist or is not writable '
                                            '(create it first)' % (args.out, folder))
+    # A shipped file is only ever regenerated with its own open_beams.
+    for path, choice in ((calibration.TARGET_PATH, 'off'),
+                         (calibration.OPEN_BEAMS_TARGET_PATH, 'on')):
+        if os.path.realpath(args.out) == os.path.realpath(path) and \
+                (args.real_logs or args.open_beams != choice):
+            raise calibration.CalibrationError(
+                '--out %s: the shipped %s is fitted %s open beams; regenerate it with '
+                '--open-beams %s (TRAIN_DIRs only), or write elsewhere' % (
+                    args.out, calibration.target_file(choice == 'on'),
+                    'with' if choice == 'on' else 'without', choice))
     if args.real_logs:
         recordings = calibration.load_real_log_recordings(args.real_logs, args.log,
                                                           args.profile)

@@ -474,3 +474,5 @@ def test_sim_params_set_the_laser_s_no_return_only_when_asked(tmp_path):
     assert cli.parser().parse_args(['recovery']).laser_no_return is None
     with pytest.raises(SystemExit):
         cli.parser().parse_args(['recovery', '--laser-no-return', 'zero'])
+    with pytest.raises(SystemExit, match='detection and recovery suites only'):
+        cli.resolve_inputs(cli.parser().parse_args(['compute', '--laser-no-return', 'nan']))

@@ -366,3 +366,13 @@ def test_no_return_watch_is_settled_by_one_beam_without_a_return(open_beam):
 def test_no_return_watch_refuses_a_bad_count(scans):
     with pytest.raises(ValueError, match='scans='):
         NoReturnWatch(scans)
+
+
+@pytest.mark.parametrize('range_min, range_max', [(0.45, float('inf')), (0.45, 0.45), (0.0, 0.0)])
+def test_no_return_watch_needs_beams_open_beams_can_use(range_min, range_max):
+    """A scan whose range_max is not a finite number above range_min has no open beams (as
+    rays() uses them), so its +inf or long readings settle nothing."""
+    watch = NoReturnWatch(2)
+    nan = float('nan')
+    assert watch.add(Scan((float('inf'), nan, 3.0), -0.5, 0.1, range_min, range_max)) is None
+    assert watch.add(Scan((9.0, nan, 3.0), -0.5, 0.1, range_min, range_max)) is not None

@@ -1289,7 +1289,9 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         train_args: the training folders as given on the command line (with ``robot_logs``:
             one name per recording).
         options: further command-line arguments that shaped the result (for the header's
-            command).
+            command; ``--open-beams off|on`` among them also says, above scan_check/open_beams,
+            that it set the value). The header names the shipped file of the chosen open_beams
+            (:func:`target_file`).
         date: ISO date written in the header (part of the input: the same date gives the
             same bytes).
         robot_logs: for a YAML fitted on a robot's own logs

@@ -107,10 +107,10 @@ def parser():
                    'default 0)')
     p.add_argument('--label', help='a name for this map in the tables (default: the map '
                    'file\'s name)')
-    p.add_argument('--laser-no-return', choices=NO_RETURN, help='how the simulated laser '
-                   'reports beams without a valid range: inf (REP 117) or nan (as '
-                   'depthimage_to_laserscan reports a Kinect\'s; default: config/sim_world.yaml, '
-                   'inf)')
+    p.add_argument('--laser-no-return', choices=NO_RETURN, help='detection/recovery: how the '
+                   'simulated laser reports beams without a valid range: inf (REP 117) or nan '
+                   '(as depthimage_to_laserscan reports a Kinect\'s; default: '
+                   'config/sim_world.yaml, inf)')
     return p
 
 
@@ -150,6 +150,9 @@ def resolve_inputs(args):
         raise SystemExit('bench: --clutter %r: must be a finite number >= 0' % args.clutter)
     if args.clutter and args.suite != 'detection':
         raise SystemExit('bench: --clutter is for the detection suite only')
+    if args.laser_no_return and args.suite not in ('detection', 'recovery'):
+        raise SystemExit('bench: --laser-no-return is for the detection and recovery suites '
+                         'only (the others do not run the simulated laser)')
     return args
 
 

@@ -36,7 +36,9 @@ ray of ``range_max - hit_tolerance``: if it runs through a mapped obstacle, the 
 where the laser saw none (a *through* miss, as above); if not, it agrees with the map (a hit).
 Without them a view that is mostly open space, with one unmapped box in it, is all short
 misses: a right pose reads like a wrong one. ``NaN`` readings (an erroneous return, or some
-drivers' way of saying "no return") are never used. Off by default; the calibration chooses.
+drivers' way of saying "no return") are never used. Off by default; the calibration chooses,
+unless ``--open-beams`` sets it (off in config/lost_detector.yaml, on in
+config/lost_detector_open_beams.yaml).
 
 With fewer than ``min_beams`` usable beams (a blinded laser, a view filled by something near,
 and without open beams an open hall) there is no feature.
@@ -227,6 +229,17 @@ def check_min_range(min_range):
         raise ValueError('min_range=%r: must be a finite number >= 0 (m)' % (min_range,))
 
 
+def open_mask(scan, ranges):
+    """True for the beams of ``scan`` (``ranges``: its ranges as a float array) without a
+    return: ``+inf`` or at least ``range_max``. None are, whatever they read, when
+    ``range_max`` is not a finite number above ``range_min``: such a scan says nothing about
+    where its beams would have ended."""
+    if not (math.isfinite(scan.range_max) and scan.range_max > max(scan.range_min, 0.0)):
+        return np.zeros(ranges.shape, bool)
+    with np.errstate(invalid='ignore'):
+        return ranges >= scan.range_max
+
+
 def rays(pose, mount, scan, max_beams, min_range=0.0, open_beams=False):
     """Map-frame end points of the beams of ``scan`` the feature uses, seen from ``pose``.
 
@@ -249,10 +262,7 @@ def rays(pose, mount, scan, max_beams, min_range=0.0, open_beams=False):
     with np.errstate(invalid='ignore'):
         usable = np.isfinite(ranges) & (ranges >= max(scan.range_min, min_range)) & \
             (ranges < scan.range_max)
-        # A scan whose range_max is not a finite number above range_min says nothing about
-        # where its beams would have ended: no open beams then.
-        is_open = (ranges >= scan.range_max) if open_beams and math.isfinite(scan.range_max) \
-            and scan.range_max > max(scan.range_min, 0.0) else np.zeros(ranges.shape, bool)
+    is_open = open_mask(scan, ranges) if open_beams else np.zeros(ranges.shape, bool)
     index = index[usable | is_open]
     if index.size > max_beams:
         index = index[np.linspace(0, index.size - 1, max_beams).round().astype(int)]
@@ -354,8 +364,8 @@ class NoReturnWatch:
     lidar drivers report ``NaN`` or ``0`` instead, unless an option says otherwise. Open beams
     then get nothing, and a YAML fitted with them judges with thresholds that counted on them.
     The watch counts scans with such readings (``NaN``, or a finite range below ``range_min``)
-    until a scan shows a beam without a return (``+inf`` or at least ``range_max``), which
-    settles that the driver reports them; after ``scans`` scans with such readings and none
+    until a scan shows a beam without a return that open beams can use (:func:`open_mask`),
+    which settles that the driver reports them; after ``scans`` scans with such readings and none
     without a return, :meth:`add` returns a warning, once.
 
     Args:
@@ -377,10 +387,11 @@ class NoReturnWatch:
         if self.settled:
             return None
         ranges = np.asarray(scan.ranges, dtype=float)
-        if np.any(np.isposinf(ranges) | (ranges >= scan.range_max)):
+        if np.any(open_mask(scan, ranges)):
             self.settled = True
             return None
-        invalid = np.isnan(ranges) | (np.isfinite(ranges) & (ranges < scan.range_min))
+        with np.errstate(invalid='ignore'):
+            invalid = np.isnan(ranges) | (np.isfinite(ranges) & (ranges < scan.range_min))
         if not np.any(invalid):
             return None
         self.invalid_scans += 1

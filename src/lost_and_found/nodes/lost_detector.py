@@ -22,8 +22,9 @@ from lost_and_found.nodes.params import load_config
 WARN_PERIOD = 5.0
 #: Seconds between two info logs of the same kind of scan-check availability change.
 REASON_PERIOD = 60.0
-#: With open beams on: scans with NaN readings and no beam without a return after which the
-#: node warns that the laser's driver seems to report no return as NaN (10 s of a Kinect).
+#: With open beams on: scans with NaN readings (or finite ones below range_min) and no beam
+#: without a return after which the node warns that the laser's driver seems to report no
+#: return that way (10 s of a Kinect).
 NAN_DRIVER_SCANS = 300
 
 
@@ -138,14 +139,15 @@ class LostDetectorNode:
         if mount is None:
             return
         scan = scan_from_msg(msg)
-        if self._no_return is not None:
-            warning = self._no_return.add(scan)
-            if warning:
-                rospy.logwarn('%s: %s', rospy.get_name(), warning)
+        warning = None
         with self._lock:
+            if self._no_return is not None:
+                warning = self._no_return.add(scan)
             self._checker.add_scan(msg.header.stamp.to_sec(), scan, mount)
             if self._pending is not None:
                 self._try_pending()
+        if warning:
+            rospy.logwarn('%s: %s', rospy.get_name(), warning)
 
     def _classify(self, features, miss):
         """Update the detector with one reading and publish its tier. Call with the lock held.
