@@ -50,7 +50,9 @@ class FakeMoveBase:
         self._hang_callers = set(hang_callers)
         self._callers = {}      # goal id -> caller id
         self._lock = threading.Lock()
-        self._events = rospy.Publisher('~events', String, queue_size=100)
+        # Latched: an event published while a listener's connection is still being set up
+        # (its side may count it a moment before ours does) reaches it once it is.
+        self._events = rospy.Publisher('~events', String, queue_size=100, latch=True)
         relay = SimpleGoalRelay('move_base')
         rospy.Subscriber('move_base/goal', MoveBaseActionGoal, self._on_goal, queue_size=50)
         rospy.Subscriber('move_base/cancel', GoalID, self._on_cancel, queue_size=50)
