@@ -42,9 +42,6 @@ import sys
 
 from lost_and_found.bench import calibration, detectors, report
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-SHIPPED = os.path.join(ROOT, 'config', 'lost_detector.yaml')
-
 
 def parser():
     """The command line."""
@@ -211,7 +208,7 @@ def run_calibration(args):
 
 def run_evaluation(args):
     """Print the scores of every --config on the --evaluate runs."""
-    configs = args.config or [SHIPPED]
+    configs = args.config or [calibration.TARGET_PATH]
     recordings = [calibration.load_recording(path) for path in args.evaluate]
     for recording in recordings:
         held_out = True
@@ -258,7 +255,7 @@ def run_real_logs_evaluation(args):
             raise calibration.CalibrationError('%s: %s (run `rosrun lost_and_found bench '
                                                'real-logs --out DIR` first)' % (path, error))
     rows, splices = [], []
-    for path in args.config or [SHIPPED]:
+    for path in args.config or [calibration.TARGET_PATH]:
         config = detectors.load_detector_config(path)
         for entry in real_logs.rescore_unmodified(documents[0], documents[1], config):
             score = entry['scores']
