@@ -779,9 +779,7 @@ class _RecordedStream:
         self._motion = recording.motion
 
     def window(self, start, end):
-        lo = int(np.searchsorted(self.times, start, side='left'))
-        hi = int(np.searchsorted(self.times, end, side='left'))
-        return range(lo, hi)
+        return detection.reading_window(self.times, start, end)
 
     def driven(self, t0, t1):
         return self._motion.driven(t0, t1) if self._motion else math.nan

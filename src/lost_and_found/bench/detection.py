@@ -113,6 +113,13 @@ class Motion:
         return float(cumulative[i1] - cumulative[i0])
 
 
+def reading_window(times, start, end):
+    """Indices of the sorted reading ``times`` with ``start <= t < end``, as a range."""
+    lo = int(np.searchsorted(times, start, side='left'))
+    hi = int(np.searchsorted(times, end, side='left'))
+    return range(lo, hi)
+
+
 class Stream(Motion):
     """Recorded readings and ground truth, with the errors of every reading.
 
@@ -138,9 +145,7 @@ class Stream(Motion):
 
     def window(self, start, end):
         """Indices of the readings with ``start <= t < end``."""
-        lo = int(np.searchsorted(self.times, start, side='left'))
-        hi = int(np.searchsorted(self.times, end, side='left'))
-        return range(lo, hi)
+        return reading_window(self.times, start, end)
 
 
 def score_trial(record, stream, tiers, phases):
