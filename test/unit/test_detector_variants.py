@@ -1,0 +1,60 @@
+"""tools/detector_variants.py: the CUSUM rule and the split-feature classifier."""
+import numpy as np
+import pytest
+
+from lost_and_found.bench import calibration
+from tool_loader import load_tool
+
+variants = load_tool('detector_variants')
+
+
+def test_evidence_is_the_log_likelihood_ratio_without_the_prior():
+    # P(lost) equal to the prior's share of lost says nothing: ratio 0.
+    llrs = variants.evidence([(0.25, True, 0.25), None], prior_normal=0.75)
+    assert llrs[0] == pytest.approx((0.0, 0.0), abs=1e-9) and llrs[1] is None
+
+
+def test_cusum_needs_enough_evidence_and_falls_back_when_it_is_spent():
+    lost, normal = (2.0, 2.0), (-3.0, -3.0)
+    tiers = variants.cusum_tiers([lost] * 6 + [normal] * 3, set(), clip=5.0, drift=0.5,
+                                 threshold=5.0, settle=0, queue_min=3)
+    # 1.5 per reading: 1.5, 3.0, 4.5 (tier 1), 6.0 (tier 2) ... 9.0, then -3.5 per normal
+    # reading: 5.5 and 2.0 stay in tier 2, 0 leaves it.
+    assert tiers == [1, 1, 1, 2, 2, 2, 2, 2, 0]
+
+
+def test_cusum_clips_one_extreme_reading_and_restarts_at_a_reset():
+    tiers = variants.cusum_tiers([(100.0, None), (1.0, None), None, (1.0, None)], {2},
+                                 clip=3.0, drift=0.0, threshold=4.5, settle=0, queue_min=1)
+    # 3 (clipped) + 1 = 4 < 4.5: no alarm; the reset before index 2 empties the sum.
+    assert tiers == [1, 1, 0, 1]
+
+
+def test_cusum_reads_the_scan_alone_while_settling():
+    tiers = variants.cusum_tiers([(-5.0, 5.0), (-5.0, 5.0)], set(), clip=10.0, drift=0.0,
+                                 threshold=9.0, settle=2, queue_min=1)
+    assert tiers == [1, 2]
+
+
+def test_the_split_model_reads_beams_through_walls_as_lost_and_skips_missing_features():
+    rng = np.random.default_rng(0)
+    n = 200
+    normal = np.column_stack([rng.normal(0.1, 0.02, n), rng.normal(0.05, 0.01, n),
+                              rng.uniform(0.0, 0.05, n), rng.uniform(0.0, 0.4, n)])
+    lost = np.column_stack([rng.normal(0.1, 0.02, n), rng.normal(0.05, 0.01, n),
+                            rng.uniform(0.2, 0.8, n), rng.uniform(0.0, 0.4, n)])
+    labels = np.array([calibration.NORMAL] * n + [calibration.LOST] * n)
+    model = variants.SplitModel.fit(np.vstack([normal, lost]), labels)
+    assert model.prior_normal == pytest.approx(0.5)
+    through, clear, unscanned, refused = model.probabilities(np.array([
+        [0.1, 0.05, 0.5, 0.2], [0.1, 0.05, 0.0, 0.2], [0.1, 0.05, np.nan, np.nan],
+        [np.nan, 0.05, 0.0, 0.0]]))
+    assert through[0] > 0.99 and clear[0] < 0.05 and through[1] and through[2] > 0.99
+    assert unscanned[1] is False and unscanned[2] is None and 0.2 < unscanned[0] < 0.8
+    assert refused is None
+
+
+def test_the_split_model_refuses_a_class_without_readings():
+    rows = np.array([[0.1, 0.05, 0.0, 0.0]] * 3)
+    with pytest.raises(calibration.CalibrationError, match='too few'):
+        variants.SplitModel.fit(rows, np.array([calibration.NORMAL] * 3))

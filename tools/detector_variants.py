@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""Try two other ways of using the lost detector's evidence, offline, on recorded streams.
+
+Neither ships; this is how the results of "Other ways to use the same evidence" in
+bench/RESULTS.md were measured, and the place to try the next idea against the same inputs::
+
+    /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
+        --variant cusum|split [--config config/lost_detector.yaml]
+
+Variants (each chosen on the training runs by the calibration's own objective: no false tier-2
+alarm first, then the most delocalizations caught within 15 s of driving; then scored on the
+held-out runs as the detection suite scores them):
+
+- ``cusum``: the shipped classifier's per-reading evidence accumulated by Page's CUSUM test
+  instead of a count of thresholded readings in a window. Each reading adds its log-likelihood
+  ratio (lost vs normal, clipped to +-``clip``) minus a drift ``k``; the sum never goes below 0;
+  tier 2 when it reaches ``h`` (after ``queue_min`` readings since the last reset), back to 0
+  when the sum returns to 0. A reading that is only moderately lost (P(lost) 0.9, under the
+  shipped 0.99) still adds evidence.
+- ``split``: the two kinds of scan miss as two features of the naive Bayes classifier (the
+  share of beams through a mapped obstacle, and of beams that ended short in free space),
+  instead of one weighed sum: unmapped clutter makes beams short, never longer than the map.
+
+The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
+the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the
+scan check the streams are read with. Run with /usr/bin/python3 and the catkin devel space
+sourced.
+"""
+import argparse
+import dataclasses
+import itertools
+import math
+import sys
+
+import numpy as np
+
+from lost_and_found.bench import calibration, detectors
+
+#: The ``cusum`` grid: clip, drift k, threshold h, settle readings (scan-only evidence).
+CUSUM_GRID = dict(clip=(2.0, 3.0, 5.0, 8.0, 12.0), drift=(0.0, 0.5, 1.0, 2.0, 3.0),
+                  threshold=(4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0),
+                  settle=(0, 8, 16))
+#: The ``split`` grid over the detector's own tier parameters.
+SPLIT_GRID = dict(prob_thresh=(0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 0.99999),
+                  window_meta_tier2_lost=(8, 10, 12, 15, 20),
+                  ratio_thresh_detections_tier2_lost=(0.4, 0.5, 0.6, 0.7),
+                  window_meta_tier0_normal=(6, 15), settle_readings=(0, 8, 16))
+#: Readings since a reset before tier 2 may be raised (as the shipped queue_min).
+QUEUE_MIN = 5
+#: Bounds of a probability turned into log-odds.
+EPS = 1e-15
+
+
+def log_odds(p):
+    """log(p / (1 - p)), with p kept inside (EPS, 1 - EPS)."""
+    p = min(max(p, EPS), 1.0 - EPS)
+    return math.log(p / (1.0 - p))
+
+
+def evidence(probabilities, prior_normal):
+    """Per reading, the log-likelihood ratio (lost vs normal) of its features and of its scan
+    alone, from :func:`calibration.reading_probabilities` (None stays None)."""
+    shift = log_odds(1.0 - prior_normal)
+    out = []
+    for reading in probabilities:
+        if reading is None:
+            out.append(None)
+            continue
+        probability, _, scan_only = reading
+        out.append((log_odds(probability) - shift,
+                    None if scan_only is None else log_odds(scan_only) - shift))
+    return out
+
+
+def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MIN):
+    """The tier of every reading under the CUSUM rule (see the module docstring).
+
+    ``llrs``: :func:`evidence` per reading; ``resets``: indices before which the detector is
+    reset; the first ``settle`` readings after a reset use the scan-only evidence. Tier 1 is a
+    single reading whose evidence favours lost.
+    """
+    total, count, tier, tiers = 0.0, 0, 0, []
+    for index, reading in enumerate(llrs):
+        if index in resets:
+            total, count, tier = 0.0, 0, 0
+        if reading is None:
+            tiers.append(tier)
+            continue
+        value = reading[1] if count < settle and reading[1] is not None else reading[0]
+        count += 1
+        total = max(0.0, total + max(-clip, min(clip, value)) - drift)
+        if tier == 2:
+            tier = 2 if total > 0.0 else 0
+        elif total >= threshold and count >= queue_min:
+            tier = 2
+        else:
+            tier = 1 if value > 0.0 else 0
+        tiers.append(tier)
+    return tiers
+
+
+@dataclasses.dataclass
+class SplitModel:
+    """Per-class Gaussian of each feature (sigma_xy, sigma_theta, through, short), fitted on the
+    rows where the feature is known; a missing feature is left out of the product."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    prior_normal: float
+
+    @classmethod
+    def fit(cls, features, labels):
+        """Fit on labelled rows (labels calibration.NORMAL / LOST)."""
+        mean, std = np.zeros((2, 4)), np.zeros((2, 4))
+        for row, label in enumerate((calibration.NORMAL, calibration.LOST)):
+            for column in range(4):
+                values = features[(labels == label) & np.isfinite(features[:, column]), column]
+                if len(values) < 2:
+                    raise calibration.CalibrationError('too few readings to fit feature %d of '
+                                                       'class %d' % (column, label))
+                mean[row, column] = values.mean()
+                std[row, column] = max(values.std(), 1e-3)
+        return cls(mean, std, float(np.mean(labels == calibration.NORMAL)))
+
+    def p_lost(self, row, columns):
+        """P(lost) of one feature row from the given columns (those that are finite)."""
+        score = [math.log(1.0 - self.prior_normal), math.log(self.prior_normal)]
+        for cls_index, cls_row in ((0, 1), (1, 0)):
+            for column in columns:
+                if np.isfinite(row[column]):
+                    z = (row[column] - self.mean[cls_row, column]) / self.std[cls_row, column]
+                    score[cls_index] += -0.5 * z * z - math.log(self.std[cls_row, column])
+        top = max(score)
+        lost, normal = math.exp(score[0] - top), math.exp(score[1] - top)
+        return lost / (lost + normal)
+
+    def probabilities(self, features):
+        """``(P(lost), scanned, P(lost | scan))`` per row, as reading_probabilities gives."""
+        out = []
+        for row in features:
+            if not np.all(np.isfinite(row[:2])):
+                out.append(None)
+                continue
+            scanned = bool(np.isfinite(row[2]) or np.isfinite(row[3]))
+            out.append((self.p_lost(row, (0, 1, 2, 3)), scanned,
+                        self.p_lost(row, (2, 3)) if scanned else None))
+        return out
+
+
+def split_features(recording, config):
+    """(sigma_xy, sigma_theta, through, short) per reading, the misses measured with the
+    config's scan_check/min_range and open_beams (NaN where a reading has no scan)."""
+    if recording.splits is None:
+        raise calibration.CalibrationError('%s recorded no misses by kind' % recording.path)
+    recorded = recording.scan_check['min_range']
+    same_open = config.open_beams == recording.scan_check['open_beams']
+    pairs_of = recording.opens if config.open_beams else recording.near
+    pairs_of = pairs_of or [None] * len(recording.splits)
+    out = np.full((len(recording.readings), 4), np.nan)
+    out[:, :2] = calibration.reading_features(recording.readings)[:, :2]
+    for index, (split, near) in enumerate(zip(recording.splits, pairs_of)):
+        pair = detectors.split_at(split and split[0], split and split[1], near,
+                                  recording.min_ranges, recorded, config.min_range, same_open)
+        if pair is not None:
+            out[index, 2:] = pair
+    return out
+
+
+def choose(candidates, train, tiers_of):
+    """The candidate with the best training score (calibration.objective; ties: the last in
+    the grid's order, its most cautious), with that score."""
+    best = None
+    for candidate in candidates:
+        score = calibration.score_recordings(train, [tiers_of(candidate, i)
+                                                     for i in range(len(train))])
+        key = calibration.objective(score)
+        if best is None or key <= best[0]:
+            best = (key, candidate, score)
+    return best[1], best[2]
+
+
+def line(name, score):
+    """One result line: silent >= 2 m within 15 s of driving, every delocalization, alarms."""
+    silent, every = score['silent_ge2m'], score['delocalized']
+    return ('%s: silent >= 2 m within 15 s of driving %d/%d, every delocalization %d/%d; false '
+            'tier-2 alarms %d in %.2f h of normal driving + %d while settling'
+            % (name, silent['within'], silent['events'], every['within'], every['events'],
+               score['false_alarms'], score['normal_hours'], score['settle_false_alarms']))
+
+
+def run(train_dirs, eval_dirs, variant, config_path):
+    """Choose the variant on the training runs, score it on the held-out ones; print both."""
+    config = detectors.load_detector_config(config_path)
+    train = [calibration.load_recording(path) for path in train_dirs]
+    for recording in train:
+        calibration.check_training(recording)
+    held = [calibration.load_recording(path) for path in eval_dirs]
+    weigh = dict(short_weight=config.short_weight, min_range=config.min_range,
+                 open_beams=config.open_beams)
+    if variant == 'cusum':
+        streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
+        llrs = [[evidence(calibration.reading_probabilities(
+            calibration.reading_features(r.readings), config), config.tier0_normal_prior)
+            for r in group] for group in streams]
+        grid = list(itertools.product(*CUSUM_GRID.values()))
+        chosen, score = choose(grid, streams[0], lambda c, i: cusum_tiers(
+            llrs[0][i], streams[0][i].resets, *c))
+        print('chosen on training: clip %g, drift %g, threshold %g, settle %d' % chosen)
+        tiers = [cusum_tiers(llr, r.resets, *chosen) for llr, r in zip(llrs[1], streams[1])]
+    else:
+        features = [[split_features(r, config) for r in group] for group in (train, held)]
+        labels = np.concatenate([calibration.label_readings(r.errors, r.phases) for r in train])
+        rows = np.vstack(features[0])
+        known = (labels != calibration.AMBIGUOUS) & np.all(np.isfinite(rows[:, :2]), axis=1)
+        model = SplitModel.fit(rows[known], labels[known])
+        print('fitted: means %s, std %s, prior %.3f' % (
+            np.round(model.mean, 4).tolist(), np.round(model.std, 4).tolist(),
+            model.prior_normal))
+        probabilities = [[model.probabilities(f) for f in group] for group in features]
+        keys = list(SPLIT_GRID)
+        grid = [dataclasses.replace(config, queue_min=QUEUE_MIN, **dict(zip(keys, values)))
+                for values in itertools.product(*SPLIT_GRID.values())]
+        chosen, score = choose(grid, train, lambda c, i: calibration.replay_tiers(
+            probabilities[0][i], c, train[i].resets))
+        print('chosen on training: %s' % ', '.join('%s %s' % (k, getattr(chosen, k))
+                                                   for k in keys))
+        streams = (train, held)
+        tiers = [calibration.replay_tiers(p, chosen, r.resets)
+                 for p, r in zip(probabilities[1], held)]
+    print(line('training', score))
+    for recording, recording_tiers in zip(streams[1], tiers):
+        print(line('held out %s' % recording.label,
+                   calibration.score_recordings([recording], [recording_tiers])))
+    return 0
+
+
+def main(argv=None):
+    """Parse the command line and run; exit 1 with a message on bad input."""
+    p = argparse.ArgumentParser(description='Try the cusum or split variant of the lost '
+                                'detector offline on recorded detection runs.')
+    p.add_argument('train', nargs='+', metavar='TRAIN_DIR')
+    p.add_argument('--evaluate', nargs='+', required=True, metavar='EVAL_DIR')
+    p.add_argument('--variant', choices=('cusum', 'split'), required=True)
+    p.add_argument('--config', default=calibration.TARGET_PATH,
+                   help='the YAML whose classifier and scan check to start from')
+    args = p.parse_args(argv)
+    try:
+        return run(args.train, args.evaluate, args.variant, args.config)
+    except (ValueError, OSError) as error:
+        print('detector_variants: %s' % error, file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
