@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Try two other ways of using the lost detector's evidence, offline, on recorded streams.
 
-Neither ships; this is how the results of "Other ways to use the same evidence" in
-bench/RESULTS.md were measured, and the place to try the next idea against the same inputs::
+Neither ships; this is how the results of "More training runs, and other ways to use the same
+evidence" in bench/RESULTS.md were measured, and the place to try the next idea against the
+same inputs::
 
     /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
         --variant cusum|split [--config config/lost_detector.yaml]
@@ -15,8 +16,10 @@ held-out runs as the detection suite scores them):
   instead of a count of thresholded readings in a window. Each reading adds its log-likelihood
   ratio (lost vs normal, clipped to +-``clip``) minus a drift ``k``; the sum never goes below 0;
   tier 2 when it reaches ``h`` (after ``queue_min`` readings since the last reset), back to 0
-  when the sum returns to 0. A reading that is only moderately lost (P(lost) 0.9, under the
-  shipped 0.99) still adds evidence.
+  when the sum returns to 0. While settling after a reset only the scan's evidence counts, and
+  a reading without a scan adds nothing (the shipped detector counts it and ignores it). A
+  reading that is only moderately lost (P(lost) 0.9, under the shipped 0.99) still adds
+  evidence.
 - ``split``: the two kinds of scan miss as two features of the naive Bayes classifier (the
   share of beams through a mapped obstacle, and of beams that ended short in free space),
   instead of one weighed sum: unmapped clutter makes beams short, never longer than the map.
@@ -37,8 +40,10 @@ import numpy as np
 from lost_and_found.bench import calibration, detectors
 
 #: The ``cusum`` grid: clip, drift k, threshold h, settle readings (scan-only evidence).
-CUSUM_GRID = dict(clip=(2.0, 3.0, 5.0, 8.0, 12.0), drift=(0.0, 0.5, 1.0, 2.0, 3.0),
-                  threshold=(4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0),
+CUSUM_GRID = dict(clip=(2.0, 3.0, 5.0, 8.0, 12.0, 20.0),
+                  drift=(0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
+                  threshold=(4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0,
+                             200.0),
                   settle=(0, 8, 16))
 #: The ``split`` grid over the detector's own tier parameters.
 SPLIT_GRID = dict(prob_thresh=(0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 0.99999),
@@ -76,8 +81,9 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
     """The tier of every reading under the CUSUM rule (see the module docstring).
 
     ``llrs``: :func:`evidence` per reading; ``resets``: indices before which the detector is
-    reset; the first ``settle`` readings after a reset use the scan-only evidence. Tier 1 is a
-    single reading whose evidence favours lost.
+    reset; the first ``settle`` readings after a reset use the scan-only evidence, and one of
+    them without a scan is counted and adds nothing. Tier 1 is a single reading whose evidence
+    favours lost.
     """
     total, count, tier, tiers = 0.0, 0, 0, []
     for index, reading in enumerate(llrs):
@@ -86,8 +92,12 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
         if reading is None:
             tiers.append(tier)
             continue
-        value = reading[1] if count < settle and reading[1] is not None else reading[0]
+        settling = count < settle
         count += 1
+        if settling and reading[1] is None:
+            tiers.append(tier)
+            continue
+        value = reading[1] if settling else reading[0]
         total = max(0.0, total + max(-clip, min(clip, value)) - drift)
         if tier == 2:
             tier = 2 if total > 0.0 else 0
@@ -102,7 +112,10 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
 @dataclasses.dataclass
 class SplitModel:
     """Per-class Gaussian of each feature (sigma_xy, sigma_theta, through, short), fitted on the
-    rows where the feature is known; a missing feature is left out of the product."""
+    rows where the feature is known; a missing feature is left out of the product. The two
+    miss fractions' standard deviations are at least calibration.MIN_SCAN_SIGMA, as the
+    shipped fit's (a class whose training misses are nearly all 0 would otherwise call any
+    miss at all lost)."""
 
     mean: np.ndarray
     std: np.ndarray
@@ -118,8 +131,9 @@ class SplitModel:
                 if len(values) < 2:
                     raise calibration.CalibrationError('too few readings to fit feature %d of '
                                                        'class %d' % (column, label))
+                floor = calibration.MIN_SCAN_SIGMA if column >= 2 else 1e-3
                 mean[row, column] = values.mean()
-                std[row, column] = max(values.std(), 1e-3)
+                std[row, column] = max(values.std(), floor)
         return cls(mean, std, float(np.mean(labels == calibration.NORMAL)))
 
     def p_lost(self, row, columns):
@@ -166,17 +180,31 @@ def split_features(recording, config):
     return out
 
 
-def choose(candidates, train, tiers_of):
-    """The candidate with the best training score (calibration.objective; ties: the last in
-    the grid's order, its most cautious), with that score."""
+def choose(candidates, train, tiers_of, caution):
+    """The candidate with the best training score (calibration.objective; ties: the smallest
+    ``caution(candidate)``, the most cautious), with that score."""
     best = None
     for candidate in candidates:
         score = calibration.score_recordings(train, [tiers_of(candidate, i)
                                                      for i in range(len(train))])
-        key = calibration.objective(score)
-        if best is None or key <= best[0]:
+        key = (calibration.objective(score), caution(candidate))
+        if best is None or key < best[0]:
             best = (key, candidate, score)
     return best[1], best[2]
+
+
+def cusum_caution(candidate):
+    """Among equal scores prefer the higher threshold and drift, the lower clip, the shorter
+    settle (the covariance ignored for as few readings as will do)."""
+    clip, drift, threshold, settle = candidate
+    return (-threshold, -drift, clip, settle)
+
+
+def split_caution(config):
+    """The calibration's own preference (calibration._caution) on a config."""
+    return calibration._caution({k: getattr(config, k) for k in (
+        'window_meta_tier2_lost', 'queue_min', 'window_meta_tier0_normal', 'prob_thresh',
+        'ratio_thresh_detections_tier2_lost', 'settle_readings')})
 
 
 def line(name, score):
@@ -204,7 +232,7 @@ def run(train_dirs, eval_dirs, variant, config_path):
             for r in group] for group in streams]
         grid = list(itertools.product(*CUSUM_GRID.values()))
         chosen, score = choose(grid, streams[0], lambda c, i: cusum_tiers(
-            llrs[0][i], streams[0][i].resets, *c))
+            llrs[0][i], streams[0][i].resets, *c), cusum_caution)
         print('chosen on training: clip %g, drift %g, threshold %g, settle %d' % chosen)
         tiers = [cusum_tiers(llr, r.resets, *chosen) for llr, r in zip(llrs[1], streams[1])]
     else:
@@ -221,7 +249,7 @@ def run(train_dirs, eval_dirs, variant, config_path):
         grid = [dataclasses.replace(config, queue_min=QUEUE_MIN, **dict(zip(keys, values)))
                 for values in itertools.product(*SPLIT_GRID.values())]
         chosen, score = choose(grid, train, lambda c, i: calibration.replay_tiers(
-            probabilities[0][i], c, train[i].resets))
+            probabilities[0][i], c, train[i].resets), split_caution)
         print('chosen on training: %s' % ', '.join('%s %s' % (k, getattr(chosen, k))
                                                    for k in keys))
         streams = (train, held)

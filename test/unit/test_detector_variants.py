@@ -30,10 +30,25 @@ def test_cusum_clips_one_extreme_reading_and_restarts_at_a_reset():
     assert tiers == [1, 1, 0, 1]
 
 
+def test_cusum_waits_for_queue_min_readings_before_tier_2():
+    # One reading alone reaches the threshold; tier 2 only once three have arrived.
+    tiers = variants.cusum_tiers([(10.0, 10.0)] * 4, set(), clip=10.0, drift=0.0,
+                                 threshold=5.0, settle=0, queue_min=3)
+    assert tiers == [1, 1, 2, 2]
+
+
 def test_cusum_reads_the_scan_alone_while_settling():
     tiers = variants.cusum_tiers([(-5.0, 5.0), (-5.0, 5.0)], set(), clip=10.0, drift=0.0,
                                  threshold=9.0, settle=2, queue_min=1)
     assert tiers == [1, 2]
+
+
+def test_a_settling_reading_without_a_scan_counts_but_adds_nothing():
+    # The wide covariance of a re-seed (4.0) must not count while settling; once settled it
+    # does. Three readings settle: the unscanned one among them adds nothing.
+    tiers = variants.cusum_tiers([(4.0, None), (4.0, 1.0), (4.0, 1.0), (4.0, None)], set(),
+                                 clip=10.0, drift=0.0, threshold=5.5, settle=3, queue_min=1)
+    assert tiers == [0, 1, 1, 2]
 
 
 def test_the_split_model_reads_beams_through_walls_as_lost_and_skips_missing_features():
@@ -52,6 +67,14 @@ def test_the_split_model_reads_beams_through_walls_as_lost_and_skips_missing_fea
     assert through[0] > 0.99 and clear[0] < 0.05 and through[1] and through[2] > 0.99
     assert unscanned[1] is False and unscanned[2] is None and 0.2 < unscanned[0] < 0.8
     assert refused is None
+
+
+def test_the_split_model_keeps_the_miss_spread_above_the_calibrations_floor():
+    rows = np.array([[0.1, 0.05, 0.0, 0.0]] * 3 + [[0.3, 0.1, 0.5, 0.5], [0.2, 0.2, 0.7, 0.3]])
+    labels = np.array([calibration.NORMAL] * 3 + [calibration.LOST] * 2)
+    model = variants.SplitModel.fit(rows, labels)
+    assert model.std[0, 2] == model.std[0, 3] == calibration.MIN_SCAN_SIGMA
+    assert model.std[0, 0] == pytest.approx(1e-3)
 
 
 def test_the_split_model_refuses_a_class_without_readings():
