@@ -6,12 +6,17 @@ evidence" in bench/RESULTS.md were measured, and the place to try the next idea 
 same inputs::
 
     /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
-        --variant cusum|split [--config config/lost_detector.yaml]
+        --variant window|cusum|split [--allow N] [--config config/lost_detector.yaml]
 
 Variants (each chosen on the training runs by the calibration's own objective: no false tier-2
 alarm first, then the most delocalizations caught within 15 s of driving; then scored on the
-held-out runs as the detection suite scores them):
+held-out runs as the detection suite scores them). ``--allow N`` lets the choice take up to N
+false tier-2 alarms on the training runs (normal driving plus settling) before the alarms
+count against it, the calibration's zero being ``--allow 0``:
 
+- ``window``: the shipped detector itself (its classifier and its rule: a count of thresholded
+  readings in a window), its tier parameters searched over the calibration's grid; with
+  ``--allow 0`` it chooses what the calibration chose for the shipped YAML.
 - ``cusum``: the shipped classifier's per-reading evidence accumulated by Page's CUSUM test
   instead of a count of thresholded readings in a window. Each reading adds its log-likelihood
   ratio (lost vs normal, clipped to +-``clip``) minus a drift ``k``; the sum never goes below 0;
@@ -180,14 +185,16 @@ def split_features(recording, config):
     return out
 
 
-def choose(candidates, train, tiers_of, caution):
-    """The candidate with the best training score (calibration.objective; ties: the smallest
-    ``caution(candidate)``, the most cautious), with that score."""
+def choose(candidates, train, tiers_of, caution, allow=0):
+    """The candidate with the best training score (calibration.objective, with up to ``allow``
+    false alarms counted as none; ties: the smallest ``caution(candidate)``, the most
+    cautious), with that score."""
     best = None
     for candidate in candidates:
         score = calibration.score_recordings(train, [tiers_of(candidate, i)
                                                      for i in range(len(train))])
-        key = (calibration.objective(score), caution(candidate))
+        objective = calibration.objective(score)
+        key = ((max(0, objective[0] - allow),) + tuple(objective[1:]), caution(candidate))
         if best is None or key < best[0]:
             best = (key, candidate, score)
     return best[1], best[2]
@@ -198,6 +205,13 @@ def cusum_caution(candidate):
     settle (the covariance ignored for as few readings as will do)."""
     clip, drift, threshold, settle = candidate
     return (-threshold, -drift, clip, settle)
+
+
+def window_grid(config):
+    """The shipped detector's config with every tier-parameter combination of the
+    calibration's grid."""
+    return [dataclasses.replace(config, **params)
+            for params in calibration.Grid().combinations()]
 
 
 def split_caution(config):
@@ -216,8 +230,10 @@ def line(name, score):
                score['false_alarms'], score['normal_hours'], score['settle_false_alarms']))
 
 
-def run(train_dirs, eval_dirs, variant, config_path):
+def run(train_dirs, eval_dirs, variant, config_path, allow=0):
     """Choose the variant on the training runs, score it on the held-out ones; print both."""
+    if allow < 0:
+        raise ValueError('--allow %d: a number of training false alarms, >= 0' % allow)
     config = detectors.load_detector_config(config_path)
     train = [calibration.load_recording(path) for path in train_dirs]
     for recording in train:
@@ -232,9 +248,24 @@ def run(train_dirs, eval_dirs, variant, config_path):
             for r in group] for group in streams]
         grid = list(itertools.product(*CUSUM_GRID.values()))
         chosen, score = choose(grid, streams[0], lambda c, i: cusum_tiers(
-            llrs[0][i], streams[0][i].resets, *c), cusum_caution)
+            llrs[0][i], streams[0][i].resets, *c), cusum_caution, allow)
         print('chosen on training: clip %g, drift %g, threshold %g, settle %d' % chosen)
         tiers = [cusum_tiers(llr, r.resets, *chosen) for llr, r in zip(llrs[1], streams[1])]
+    elif variant == 'window':
+        streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
+        probabilities = [[calibration.reading_probabilities(
+            calibration.reading_features(r.readings), config) for r in group]
+            for group in streams]
+        keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
+                'queue_min', 'window_meta_tier0_normal', 'settle_readings')
+        chosen, score = choose(window_grid(config), streams[0], lambda c, i:
+                               calibration.replay_tiers(probabilities[0][i], c,
+                                                        streams[0][i].resets),
+                               split_caution, allow)
+        print('chosen on training: %s' % ', '.join('%s %s' % (k, getattr(chosen, k))
+                                                   for k in keys))
+        tiers = [calibration.replay_tiers(p, chosen, r.resets)
+                 for p, r in zip(probabilities[1], streams[1])]
     else:
         features = [[split_features(r, config) for r in group] for group in (train, held)]
         labels = np.concatenate([calibration.label_readings(r.errors, r.phases) for r in train])
@@ -249,7 +280,7 @@ def run(train_dirs, eval_dirs, variant, config_path):
         grid = [dataclasses.replace(config, queue_min=QUEUE_MIN, **dict(zip(keys, values)))
                 for values in itertools.product(*SPLIT_GRID.values())]
         chosen, score = choose(grid, train, lambda c, i: calibration.replay_tiers(
-            probabilities[0][i], c, train[i].resets), split_caution)
+            probabilities[0][i], c, train[i].resets), split_caution, allow)
         print('chosen on training: %s' % ', '.join('%s %s' % (k, getattr(chosen, k))
                                                    for k in keys))
         streams = (train, held)
@@ -264,16 +295,19 @@ def run(train_dirs, eval_dirs, variant, config_path):
 
 def main(argv=None):
     """Parse the command line and run; exit 1 with a message on bad input."""
-    p = argparse.ArgumentParser(description='Try the cusum or split variant of the lost '
-                                'detector offline on recorded detection runs.')
+    p = argparse.ArgumentParser(description='Try the window, cusum or split variant of the '
+                                'lost detector offline on recorded detection runs.')
     p.add_argument('train', nargs='+', metavar='TRAIN_DIR')
     p.add_argument('--evaluate', nargs='+', required=True, metavar='EVAL_DIR')
-    p.add_argument('--variant', choices=('cusum', 'split'), required=True)
+    p.add_argument('--variant', choices=('window', 'cusum', 'split'), required=True)
+    p.add_argument('--allow', type=int, default=0, metavar='N',
+                   help='training false alarms the choice may take before they count '
+                   '(default 0, the calibration\'s rule)')
     p.add_argument('--config', default=calibration.TARGET_PATH,
                    help='the YAML whose classifier and scan check to start from')
     args = p.parse_args(argv)
     try:
-        return run(args.train, args.evaluate, args.variant, args.config)
+        return run(args.train, args.evaluate, args.variant, args.config, args.allow)
     except (ValueError, OSError) as error:
         print('detector_variants: %s' % error, file=sys.stderr)
         return 1

@@ -81,3 +81,22 @@ def test_the_split_model_refuses_a_class_without_readings():
     rows = np.array([[0.1, 0.05, 0.0, 0.0]] * 3)
     with pytest.raises(calibration.CalibrationError, match='too few'):
         variants.SplitModel.fit(rows, np.array([calibration.NORMAL] * 3))
+
+
+def test_choose_counts_up_to_allow_training_alarms_as_none(monkeypatch):
+    scores = {'quiet': (0, -50), 'one alarm': (1, -60), 'three alarms': (3, -70)}
+    monkeypatch.setattr(variants.calibration, 'score_recordings',
+                        lambda train, tiers: tiers[0])
+    monkeypatch.setattr(variants.calibration, 'objective', lambda score: score)
+
+    def pick(allow):
+        return variants.choose(list(scores), [None], lambda c, i: scores[c],
+                               caution=lambda c: 0, allow=allow)[0]
+
+    assert pick(0) == 'quiet' and pick(1) == 'one alarm' and pick(2) == 'one alarm'
+    assert pick(3) == 'three alarms'
+
+
+def test_a_negative_allowance_is_refused():
+    with pytest.raises(ValueError, match='--allow -1'):
+        variants.run([], [], 'window', 'unused.yaml', allow=-1)
