@@ -169,17 +169,9 @@ class SplitModel:
 def split_features(recording, config):
     """(sigma_xy, sigma_theta, through, short) per reading, the misses measured with the
     config's scan_check/min_range and open_beams (NaN where a reading has no scan)."""
-    if recording.splits is None:
-        raise calibration.CalibrationError('%s recorded no misses by kind' % recording.path)
-    recorded = recording.scan_check['min_range']
-    same_open = config.open_beams == recording.scan_check['open_beams']
-    pairs_of = recording.opens if config.open_beams else recording.near
-    pairs_of = pairs_of or [None] * len(recording.splits)
     out = np.full((len(recording.readings), 4), np.nan)
     out[:, :2] = calibration.reading_features(recording.readings)[:, :2]
-    for index, (split, near) in enumerate(zip(recording.splits, pairs_of)):
-        pair = detectors.split_at(split and split[0], split and split[1], near,
-                                  recording.min_ranges, recorded, config.min_range, same_open)
+    for index, pair in enumerate(recording.split_pairs(config.min_range, config.open_beams)):
         if pair is not None:
             out[index, 2:] = pair
     return out

@@ -698,6 +698,24 @@ def test_calibration_tries_every_min_range_and_keeps_the_best(tmp_path):
         line.lstrip('# ') for line in text.splitlines())
 
 
+def test_split_pairs_are_the_misses_the_weighing_uses(tmp_path):
+    recording = load_split(tmp_path, 'a', trial_segments(burst=True), 100, open_stream)
+    assert recording.split_pairs() == [None if s is None else tuple(s)
+                                       for s in recording.splits]
+    opened = recording.weighed(0.5, 0.0, True)
+    pairs = recording.split_pairs(0.0, True)
+    assert any(p != tuple(s) for p, s in zip(pairs, recording.splits) if p is not None)
+    for reading, pair in zip(opened.readings, pairs):
+        assert (reading[5] is None) == (pair is None)
+        if pair is not None:
+            assert reading[5] == pytest.approx(pair[0] + 0.5 * pair[1])
+    with pytest.raises(cal.CalibrationError, match='not recorded by kind'):
+        dataclasses.replace(recording, splits=None).split_pairs()
+    near = load_near(tmp_path, 'n', trial_segments(), 100)
+    with pytest.raises(cal.CalibrationError, match='open_beams=True'):
+        near.split_pairs(0.0, True)
+
+
 def test_suite_constants_are_the_ones_the_labels_use():
     # The labels must stay in step with the suite's own definition of right and wrong.
     errors = [(detectors.FOUND_XY, detectors.FOUND_YAW),

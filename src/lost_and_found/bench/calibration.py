@@ -196,6 +196,44 @@ class Recording:
                 another short_weight (its misses cannot be weighed again), or did not record
                 its misses at that ``min_range`` and ``open_beams``.
         """
+        min_range, open_beams = self._measured_at(min_range, open_beams)
+        if self.splits is None:
+            if short_weight != self.scan_check['short_weight']:
+                raise CalibrationError(
+                    '%s: its misses were weighed with scan_check/short_weight=%r and not '
+                    'recorded by kind: record it again to weigh them with %r'
+                    % (self.path, self.scan_check['short_weight'], short_weight))
+            return self
+        pairs = self.split_pairs(min_range, open_beams)
+        readings = [r[:5] + (None if pair is None else
+                             weighted_miss(pair[0], pair[1], short_weight),)
+                    for r, pair in zip(self.readings, pairs)]
+        return dataclasses.replace(self, readings=readings, scan_check=dict(
+            self.scan_check, short_weight=short_weight, min_range=min_range,
+            open_beams=open_beams))
+
+    def split_pairs(self, min_range=None, open_beams=None):
+        """The ``(through, short)`` miss fractions of every reading (None where it has no scan
+        feature), measured without the beams shorter than ``min_range`` and with or without
+        the open beams (None for either: as recorded).
+
+        Raises:
+            CalibrationError: the recording did not record its misses by kind, or not at that
+                ``min_range`` and ``open_beams``.
+        """
+        min_range, open_beams = self._measured_at(min_range, open_beams)
+        if self.splits is None:
+            raise CalibrationError('%s: its misses were not recorded by kind: record it again'
+                                   % self.path)
+        near = (self.opens if open_beams else self.near) or [None] * len(self.splits)
+        same_beams = open_beams == self.scan_check['open_beams']
+        return [detectors.split_at(split and split[0], split and split[1], n, self.min_ranges,
+                                   self.scan_check['min_range'], min_range, same_beams)
+                for split, n in zip(self.splits, near)]
+
+    def _measured_at(self, min_range, open_beams):
+        """``(min_range, open_beams)`` with None read as the recording's own, after checking
+        that its misses were recorded there (CalibrationError if not)."""
         recorded = self.scan_check['min_range']
         min_range = recorded if min_range is None else min_range
         recorded_open = self.scan_check['open_beams']
@@ -211,23 +249,7 @@ class Recording:
                     ' with and without open beams' if self.opens is not None else
                     ' without open beams' if self.near is not None else '',
                     min_range, open_beams))
-        if self.splits is None:
-            if short_weight != self.scan_check['short_weight']:
-                raise CalibrationError(
-                    '%s: its misses were weighed with scan_check/short_weight=%r and not '
-                    'recorded by kind: record it again to weigh them with %r'
-                    % (self.path, self.scan_check['short_weight'], short_weight))
-            return self
-        near = pairs_of or [None] * len(self.splits)
-        pairs = [detectors.split_at(split and split[0], split and split[1], n, self.min_ranges,
-                                    recorded, min_range, open_beams == recorded_open)
-                 for split, n in zip(self.splits, near)]
-        readings = [r[:5] + (None if pair is None else
-                             weighted_miss(pair[0], pair[1], short_weight),)
-                    for r, pair in zip(self.readings, pairs)]
-        return dataclasses.replace(self, readings=readings, scan_check=dict(
-            self.scan_check, short_weight=short_weight, min_range=min_range,
-            open_beams=open_beams))
+        return min_range, open_beams
 
     @property
     def times(self):
