@@ -712,7 +712,7 @@ def resumed(core, runner):
 
 
 def test_an_aborted_resumed_goal_is_sent_again_then_kept():
-    core = make_core(resume_retries=2, resume_retry_delay=5.0)
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0)
     runner = Runner(core)
     resumed(core, runner)
     for _ in range(2):
@@ -727,7 +727,7 @@ def test_an_aborted_resumed_goal_is_sent_again_then_kept():
 
 
 def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():
-    core = make_core(resume_retries=2, resume_retry_delay=5.0)
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0)
     runner = Runner(core)
     resumed(core, runner)
     core.on_goal_done(ABORTED, True, runner.t)
@@ -741,6 +741,112 @@ def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():
     core.on_user_goal(other, runner.t)                   # the user takes over
     assert not any(c.resend_saved_goal for c in runner.run(10.0))
     assert core.saved_goal == other
+
+
+def resumed_after_a_fix(core, runner):
+    """As :func:`resumed`, but a tag's fix ended the episode (LOST -> LOCALIZING -> IDLE)."""
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.LOCALIZING, runner.t)
+    runner.run(1.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+
+
+def test_an_abort_after_the_localizer_alone_ended_lost_asks_for_lost():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)                                # LOST -> IDLE: amcl's word alone
+    for _ in range(2):
+        core.on_goal_done(ABORTED, True, runner.t)
+        command = runner.step()
+        assert command.request_state == State.LOST and not command.resend_saved_goal
+        assert core.saved_goal == GOAL
+        core.on_state(State.LOST, runner.t)              # granted: a new search, goal kept
+        assert runner.step().twist[1] > 0.0 and core.phase == Phase.SPIN
+        assert core.saved_goal == GOAL
+        runner.run(3.0)
+        core.on_state(State.IDLE, runner.t)              # amcl's word alone again
+        assert runner.step().resend_saved_goal
+        core.on_state(State.NAVIGATING, runner.t)
+    # max_doubts spent for this goal: the next abort is retried, not doubted.
+    aborted_at = runner.t
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert [c.resend_saved_goal for c in commands].count(True) == 1
+    assert runner.log[-1][0] >= aborted_at + 5.0 - 1e-9
+    # A new goal from the user gets its own doubts.
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert runner.step().request_state == State.LOST
+
+
+def test_an_abort_after_a_confirmed_localization_is_retried():
+    # A tag's fix (LOCALIZING) ended the episode.
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed_after_a_fix(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.resend_saved_goal for c in commands)
+    # The localizer alone, then a tag's correction on initialpose while driving.
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_pose_fix()
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.resend_saved_goal for c in commands)
+
+
+@pytest.mark.parametrize('dock_first', [True, False])
+def test_docking_confirms_the_localization(dock_first):
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    if dock_first:
+        core.on_dock(True)
+    core.on_state(State.IDLE, runner.t)                  # lost_service: docked -> IDLE
+    if not dock_first:
+        core.on_dock(True)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.resend_saved_goal for c in commands)
+
+
+def test_a_refused_doubt_sends_the_goal_again():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert runner.step().request_state == State.LOST
+    # lost_service refused (the state stays NAVIGATING): the goal goes out again.
+    again = runner.until(lambda c: c.resend_saved_goal, limit=6.0)
+    assert again.request_state is None and core.saved_goal == GOAL
+
+
+def test_doubts_off_retry_every_abort():
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.resend_saved_goal for c in commands)
 
 
 def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
@@ -811,6 +917,9 @@ def test_shutdown_cancels_and_stops():
     ({'max_aborts': 1.5}, 'max_aborts'),
     ({'resume_retries': -1}, 'resume_retries'),
     ({'resume_retry_delay': -1.0}, 'resume_retry_delay'),
+    ({'max_doubts': -1}, 'max_doubts'),
+    ({'max_doubts': 1.5}, 'max_doubts'),
+    ({'max_doubts': True}, 'max_doubts'),
     ({'map_frame': ''}, 'map_frame'),
     ({'move_base_timeout': -1.0}, 'move_base_timeout'),
     ({'move_base_retry': 0.0}, 'move_base_retry'),

@@ -26,7 +26,12 @@ An episode starts when the state becomes LOST::
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
-       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send)
+       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send.
+       When the localizer alone ended LOST (LOST -> IDLE: no tag fix, no person's pose, not
+       docked, and no pose fix since), an abort is taken as a sign that the estimate is
+       wrong: the node asks for LOST again (lost_service then calls global localization)
+       and a new episode searches, the goal still saved; at most ``max_doubts`` times per
+       saved goal)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
 The spiral is laid out in the odometry frame around where the robot is when its first leg is
@@ -136,6 +141,13 @@ class RecoveryConfig:
         resume_retries: times the saved goal is sent again when move_base aborts it after a
             recovery (a re-localized robot may have been put down against an obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
+        max_doubts: times per saved goal that move_base aborting the resumed goal, after the
+            localizer alone ended LOST (no tag fix, no pose from a person, not docked, and no
+            pose fix on ``initialpose`` since), makes the node ask for LOST instead of sending
+            the goal again: a plan that fails right after such a localization most often means
+            the estimate is at a wrong place; lost_service answers a LOST request while
+            localized with global localization, and a new episode searches. 0: never (every
+            abort is retried as ``resume_retries`` says).
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
@@ -188,6 +200,7 @@ class RecoveryConfig:
     max_aborts: int = 3
     resume_retries: int = 2
     resume_retry_delay: float = 5.0
+    max_doubts: int = 2
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
@@ -257,6 +270,8 @@ class RecoveryConfig:
                       and not isinstance(self.resume_retries, bool)
                       and self.resume_retries >= 0, 'resume_retries', 'be an integer >= 0')
         check.non_negative('resume_retry_delay')
+        check.require(isinstance(self.max_doubts, int) and not isinstance(self.max_doubts, bool)
+                      and self.max_doubts >= 0, 'max_doubts', 'be an integer >= 0')
         check.non_negative('look_around_every')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
@@ -446,6 +461,8 @@ class RecoveryCore:
         self._resent = False            # our re-send of the saved goal is at move_base
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
         self._retry_at = None           # when the next of those is due
+        self._unconfirmed = False       # the localizer alone ended the last episode
+        self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
         self._tags = 0                  # goals this node has sent
         self._tag = None                # the tag of our goal in flight
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
@@ -493,6 +510,10 @@ class RecoveryCore:
             return
         if self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
+        if state in LOCALIZED and previous not in LOCALIZED:
+            # LOCALIZING (a tag's fix), NEED_HELP (a person), FLYING (a short lift) or docked:
+            # confirmed; LOST -> localized on the localizer's word alone: not.
+            self._unconfirmed = previous == State.LOST and not self._docked
         if state in LOCALIZED and self._resume:
             if self.config.look_before_resume and previous == State.LOST and \
                     not self._docked and self.move_base_available:
@@ -528,6 +549,8 @@ class RecoveryCore:
         does not drive off to look at a tag, and a look under way when it docks ends (docking
         also ends LOST, and the two may arrive in either order)."""
         self._docked = bool(docked)
+        if self._docked:
+            self._unconfirmed = False       # docking is a fix (LOST may end before this)
         if self._docked and self.phase == Phase.LOOK:
             self._drop_pending_look()
             if self._goal_in_flight():
@@ -545,6 +568,7 @@ class RecoveryCore:
             return
         replaced = self.saved_goal
         self.saved_goal = goal
+        self._doubts = 0
         if self.phase == Phase.LOOK:
             # The user drives now (move_base took the goal and preempted the look's).
             self._stop('a user goal arrived during the look')
@@ -600,7 +624,8 @@ class RecoveryCore:
             elif self._resent and self.phase == Phase.IDLE:
                 self._resent = False
                 if status == ABORTED:
-                    self._resend_later(t)
+                    if not self._doubt(t):
+                        self._resend_later(t)
                 else:
                     self._user_goal_done(status, goal_id)
             # Otherwise a late result of a goal we already gave up on: nothing to do.
@@ -610,6 +635,12 @@ class RecoveryCore:
         if self.saved_goal.goal_id and goal_id != self.saved_goal.goal_id:
             return      # another goal, e.g. the one the saved goal preempted
         self._user_goal_done(status, goal_id)
+
+    def on_pose_fix(self):
+        """A pose arrived on ``initialpose`` (a tag's correction while localized, a person's
+        pose, a re-seed): the estimate no longer rests on the localizer's word alone."""
+        if self.state in LOCALIZED:
+            self._unconfirmed = False
 
     def on_pose(self, x, y, yaw):
         """A pose estimate (amcl_pose) in the map frame."""
@@ -1159,6 +1190,26 @@ class RecoveryCore:
         self._out['goal_tag'] = self._next_tag('resend')
         self._resent = True
 
+    def _doubt(self, t):
+        """move_base aborted our re-send: when the localizer alone ended the episode, ask for
+        LOST (the estimate is probably wrong) rather than send the goal again. True when it
+        did. Should lost_service refuse, the goal is sent again after ``resume_retry_delay``
+        (a LOST episode drops that re-send)."""
+        if not self._unconfirmed or self._doubts >= self.config.max_doubts or \
+                self.state not in LOCALIZED or self.saved_goal is None:
+            return False
+        self._doubts += 1
+        self._unconfirmed = False
+        _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) after the '
+                     'localizer alone ended LOST, no tag confirming it: taking the estimate '
+                     'as wrong, asking for LOST (doubt %d of %d; the goal stays saved)',
+                     self.saved_goal.x, self.saved_goal.y, self._doubts,
+                     self.config.max_doubts)
+        self._request(State.LOST, 'lost_and_found: move_base aborted the resumed goal after '
+                      'a localization no tag confirmed')
+        self._retry_at = t + self.config.resume_retry_delay
+        return True
+
     def _resend_later(self, t):
         """move_base aborted our re-send of the saved goal: schedule another, or keep it."""
         if self._retries_left > 0 and self.saved_goal is not None:
@@ -1174,6 +1225,7 @@ class RecoveryCore:
 
     def _forget(self):
         self.saved_goal = None
+        self._doubts = 0
         self._retry_at = None
         self._resent = False
         self._resume = False

@@ -139,8 +139,12 @@ class RecoveryNode:
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
-        <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume``): a
-            docked robot does not go to look at a tag
+        <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume`` or
+            ``~max_doubts``): a docked robot does not go to look at a tag, and docking counts
+            as a fix
+        initialpose (geometry_msgs/PoseWithCovarianceStamped; with ``~max_doubts``): a pose
+            fix while localized (a tag's correction) means the estimate does not rest on the
+            localizer alone
         fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
             ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
             odometry frame by tf at their stamp; while searching, the robot drives closer
@@ -149,7 +153,8 @@ class RecoveryNode:
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
         move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
     Services called:
-        /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP
+        /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
+            and LOST when the resumed goal is aborted after an unconfirmed localization
         move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
         fiducial_localizer/viewpoint (lost_and_found/GetViewpoint; ``~viewpoint_service``):
@@ -160,10 +165,10 @@ class RecoveryNode:
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
         goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
-        move_base_retry, max_aborts, resume_retries, resume_retry_delay, state_namespace,
-        scan_timeout, clear_costmaps, look_around_every, look_before_resume, look_timeout,
-        look_dwell, viewpoint_service, kidnap_namespace, approach_tags, approach_standoff,
-        approach_timeout, approach_tries, approach_dwell, reactive/*).
+        move_base_retry, max_aborts, resume_retries, resume_retry_delay, max_doubts,
+        state_namespace, scan_timeout, clear_costmaps, look_around_every, look_before_resume,
+        look_timeout, look_dwell, viewpoint_service, kidnap_namespace, approach_tags,
+        approach_standoff, approach_timeout, approach_tries, approach_dwell, reactive/*).
     """
 
     def __init__(self, core, config):
@@ -211,9 +216,12 @@ class RecoveryNode:
         if self._config.approach_tags:
             rospy.Subscriber('fiducial_localizer/distant_tags', FiducialTransformArray,
                              self._on_distant_tags, queue_size=1)
-        if self._config.look_before_resume:
+        if self._config.look_before_resume or self._config.max_doubts:
             rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
                              self._on_dock, queue_size=1)
+        if self._config.max_doubts:
+            rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self._on_initialpose,
+                             queue_size=5)
         for target in (self._watch_move_base, self._make_requests):
             threading.Thread(target=target, daemon=True).start()
         rospy.on_shutdown(self._on_shutdown)
@@ -290,6 +298,9 @@ class RecoveryNode:
         tags = tags_on_floor(msg, transform_to_matrix(stamped.transform))
         if tags:
             self._guard('distant tags', lambda: self._core.on_distant_tags(tags, self._now()))
+
+    def _on_initialpose(self, _msg):
+        self._guard('initialpose', self._core.on_pose_fix)
 
     def _on_dock(self, msg):
         self._guard('on_dock', lambda: self._core.on_dock(msg.data))
