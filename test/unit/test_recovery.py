@@ -758,6 +758,8 @@ def test_an_abort_after_the_localizer_alone_ended_lost_asks_for_lost():
     core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
     runner = Runner(core)
     resumed(core, runner)                                # LOST -> IDLE: amcl's word alone
+    core.on_state(State.FLYING, runner.t)                # a short lift confirms nothing
+    core.on_state(State.NAVIGATING, runner.t)
     for _ in range(2):
         core.on_goal_done(ABORTED, True, runner.t)
         command = runner.step()

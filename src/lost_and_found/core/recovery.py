@@ -510,9 +510,10 @@ class RecoveryCore:
             return
         if self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
-        if state in LOCALIZED and previous not in LOCALIZED:
-            # LOCALIZING (a tag's fix), NEED_HELP (a person), FLYING (a short lift) or docked:
-            # confirmed; LOST -> localized on the localizer's word alone: not.
+        if state in LOCALIZED and previous in (State.LOST, State.LOCALIZING, State.NEED_HELP):
+            # From LOCALIZING (a tag's fix), NEED_HELP (a person's reset) or docked: confirmed;
+            # LOST -> localized on the localizer's word alone: not. (A short lift changes
+            # nothing.)
             self._unconfirmed = previous == State.LOST and not self._docked
         if state in LOCALIZED and self._resume:
             if self.config.look_before_resume and previous == State.LOST and \
