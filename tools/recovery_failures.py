@@ -13,12 +13,14 @@ robot state and the estimate's error then. Then, per strategy, how often lost_se
 the robot localized (and how often wrongly), how many looks the recovery node made
 (``look_before_resume``: ``going to look from`` in rosout.log) and how many localizations
 fiducial_localizer's tag check refuted (``should be in view``), each judged right or wrong by the
-estimate's error then. Last, per strategy, the approaches of tags seen too far away to localize
-from (``approach_tags``: ``recovery: tag N seen`` in rosout.log) and how each ended: the state
-left LOST before the approach was over (a localization: usually the tag's fix), or the
-approach's own end (``approach of tag N over``: faced the tag, blocked, timed out), or neither
-(the search budget ran out, or the trial's record ended first). Prints Markdown; writes
-nothing.
+estimate's error then; how often move_base aborted the resumed goal (``aborted the resumed
+goal``), with the estimate off or right then, and how many of those aborts the recovery node took
+as a wrong estimate (``max_doubts``: ``taking the estimate as wrong``), right or wrong.
+Last, per strategy, the approaches of tags seen too far away to localize from
+(``approach_tags``: ``recovery: tag N seen`` in rosout.log) and how each ended: the state left
+LOST before the approach was over (a localization: usually the tag's fix), or the approach's own
+end (``approach of tag N over``: faced the tag, blocked, timed out), or neither (the search
+budget ran out, or the trial's record ended first). Prints Markdown; writes nothing.
 """
 import glob
 import json
@@ -36,6 +38,9 @@ LEAD = 60.0     # s before a put-down that count as that trial's drive (lift aft
 COLLISION = re.compile(r'^(\d+(?:\.\d+)?) .*/sim_world: collision \((\d+) so far\)')
 LOOK = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: going to look from')
 REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the localization is wrong')
+RESUME_ABORT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal')
+DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal .*'
+                   r'taking the estimate as wrong')
 APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag \S+ seen ')
 APPROACH_OVER = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: approach of tag \S+ over: ([^;]*);')
 #: How an approach's own end is named in the log (``Approach.step`` outcomes and the dwell).
@@ -149,6 +154,19 @@ def owner(trials, t_sim):
     return None
 
 
+def judged(folder, trials, pattern):
+    """{(strategy, estimate off): count} of the log lines matching ``pattern``, each judged
+    by the estimate's error in the trace sample nearest to it."""
+    counts = {}
+    for t in log_times(folder, pattern):
+        trial = owner(trials, t)
+        sample = at(trial, t) if trial is not None else None
+        if sample is not None:
+            key = (trial['strategy'], sample[ERROR_XY] > OFF_XY)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def report(folder):
     """Markdown lines for one run."""
     with open(os.path.join(folder, 'recovery.json')) as stream:
@@ -183,25 +201,23 @@ def report(folder):
             sample[STATE] if sample else '-',
             '%.2f' % sample[ERROR_XY] if sample else '-'))
     lines += ['', '| strategy | declared localized | wrong | looks | refutations: right | '
-              'wrong |', '|---|---|---|---|---|---|']
+              'wrong | resumed goal aborted: estimate off | right | doubts: right | wrong |',
+              '|---|---|---|---|---|---|---|---|---|---|']
     looks = {}
-    refutations = {}
     for t in log_times(folder, LOOK):
         trial = owner(trials, t)
         if trial is not None:
             looks[trial['strategy']] = looks.get(trial['strategy'], 0) + 1
-    for t in log_times(folder, REFUTATION):
-        trial = owner(trials, t)
-        sample = at(trial, t) if trial is not None else None
-        if sample is not None:
-            key = (trial['strategy'], sample[ERROR_XY] > OFF_XY)
-            refutations[key] = refutations.get(key, 0) + 1
+    refutations = judged(folder, trials, REFUTATION)
+    aborts = judged(folder, trials, RESUME_ABORT)
+    doubts = judged(folder, trials, DOUBT)
     for strategy in sorted({tr['strategy'] for tr in trials}):
         counts = [declarations(tr) for tr in trials if tr['strategy'] == strategy]
-        lines.append('| `%s` | %d | %d | %d | %d | %d |' % (
-            strategy, sum(c[0] for c in counts), sum(c[1] for c in counts),
-            looks.get(strategy, 0), refutations.get((strategy, True), 0),
-            refutations.get((strategy, False), 0)))
+        row = [sum(c[0] for c in counts), sum(c[1] for c in counts), looks.get(strategy, 0)]
+        for judged_counts in (refutations, aborts, doubts):
+            row += [judged_counts.get((strategy, True), 0),
+                    judged_counts.get((strategy, False), 0)]
+        lines.append('| `%s` | %s |' % (strategy, ' | '.join(str(n) for n in row)))
     approaches = approach_outcomes(folder, trials)
     if approaches:
         names = ['localized'] + [name for name, _text in APPROACH_ENDS] + ['other']

@@ -62,10 +62,20 @@ def test_declarations_looks_and_refutations_are_counted_and_judged(tmp_path):
         's: the localization is wrong\n'
         '109.0 WARN /fiducial_localizer [f.py:1(f)] [topics: /a] /fiducial_localizer: tag 4 '
         'should be in view 2.0 m away, 1 deg off the camera axis, but was not detected for 1.6 '
-        's: the localization is wrong\n')
+        's: the localization is wrong\n'
+        # The resumed goal aborted on the wrong estimate (taken as wrong) and on the right one
+        # (retried); and on the reactive trial's right estimate, wrongly taken as wrong.
+        '105.5 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: move_base aborted the '
+        'resumed goal (1.00, 2.00) after the localizer alone ended LOST, no tag confirming it: '
+        'taking the estimate as wrong, asking for LOST (doubt 1 of 2; the goal stays saved)\n'
+        '108.5 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: move_base aborted the '
+        'resumed goal (1.00, 2.00); trying again in 5 s (2 attempts left)\n'
+        '301.0 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: move_base aborted the '
+        'resumed goal (1.00, 2.00) after the localizer alone ended LOST, no tag confirming it: '
+        'taking the estimate as wrong, asking for LOST (doubt 1 of 2; the goal stays saved)\n')
     text = '\n'.join(tool.report(str(tmp_path)))
-    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 |' in text
-    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 |' in text
+    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 | 1 | 1 | 1 | 0 |' in text
+    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |' in text
 
 
 def test_a_collision_late_in_a_trial_is_not_given_to_the_next_one():
