@@ -1096,6 +1096,21 @@ def test_adapter_clears_costmaps_off_the_loop_and_survives_a_missing_move_base(m
     assert node._clear_costmaps.calls == 1
 
 
+def test_adapter_passes_a_pose_fix_on_initialpose_to_the_core(monkeypatch):
+    import rospy
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core(resume_retries=1, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)                               # the localizer alone
+    node = nodes.RecoveryNode(core, core.config)
+    node._saved_pub = _Recorder()
+    node._on_initialpose(PoseWithCovarianceStamped())   # a tag's correction while driving
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert runner.step().request_state is None          # retried, not doubted
+
+
 @pytest.mark.parametrize('state', [State.FLYING, State.LOCALIZING, State.NEED_HELP])
 def test_a_user_goal_while_not_localized_is_saved_and_cancelled(state):
     core = make_core()
