@@ -17,6 +17,7 @@ from lost_and_found.nodes.conversions import (
     distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
+from lost_and_found.nodes.shutdown import quiet_at_shutdown
 
 #: Seconds between repeats of the same warning about bad input.
 WARN_PERIOD = 5.0
@@ -101,13 +102,15 @@ class LostDetectorNode:
             self._tf_listener = tf2_ros.TransformListener(self._tf_buffer)
             self._mounts.tf_buffer = self._tf_buffer
             self._subscribers += [
-                rospy.Subscriber('map', OccupancyGrid, self.on_map, queue_size=1),
-                rospy.Subscriber('scan', LaserScan, self.on_scan, queue_size=5),
+                rospy.Subscriber('map', OccupancyGrid, quiet_at_shutdown(self.on_map),
+                                 queue_size=1),
+                rospy.Subscriber('scan', LaserScan, quiet_at_shutdown(self.on_scan),
+                                 queue_size=5),
             ]
         self._subscribers += [
-            rospy.Subscriber('laser_amcl_pose', PoseWithCovarianceStamped, self.on_pose,
-                             queue_size=10),
-            rospy.Subscriber('~reset', Empty, self.on_reset, queue_size=10),
+            rospy.Subscriber('laser_amcl_pose', PoseWithCovarianceStamped,
+                             quiet_at_shutdown(self.on_pose), queue_size=10),
+            rospy.Subscriber('~reset', Empty, quiet_at_shutdown(self.on_reset), queue_size=10),
         ]
         checker = self._checker
         rospy.loginfo('%s: watching %s%s, status %s; after a start or reset the first %d '

@@ -12,6 +12,7 @@ from lost_and_found.core.lost_service import LostService, LostServiceConfig, Pos
 from lost_and_found.msg import LocalizationStatus
 from lost_and_found.nodes.conversions import pose_with_covariance, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
+from lost_and_found.nodes.shutdown import quiet_at_shutdown
 from lost_and_found.srv import ChangeState, ChangeStateResponse
 from lost_and_found.state import parse_state
 
@@ -71,21 +72,24 @@ class LostServiceNode:
                                          latch=True)
         self._publish_status()
         ns = self.config.kidnap_namespace.rstrip('/')
-        rospy.Subscriber('lost_detector/status', String, self._on_detector, queue_size=50)
-        rospy.Subscriber('lost_detector/p_lost', Float64, self._on_p_lost, queue_size=50)
-        rospy.Subscriber(ns + '/picked_up', Bool, self._on_bool, self.core.on_picked_up,
+        quiet = quiet_at_shutdown
+        rospy.Subscriber('lost_detector/status', String, quiet(self._on_detector),
+                         queue_size=50)
+        rospy.Subscriber('lost_detector/p_lost', Float64, quiet(self._on_p_lost), queue_size=50)
+        rospy.Subscriber(ns + '/picked_up', Bool, quiet(self._on_bool), self.core.on_picked_up,
                          queue_size=10)
-        rospy.Subscriber(ns + '/kidnapped', Bool, self._on_bool, self.core.on_kidnapped,
+        rospy.Subscriber(ns + '/kidnapped', Bool, quiet(self._on_bool), self.core.on_kidnapped,
                          queue_size=10)
-        rospy.Subscriber(ns + '/on_dock', Bool, self._on_bool, self.core.on_dock,
+        rospy.Subscriber(ns + '/on_dock', Bool, quiet(self._on_bool), self.core.on_dock,
                          queue_size=10)
-        rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=10)
-        rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self._on_initialpose,
+        rospy.Subscriber('amcl_pose', PoseWithCovarianceStamped, quiet(self._on_pose),
+                         queue_size=10)
+        rospy.Subscriber('initialpose', PoseWithCovarianceStamped, quiet(self._on_initialpose),
                          queue_size=10)
         rospy.Service('~change_state', ChangeState, self._on_change_state)
         rospy.Service('~reset', EmptySrv, self._on_reset)
         self._worker = ServiceWorker()
-        rospy.Timer(rospy.Duration(0.1), self._on_timer)
+        rospy.Timer(rospy.Duration(0.1), quiet(self._on_timer))
         rospy.loginfo('lost_service: state %s, waiting for the lost detector and kidnap monitor',
                       self.core.state.value)
 
