@@ -702,10 +702,15 @@ def test_result_of_the_resent_goal_applies_to_the_saved_goal():
     assert runner.step().request_state == State.IDLE
 
 
-def resumed(core, runner):
-    """A user goal, an episode, re-localized: the saved goal is re-sent and NAVIGATING."""
+def resumed(core, runner, fix=False):
+    """A user goal, an episode, re-localized: the saved goal is re-sent and NAVIGATING. The
+    localizer alone ends the episode (LOST -> IDLE), or with ``fix`` a tag's fix (LOST ->
+    LOCALIZING -> IDLE)."""
     user_goal_then_lost(core, runner)
     runner.run(2.0)
+    if fix:
+        core.on_state(State.LOCALIZING, runner.t)
+        runner.run(1.0)
     core.on_state(State.IDLE, runner.t)
     assert runner.step().resend_saved_goal
     core.on_state(State.NAVIGATING, runner.t)
@@ -743,15 +748,12 @@ def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():
     assert core.saved_goal == other
 
 
-def resumed_after_a_fix(core, runner):
-    """As :func:`resumed`, but a tag's fix ended the episode (LOST -> LOCALIZING -> IDLE)."""
-    user_goal_then_lost(core, runner)
-    runner.run(2.0)
-    core.on_state(State.LOCALIZING, runner.t)
-    runner.run(1.0)
-    core.on_state(State.IDLE, runner.t)
-    assert runner.step().resend_saved_goal
-    core.on_state(State.NAVIGATING, runner.t)
+def assert_abort_retried(core, runner):
+    """move_base aborts the resumed goal: it is sent again, and LOST is not asked for."""
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.resend_saved_goal for c in commands)
 
 
 def test_an_abort_after_the_localizer_alone_ended_lost_asks_for_lost():
@@ -795,20 +797,14 @@ def test_an_abort_after_a_confirmed_localization_is_retried():
     # A tag's fix (LOCALIZING) ended the episode.
     core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
     runner = Runner(core)
-    resumed_after_a_fix(core, runner)
-    core.on_goal_done(ABORTED, True, runner.t)
-    commands = runner.run(6.0)
-    assert not any(c.request_state == State.LOST for c in commands)
-    assert any(c.resend_saved_goal for c in commands)
+    resumed(core, runner, fix=True)
+    assert_abort_retried(core, runner)
     # The localizer alone, then a tag's correction on initialpose while driving.
     core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
     runner = Runner(core)
     resumed(core, runner)
     core.on_pose_fix()
-    core.on_goal_done(ABORTED, True, runner.t)
-    commands = runner.run(6.0)
-    assert not any(c.request_state == State.LOST for c in commands)
-    assert any(c.resend_saved_goal for c in commands)
+    assert_abort_retried(core, runner)
 
 
 @pytest.mark.parametrize('dock_first', [True, False])
@@ -824,10 +820,7 @@ def test_docking_confirms_the_localization(dock_first):
         core.on_dock(True)
     assert runner.step().resend_saved_goal
     core.on_state(State.NAVIGATING, runner.t)
-    core.on_goal_done(ABORTED, True, runner.t)
-    commands = runner.run(6.0)
-    assert not any(c.request_state == State.LOST for c in commands)
-    assert any(c.resend_saved_goal for c in commands)
+    assert_abort_retried(core, runner)
 
 
 def test_a_refused_doubt_sends_the_goal_again():
@@ -845,10 +838,7 @@ def test_doubts_off_retry_every_abort():
     core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=0)
     runner = Runner(core)
     resumed(core, runner)
-    core.on_goal_done(ABORTED, True, runner.t)
-    commands = runner.run(6.0)
-    assert not any(c.request_state == State.LOST for c in commands)
-    assert any(c.resend_saved_goal for c in commands)
+    assert_abort_retried(core, runner)
 
 
 def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
