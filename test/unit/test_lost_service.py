@@ -565,3 +565,40 @@ def test_other_requests_call_no_global_localization():
     assert service.state == State.LOST
     accepted, _, actions = service.request(State.NEED_HELP, 'budget', 3.0)
     assert accepted and not actions.global_localization     # ... not on a request from LOST
+
+
+@pytest.mark.parametrize('delay, resent', [(0.0, True), (0.05, True), (1.0, True),
+                                           (1.01, False), (-0.5, False)])
+def test_a_fix_just_after_the_put_down_reseed_is_sent_again(delay, resent):
+    # the re-seed (t = 13) and a tag's fix reach amcl on two connections: a fix that may
+    # have overtaken the re-seed is sent again, after it; a clock that jumped back is not "just
+    # after"
+    service = localized_service()
+    assert lift_and_put_down(service, 3.0).reseed is not None
+    actions = service.on_initialpose(13.0 + delay)
+    assert actions.resend_fix == resent
+    assert service.state == State.LOCALIZING        # the fix counts either way
+
+
+def test_a_second_fix_within_the_window_is_sent_again_too():
+    service = localized_service()
+    lift_and_put_down(service, 3.0)
+    assert service.on_initialpose(13.1).resend_fix
+    assert service.state == State.LOCALIZING
+    assert service.on_initialpose(13.9).resend_fix  # LOCALIZING already: still after the re-seed
+    assert not service.on_initialpose(14.2).resend_fix
+
+
+def test_fixes_without_a_reseed_before_them_are_not_sent_again():
+    service = localized_service()
+    service.on_detector_status('lost', 5.0)         # LOST without a re-seed
+    assert not service.on_initialpose(5.2).resend_fix
+    lift_and_put_down(service, 1.0, t0=20.0)        # a short lift: no re-seed either
+    assert not service.on_initialpose(21.2).resend_fix
+
+
+def test_a_fix_just_after_the_dock_reseed_is_sent_again():
+    service = localized_service(dock_pose=(0.0, 0.0, 0.0))
+    service.on_detector_status('lost', 5.0)
+    assert service.on_dock(True, 6.0).reseed is not None
+    assert service.on_initialpose(6.3).resend_fix

@@ -20,7 +20,10 @@ Rules:
   at first, or, while the detector settles, a scan taken before amcl has used the re-seed);
   global localization follows only if the detector still reads lost after it.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
-  NEED_HELP -> LOCALIZING; the detector is reset.
+  NEED_HELP -> LOCALIZING; the detector is reset. One that arrives within
+  ``FIX_RESEND_WINDOW`` of a re-seed of ours (a tag in view at the put-down) is sent again by
+  lost_service (``resend_fix``): it and our re-seed reach amcl on two connections, in either
+  order, and amcl keeps the last one; our copy comes after our re-seed.
 - After every detector reset, statuses other than ``normal`` (and P(lost) readings) are
   ignored until the detector's own ``normal`` (its answer to the reset) or for at most
   ``RESET_ACK_WINDOW``: they were read on amcl's pose from before the reset (say, before a
@@ -67,6 +70,14 @@ DETECTOR_TIERS = {'normal': 0, 'confused': 1, 'lost': 2}
 #: (it publishes one when it resets) arrives: the reset and the status are two topics, and a
 #: reading judged on amcl's pose from before a fix can overtake the reset.
 RESET_ACK_WINDOW = 1.0
+
+#: Seconds after a re-seed of ours during which a pose fix from another node is sent again by
+#: lost_service. The re-seed and the fix reach amcl on two connections, in either order: a tag
+#: in view at the put-down gives a fix that can overtake the re-seed and be undone by it (amcl
+#: applies the last initialpose it gets). Sent again on our own connection, the fix reaches amcl
+#: after our re-seed. One second covers the transport's reordering with a wide margin and is
+#: fiducial_localizer's shortest interval between two fixes.
+FIX_RESEND_WINDOW = 1.0
 
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
@@ -183,6 +194,7 @@ class Actions:
     global_localization: bool = False
     reset_detector: bool = False
     nomotion_update: bool = False
+    resend_fix: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,6 +232,7 @@ class LostService:
         self._kidnap_episode = False    # the robot has not been localized since a kidnap
         self._short_put_down = None     # time of the last put-down after a short lift
         self._reseed_at = None          # time of the last put-down re-seed
+        self._reseed_sent = None        # time of the last re-seed of any kind
         self._detector_reset_at = None  # time of a detector reset not yet answered by 'normal'
         self._reset_unheard = False     # no status accepted since the last detector reset
         self._localizing_since = None
@@ -247,8 +260,14 @@ class LostService:
             self._tight_streak = 0
         return accepted
 
-    def _reseed(self, pose):
+    def _reseed(self, pose, t):
+        self._reseed_sent = t
         return Reseed(pose, self.config.reseed_sigma_xy, self.config.reseed_sigma_yaw)
+
+    def _fix_may_precede_reseed(self, t):
+        """A fix arriving now may have reached amcl before our latest re-seed."""
+        return self._reseed_sent is not None and \
+            0 <= t - self._reseed_sent <= FIX_RESEND_WINDOW
 
     # -- inputs ---------------------------------------------------------------------------
 
@@ -335,7 +354,7 @@ class LostService:
             if self.last_good_pose is None:
                 _log.warning('put down before any confident pose: re-seeding amcl at its '
                              'latest estimate')
-            actions.reseed = self._reseed(pose)
+            actions.reseed = self._reseed(pose, t)
             self._reseed_at = t
         else:
             _log.warning('put down with no pose at all to re-seed amcl at')
@@ -371,7 +390,7 @@ class LostService:
             self._change(State.IDLE, 'docked')
             actions.reset_detector = self._reset_detector(t)
             if self.config.dock_pose:
-                actions.reseed = self._reseed(Pose2D(*self.config.dock_pose))
+                actions.reseed = self._reseed(Pose2D(*self.config.dock_pose), t)
         return actions
 
     def on_detector_p_lost(self, p_lost, t):
@@ -460,11 +479,15 @@ class LostService:
         While LOCALIZING, a further fix (a fiducial seen again) confirms the first one: the
         count of tight poses goes on rather than restarting, or a tag in view that is re-sent
         every second would keep the robot LOCALIZING forever.
+
+        A fix that arrives within FIX_RESEND_WINDOW s of a re-seed of ours is to be sent again
+        (``resend_fix``), so that amcl applies it after the re-seed.
         """
         self._now = t
+        resend = self._fix_may_precede_reseed(t)
         if self.state == State.LOCALIZING:
-            return Actions()
-        actions = Actions(reset_detector=self._reset_detector(t))
+            return Actions(resend_fix=resend)
+        actions = Actions(reset_detector=self._reset_detector(t), resend_fix=resend)
         if self.state in (State.LOST, State.NEED_HELP):
             self._change(State.LOCALIZING, 'a pose fix arrived on initialpose')
         self._tight_streak = 0

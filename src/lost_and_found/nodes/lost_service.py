@@ -45,7 +45,8 @@ class LostServiceNode:
     ``amcl_pose`` (geometry_msgs/PoseWithCovarianceStamped), ``initialpose`` (fixes from others).
     Published topics: ``~status`` (lost_and_found/LocalizationStatus, latched, on change),
     ``~state`` (std_msgs/String, latched), ``~last_good_pose`` (geometry_msgs/PoseStamped,
-    latched: where a put-down re-seeds), ``initialpose`` (re-seeds), ``lost_detector/reset``
+    latched: where a put-down re-seeds), ``initialpose`` (re-seeds, and a fix from another
+    node that arrived just after one, sent again), ``lost_detector/reset``
     (std_msgs/Empty).
     Services: ``~change_state`` (lost_and_found/ChangeState), ``~reset`` (std_srvs/Empty).
     Service clients: ``global_localization`` and ``request_nomotion_update`` (std_srvs/Empty,
@@ -93,14 +94,18 @@ class LostServiceNode:
         rospy.loginfo('lost_service: state %s, waiting for the lost detector and kidnap monitor',
                       self.core.state.value)
 
-    def _handle(self, handler, *args):
-        """Run a core handler under the lock, then act on what it asks and publish."""
+    def _handle(self, handler, *args, fix=None):
+        """Run a core handler under the lock, then act on what it asks and publish.
+
+        ``fix``: the initialpose message the handler was told about (to be sent again when
+        the core asks).
+        """
         with self._lock:
             actions = handler(*args)
-            self._act(actions)
+            self._act(actions, fix)
             self._publish_status()
 
-    def _act(self, actions):
+    def _act(self, actions, fix=None):
         if actions.reseed is not None:
             pose = actions.reseed.pose
             rospy.loginfo('re-seeding amcl at (%.2f, %.2f, %.0f deg), sigma xy %.2f m yaw %.0f deg',
@@ -108,6 +113,11 @@ class LostServiceNode:
                           math.degrees(actions.reseed.sigma_yaw))
             self._initialpose_pub.publish(
                 pose_message(actions.reseed, self.config.map_frame, rospy.Time.now()))
+        if actions.resend_fix and fix is not None:
+            # The same message, stamp included: amcl carries it along the odometry since then.
+            self._initialpose_pub.publish(fix)
+            rospy.loginfo('sent the fix from %s again, so that amcl applies it after our '
+                          're-seed', fix._connection_header.get('callerid', '?'))
         if actions.reset_detector:
             self._reset_pub.publish(Empty())
         if actions.global_localization:
@@ -171,7 +181,7 @@ class LostServiceNode:
             return  # our own re-seed
         rospy.loginfo('pose fix on initialpose from %s',
                       msg._connection_header.get('callerid', '?'))
-        self._handle(self.core.on_initialpose, rospy.get_time())
+        self._handle(self.core.on_initialpose, rospy.get_time(), fix=msg)
 
     def _on_change_state(self, req):
         target = parse_state(req.state)
