@@ -26,8 +26,7 @@ An episode starts when the state becomes LOST::
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
-       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send,
-       and IDLE is requested, since nothing drives it any more.
+       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send.
        When the localizer alone ended LOST (LOST -> IDLE: no tag fix, no person's pose, not
        docked, and no pose fix since), an abort is taken as a sign that the estimate is
        wrong: the node asks for LOST again (lost_service then calls global localization)
@@ -1181,11 +1180,7 @@ class RecoveryCore:
         elif status == REJECTED:
             _log.warning('recovery: move_base rejected the saved goal, forgetting it')
             self._forget()
-        elif status == ABORTED:
-            # Kept: an abort can be a symptom of being lost, and an episode resumes it.
-            _log.warning('recovery: move_base aborted the saved goal (%.2f, %.2f); it stays '
-                         'saved (~saved_goal)', self.saved_goal.x, self.saved_goal.y)
-            self._stand_down('move_base aborted the goal (kept saved)')
+        # ABORTED: kept, an abort is a symptom of being lost.
 
     def _resend(self):
         """Send the saved goal to move_base (this step) as our re-send."""
@@ -1225,13 +1220,6 @@ class RecoveryCore:
             _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
                          'it stays saved (~saved_goal): re-send it or send a new one',
                          self.saved_goal.x, self.saved_goal.y, self.config.resume_retries + 1)
-            self._stand_down('move_base aborted the resumed goal every time (kept saved)')
-
-    def _stand_down(self, why):
-        """Nothing drives the saved goal any more: NAVIGATING -> IDLE, the goal kept saved (a
-        LOST episode still resumes it)."""
-        if self.state == State.NAVIGATING:
-            self._request(State.IDLE, 'lost_and_found: ' + why)
 
     def _forget(self):
         self.saved_goal = None
