@@ -21,26 +21,18 @@ alone, or a fix came after the estimate was already right) are counted apart. Al
 per folder, how often lost_service sent a fix again because it arrived just after its own
 re-seed (``sent the fix from``). Prints Markdown; writes nothing.
 """
-import glob
 import json
 import os
 import re
 import sys
 
+from lost_and_found.bench.report import percentile
+
+# The sibling script that already reads a run's rosout.log files (also when loaded by path).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recovery_failures import log_times  # noqa: E402
+
 RESEND = re.compile(r'^(\d+(?:\.\d+)?) INFO .*sent the fix from \S+ again')
-
-
-def median(values):
-    """The median of a non-empty list (the mean of the middle two for an even count)."""
-    ordered = sorted(values)
-    n = len(ordered)
-    return ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
-
-
-def p90(values):
-    """The 90th percentile (nearest rank) of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, -(-9 * len(ordered) // 10) - 1))]
 
 
 def first_fix(trial):
@@ -71,17 +63,13 @@ def split(trials):
 
 def resends(folder):
     """How many times lost_service sent a fix again (each logged line once)."""
-    times = set()
-    pattern = os.path.join(folder, 'logs', 'recovery', '**', 'rosout.log')
-    for path in sorted(glob.glob(pattern, recursive=True)):
-        with open(path, errors='replace') as stream:
-            times.update(m.group(1) for m in map(RESEND.match, stream) if m)
-    return len(times)
+    return len(log_times(folder, RESEND))
 
 
 def seconds(values, fmt='%.1f'):
-    """'median / p90' of a list of seconds, or '-'."""
-    return (fmt + ' / ' + fmt) % (median(values), p90(values)) if values else '-'
+    """'median / p90' of a list of seconds (the bench tables' percentiles), or '-'."""
+    return (fmt + ' / ' + fmt) % (percentile(values, 50), percentile(values, 90)) \
+        if values else '-'
 
 
 def report(folders):
@@ -104,7 +92,7 @@ def report(folders):
             lines.append('| %s | `%s` | %d | %d | %s | %s | %s | %s | %s |' % (
                 label, strategy, recovered, len(fixed), seconds([f for f, _, _ in fixed]),
                 seconds(bounds), seconds([d for _, d, _ in fixed]),
-                '%d: %.1f' % (len(alone), median(alone)) if alone else '0', again))
+                '%d: %.1f' % (len(alone), percentile(alone, 50)) if alone else '0', again))
             label, again = '', ''
     return '\n'.join(lines)
 
