@@ -51,6 +51,31 @@ def parse_state(name):
         return None
 
 
+def parse_states(text):
+    """The States named in ``text`` (separated by spaces or commas).
+
+    Returns:
+        (states, bad): ``states`` a frozenset (empty for an empty text), ``bad`` the first name
+        that is no State, or None.
+    """
+    states = set()
+    for name in str(text).replace(',', ' ').split():
+        state = parse_state(name)
+        if state is None:
+            return frozenset(), name
+        states.add(state)
+    return frozenset(states), None
+
+
+def states_text(states):
+    """The names of ``states`` (a State or an iterable of them, or None) for ``parse_states``."""
+    if states is None:
+        return ''
+    if isinstance(states, State):
+        states = (states,)
+    return ' '.join(sorted(s.value for s in states))
+
+
 def transition_error(current, target):
     """Why ``current -> target`` is illegal, or None when it is legal.
 
@@ -117,8 +142,11 @@ class StateClient:
         if changed and self._on_change is not None:
             self._on_change(state)
 
-    def request(self, target, reason, timeout=2.0):
+    def request(self, target, reason, timeout=2.0, expected=None):
         """Ask for ``target``; never raises, never blocks longer than ``timeout`` seconds.
+
+        With ``expected`` (a State, or several: what the caller saw when it decided),
+        lost_service refuses the request when the state is none of them any more.
 
         Returns:
             (accepted, message): message says why a request was refused or failed.
@@ -129,7 +157,8 @@ class StateClient:
             if self._proxy is None:
                 self._rospy.wait_for_service(name, timeout=timeout)
                 self._proxy = self._rospy.ServiceProxy(name, ChangeState)
-            reply = self._proxy(state=target.value, reason=reason)
+            reply = self._proxy(state=target.value, reason=reason,
+                                expected=states_text(expected))
         except (self._rospy.ROSException, self._rospy.ServiceException) as error:
             self._proxy = None
             return False, '%s unavailable: %s' % (name, error)

@@ -12,6 +12,7 @@ from kobuki_msgs.msg import WheelDropEvent
 from std_msgs.msg import Bool, Empty, String
 
 from lost_and_found.msg import LocalizationStatus
+from lost_and_found.srv import ChangeState
 from ros_wait import wait_for
 
 HOME = (2.0, -1.0, 0.5)
@@ -100,6 +101,14 @@ class TestKidnap(unittest.TestCase):
 
     def test_lift_hold_put_down(self):
         self.assertEqual(self.state.last().data, 'IDLE')
+        # a request decided in another state is refused, as is one naming no state
+        change = rospy.ServiceProxy('/lost_service/change_state', ChangeState)
+        change.wait_for_service(10)
+        for expected, why in (('LOST LOCALIZING', 'not LOCALIZING or LOST'),
+                              ('NAVIGATING, nope', "unknown expected state 'nope'")):
+            reply = change(state='NAVIGATING', reason='test', expected=expected)
+            self.assertEqual((reply.accepted, reply.state), (False, 'IDLE'))
+            self.assertIn(why, reply.message)
         # localized at HOME: the service remembers it as the last good pose
         self.poses.publish(amcl_pose(*HOME, sigma_xy=0.05, sigma_yaw=0.03))
         wait_for(lambda: self.good_pose.last() is not None, 5, 'last_good_pose')
@@ -173,6 +182,9 @@ class TestKidnap(unittest.TestCase):
             self.assertEqual(len(copies), 1)
         elif gap > 1.5:
             self.assertEqual(copies, [])
+        # a request decided in the state it is still in is applied
+        reply = change(state='NAVIGATING', reason='test', expected='IDLE NAVIGATING')
+        self.assertEqual((reply.accepted, reply.state, reply.message), (True, 'NAVIGATING', ''))
 
 
 if __name__ == '__main__':

@@ -20,7 +20,7 @@ from std_msgs.msg import String
 
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.srv import ChangeState, ChangeStateResponse
-from lost_and_found.state import State, parse_state, transition_error
+from lost_and_found.state import State, parse_state, parse_states, transition_error
 from ros_wait import wait_for
 
 NODE = '/lost_and_found'
@@ -104,10 +104,13 @@ class RecoveryTest(unittest.TestCase):
 
     def on_request(self, req):
         target = parse_state(req.state)
+        expected, bad = parse_states(req.expected)
         with self.lock:
-            self.requests.append(req.state)
-            if target is None or transition_error(self.state, target):
+            self.requests.append((req.state, req.expected))
+            if target is None or bad or transition_error(self.state, target):
                 return ChangeStateResponse(False, self.state.value, 'illegal')
+            if expected and self.state not in expected:
+                return ChangeStateResponse(False, self.state.value, 'not expected')
         self.set_state(target)
         return ChangeStateResponse(True, target.value, '')
 
@@ -161,6 +164,9 @@ class RecoveryTest(unittest.TestCase):
         wait_for(lambda: self.saved and self.saved[-1].pose.position.x == GOAL[0], 5.0,
                  '~saved_goal')
         wait_for(lambda: self.state == State.NAVIGATING, 5.0, 'the node to request NAVIGATING')
+        with self.lock:
+            self.assertEqual(self.requests, [('NAVIGATING', 'IDLE')],
+                             'NAVIGATING asked for while IDLE, and only then')
         self.assertEqual(self.goals_from(NODE), [], 'the node must not send the user goal')
 
         # 2. LOST: the user goal is cancelled, the robot spins at spin_speed.
@@ -207,6 +213,8 @@ class RecoveryTest(unittest.TestCase):
         self.assertAlmostEqual(resent['yaw'], GOAL[2], places=5)
         self.assertGreater(resent['stamp'], user.header.stamp.to_sec())
         wait_for(lambda: self.state == State.NAVIGATING, 5.0, 'NAVIGATING requested again')
+        with self.lock:
+            self.assertEqual(self.requests[-1], ('NAVIGATING', 'IDLE'))
 
         # 5. No more legs, no more motion from the node.
         legs_before = len(self.goals_from(NODE))

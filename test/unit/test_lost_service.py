@@ -301,6 +301,24 @@ def test_flying_cannot_be_requested_and_nothing_changes_in_the_air():
     assert not accepted and 'air' in why and service.state == State.FLYING
 
 
+def test_a_request_decided_in_another_state_is_refused():
+    """A stale IDLE (asked for a finished goal while NAVIGATING) after the robot went LOST
+    changes nothing; the same request while the state is still the expected one is applied."""
+    service = localized_service()
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.request(State.LOST, 'tag check', 2.0)
+    accepted, why, actions = service.request(State.IDLE, 'goal finished', 3.0,
+                                             expected={State.NAVIGATING})
+    assert not accepted and service.state == State.LOST
+    assert 'LOST' in why and 'NAVIGATING' in why
+    assert not actions.global_localization and actions.reseed is None
+    accepted, why, _ = service.request(State.NEED_HELP, 'budget', 4.0,
+                                       expected={State.LOST, State.LOCALIZING})
+    assert accepted and why == '' and service.state == State.NEED_HELP
+    # without expected: as before, any legal request
+    assert service.request(State.IDLE, 'person', 5.0)[0] and service.state == State.IDLE
+
+
 def test_illegal_request_is_refused_with_a_reason():
     service = localized_service()
     accepted, why, _ = service.request(State.LOCALIZING, 'test', 1.0)

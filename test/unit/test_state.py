@@ -4,7 +4,8 @@ import itertools
 import pytest
 
 from lost_and_found.state import (
-    LOCALIZED, State, StateMachine, TRANSITIONS, parse_state, transition_error)
+    LOCALIZED, State, StateMachine, TRANSITIONS, parse_state, parse_states, states_text,
+    transition_error)
 
 # The legal transitions, written out independently of state.TRANSITIONS.
 LEGAL = {
@@ -52,3 +53,19 @@ def test_every_state_has_a_row_and_flying_is_reachable_from_the_ground():
     ('lostt', None), ('', None), (None, None)])
 def test_parse_state(text, expected):
     assert parse_state(text) == expected
+
+
+@pytest.mark.parametrize('text,expected', [
+    ('', (frozenset(), None)), ('  ', (frozenset(), None)),
+    ('IDLE', (frozenset({State.IDLE}), None)),
+    ('idle, NAVIGATING', (frozenset({State.IDLE, State.NAVIGATING}), None)),
+    ('IDLE lostt', (frozenset(), 'lostt'))])
+def test_parse_states(text, expected):
+    assert parse_states(text) == expected
+
+
+def test_states_text_round_trips():
+    assert states_text(None) == ''
+    assert states_text(State.LOST) == 'LOST'
+    assert states_text(LOCALIZED) == 'IDLE NAVIGATING'
+    assert parse_states(states_text(LOCALIZED)) == (LOCALIZED, None)

@@ -49,6 +49,8 @@ Rules:
   resumes instead of the robot standing still for ever).
 - Docking or a reset -> IDLE from LOST, LOCALIZING or NEED_HELP.
 - Clients (state.py) may request any legal transition except FLYING, which only the wheels set.
+  A request may name the states it was decided in (``expected``); when the state has moved on
+  to another since, it is refused (a stale IDLE for a finished goal must not end LOST).
   A client asking for LOST while the robot is localized says the estimate is wrong
   (fiducial_localizer's tag check refuted it): global localization is called as for a tier-2
   transition, since amcl's cloud, tight at the wrong place, would otherwise stay there.
@@ -493,8 +495,17 @@ class LostService:
         self._tight_streak = 0
         return actions
 
-    def request(self, target, reason, t):
+    def request(self, target, reason, t, expected=None):
         """A client's request to change the state (``~change_state``).
+
+        Args:
+            target: the State asked for.
+            reason: who asks and why (for the log).
+            t: time (s).
+            expected: the States the client saw when it decided (a collection), or None;
+                when given and the state is none of them, the request is refused (it was
+                decided on a state that has moved on, e.g. IDLE asked for a finished goal
+                while the robot went LOST).
 
         Returns:
             (accepted, message, actions): message says why a request was refused; actions
@@ -503,6 +514,12 @@ class LostService:
         actions = Actions()
         if target == State.FLYING:
             return False, 'FLYING is set only by the wheel-drop sensors', actions
+        if expected is not None and self.state not in expected:
+            message = 'the state is %s, not %s as the request expected: it changed since ' \
+                'the request was decided' % (self.state.value,
+                                             ' or '.join(sorted(s.value for s in expected)))
+            _log.info('refused %s (%s): %s', target.value, reason, message)
+            return False, message, actions
         if self.state == State.FLYING:
             return False, 'the robot is in the air: nothing changes until it is put down', \
                 actions

@@ -26,13 +26,21 @@ An episode starts when the state becomes LOST::
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
-       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send.
-       When the localizer alone ended LOST (LOST -> IDLE: no tag fix, no person's pose, not
-       docked, and no pose fix since), an abort is taken as a sign that the estimate is
+       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send,
+       and IDLE is requested, since nothing drives it any more. When the localizer alone
+       ended LOST (LOST -> IDLE: no tag fix, no person's pose, not docked, and no pose fix
+       since), an abort is taken as a sign that the estimate is
        wrong: the node asks for LOST again (lost_service then calls global localization)
        and a new episode searches, the goal still saved; at most ``max_doubts`` times per
        saved goal)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
+
+Every state request names the state(s) it was decided in (ChangeState's ``expected``), so that
+lost_service refuses one that arrives after the state moved on: an IDLE asked for a finished
+goal must not end a LOST the robot went to meanwhile. The state follows the goal: NAVIGATING
+while a saved goal is driven, IDLE when it is reached, cancelled or aborted for good (also
+when that happens before NAVIGATING is granted, and NAVIGATING again for a user goal that
+arrives while IDLE is being asked for).
 
 The spiral is laid out in the odometry frame around where the robot is when its first leg is
 sent, after the first spin (``spiral_anchor: odom``, the default), so a jump of the pose
@@ -369,6 +377,8 @@ class Command:
             result of an older goal is not taken for this one.
         request_state: a State to ask lost_service for, or None.
         reason: why, for the state request.
+        expected_states: the States the request was decided in (a frozenset; lost_service
+            refuses it when the state is none of them any more), or None: whatever it is.
         clear_costmaps: ask move_base to clear its costmaps (a new LOST episode began).
         find_viewpoint: ask fiducial_localizer for a viewpoint and pass the answer to
             :meth:`RecoveryCore.on_viewpoint`.
@@ -383,6 +393,7 @@ class Command:
     goal_tag: str = ''
     request_state: State = None
     reason: str = ''
+    expected_states: frozenset = None
     clear_costmaps: bool = False
     find_viewpoint: bool = False
 
@@ -460,6 +471,9 @@ class RecoveryCore:
         self._retry_at = None           # when the next of those is due
         self._unconfirmed = False       # the localizer alone ended the last episode
         self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
+        self._abandoned = False         # move_base aborted the saved goal for good: kept, undriven
+        self._nav_asked = False         # NAVIGATING requested and not seen since
+        self._idle_asked = False        # IDLE requested and the state not changed since
         self._tags = 0                  # goals this node has sent
         self._tag = None                # the tag of our goal in flight
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
@@ -502,6 +516,10 @@ class RecoveryCore:
         previous, self.state = self.state, state
         if state == previous:
             return
+        self._idle_asked = False
+        nav_asked = self._nav_asked
+        if state in (State.LOST, State.NAVIGATING):
+            self._nav_asked = False
         if state == State.LOST:
             self._start_episode(t)
             return
@@ -518,6 +536,13 @@ class RecoveryCore:
                 self._start_look(t)
             else:
                 self._resume_goal()
+        elif state == State.NAVIGATING and nav_asked and self.phase == Phase.IDLE and \
+                not self._resent and self._retry_at is None and \
+                (self.saved_goal is None or self._abandoned):
+            # The goal we asked NAVIGATING for ended (reached, cancelled, aborted for good)
+            # before it was granted: nothing drives the robot.
+            self._request(State.IDLE, 'lost_and_found: the goal ended before NAVIGATING was '
+                          'granted')
 
     def on_viewpoint(self, viewpoint, why, t):
         """fiducial_localizer's answer to :attr:`Command.find_viewpoint`.
@@ -567,6 +592,7 @@ class RecoveryCore:
         replaced = self.saved_goal
         self.saved_goal = goal
         self._doubts = 0
+        self._abandoned = False
         if self.phase == Phase.LOOK:
             # The user drives now (move_base took the goal and preempted the look's).
             self._stop('a user goal arrived during the look')
@@ -579,6 +605,16 @@ class RecoveryCore:
                       goal.x, goal.y, goal.frame_id)
         if self.state == State.IDLE:
             self._request(State.NAVIGATING, 'lost_and_found: user goal')
+        elif self.state == State.NAVIGATING and self._idle_asked:
+            # IDLE was asked for the previous goal: withdraw it if it is still here, else
+            # ask NAVIGATING back for once it is granted (requests are served in order).
+            if self._out.get('request_state') == State.IDLE:
+                for key in ('request_state', 'reason', 'expected_states'):
+                    self._out.pop(key, None)
+                self._idle_asked = False
+            else:
+                self._request(State.NAVIGATING, 'lost_and_found: user goal',
+                              expected=frozenset({State.IDLE}))
         elif self.state is not None and self.state not in LOCALIZED:
             # Keep it for later, but move_base must not drive it while the robot does not know
             # where it is (or is in the air, or waits for help).
@@ -856,9 +892,18 @@ class RecoveryCore:
             self._warned[key] = now
             _log.warning('recovery: %s', text)
 
-    def _request(self, state, reason):
+    def _request(self, state, reason, expected=None):
+        """Ask lost_service for ``state``; it refuses unless the state is still one of
+        ``expected`` (default: the state this decision is taken in)."""
+        if expected is None and self.state is not None:
+            expected = frozenset({self.state})
         self._out['request_state'] = state
         self._out['reason'] = reason
+        self._out['expected_states'] = expected
+        if state == State.NAVIGATING:
+            self._nav_asked = True
+        elif state == State.IDLE:
+            self._idle_asked = True
 
     def _next_tag(self, kind):
         """A new tag for the goal this node sends now."""
@@ -880,6 +925,7 @@ class RecoveryCore:
             self._out.pop('goal_tag', None)
             self._out.pop('request_state', None)
             self._out.pop('reason', None)
+            self._out.pop('expected_states', None)
         self._retry_at = None
         self._drop_pending_look()
         if self._goal_in_flight() or self._resent:
@@ -1180,13 +1226,18 @@ class RecoveryCore:
         elif status == REJECTED:
             _log.warning('recovery: move_base rejected the saved goal, forgetting it')
             self._forget()
-        # ABORTED: kept, an abort is a symptom of being lost.
+        elif status == ABORTED:
+            # Kept: an abort can be a symptom of being lost, and an episode resumes it.
+            _log.warning('recovery: move_base aborted the saved goal (%.2f, %.2f); it stays '
+                         'saved (~saved_goal)', self.saved_goal.x, self.saved_goal.y)
+            self._stand_down('move_base aborted the goal (kept saved)')
 
     def _resend(self):
         """Send the saved goal to move_base (this step) as our re-send."""
         self._out['resend_saved_goal'] = True
         self._out['goal_tag'] = self._next_tag('resend')
         self._resent = True
+        self._abandoned = False
 
     def _doubt(self, t):
         """move_base aborted our re-send: when the localizer alone ended the episode, ask for
@@ -1204,7 +1255,7 @@ class RecoveryCore:
                      self.saved_goal.x, self.saved_goal.y, self._doubts,
                      self.config.max_doubts)
         self._request(State.LOST, 'lost_and_found: move_base aborted the resumed goal after '
-                      'a localization no tag confirmed')
+                      'a localization no tag confirmed', expected=LOCALIZED)
         self._retry_at = t + self.config.resume_retry_delay
         return True
 
@@ -1220,10 +1271,20 @@ class RecoveryCore:
             _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
                          'it stays saved (~saved_goal): re-send it or send a new one',
                          self.saved_goal.x, self.saved_goal.y, self.config.resume_retries + 1)
+            self._stand_down('move_base aborted the resumed goal every time (kept saved)')
+
+    def _stand_down(self, why):
+        """Nothing drives the saved goal any more: it stays saved (a LOST episode still
+        resumes it) and NAVIGATING -> IDLE is asked for (or, when NAVIGATING is still being
+        granted, once it is)."""
+        self._abandoned = True
+        if self.state == State.NAVIGATING:
+            self._request(State.IDLE, 'lost_and_found: ' + why)
 
     def _forget(self):
         self.saved_goal = None
         self._doubts = 0
+        self._abandoned = False
         self._retry_at = None
         self._resent = False
         self._resume = False

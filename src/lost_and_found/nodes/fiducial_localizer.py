@@ -78,9 +78,9 @@ class FiducialLocalizerNode:
         ``~viewpoint_max_path``.
 
     Service calls:
-        ``<state_namespace>/change_state``: ``LOST`` when, within ``~verify_window`` of a
-        localization that no tag confirmed, a tag the estimate puts in clear view stays
-        undetected (see :mod:`lost_and_found.core.tag_check`).
+        ``<state_namespace>/change_state``: ``LOST`` (expected IDLE or NAVIGATING) when,
+        within ``~verify_window`` of a localization that no tag confirmed, a tag the estimate
+        puts in clear view stays undetected (see :mod:`lost_and_found.core.tag_check`).
 
     Parameters:
         ``~fiducial_map`` (str, required), ``~map_frame`` (str, '' = the map file's frame_id),
@@ -308,10 +308,11 @@ class FiducialLocalizerNode:
                       refutation.fiducial_id, refutation.distance,
                       math.degrees(refutation.bearing), refutation.missing_for))
         rospy.logwarn('%s: %s', rospy.get_name(), reason)
+        # Only while localized: a fix that came meanwhile (LOCALIZING) is not refuted by this.
         accepted, why = self._state_client.request(State.LOST, '%s: %s' % (
-            rospy.get_name(), reason))
+            rospy.get_name(), reason), expected=LOCALIZED)
         if not accepted:
-            rospy.logerr('%s: could not make the robot LOST: %s', rospy.get_name(), why)
+            rospy.logwarn('%s: could not make the robot LOST: %s', rospy.get_name(), why)
 
     def _on_viewpoint(self, _request):
         """``~viewpoint``: where to go for the tag check to test the estimate."""

@@ -154,7 +154,8 @@ class RecoveryNode:
         move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
     Services called:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
-            and LOST when the resumed goal is aborted after an unconfirmed localization
+            and LOST when the resumed goal is aborted after an unconfirmed localization; each
+            request names the state it was decided in (``expected``), so a stale one is refused
         move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
         fiducial_localizer/viewpoint (lost_and_found/GetViewpoint; ``~viewpoint_service``):
@@ -361,7 +362,7 @@ class RecoveryNode:
             self._cmd_pub.publish(twist_msg(command.twist))
         if command.request_state is not None:
             self._requests.put(functools.partial(self._request_state, command.request_state,
-                                                 command.reason))
+                                                 command.reason, command.expected_states))
         if command.clear_costmaps:
             self._requests.put(self._clear_move_base_costmaps)
         if command.find_viewpoint:
@@ -394,10 +395,13 @@ class RecoveryNode:
                 rospy.logerr_throttle(_THROTTLE, '%s: call to another node failed: %r' % (
                     self._name, error))
 
-    def _request_state(self, state, reason):
-        accepted, message = self._state_client.request(state, reason)
+    def _request_state(self, state, reason, expected):
+        accepted, message = self._state_client.request(state, reason, expected=expected)
         if accepted:
             rospy.loginfo('%s: requested %s: accepted', self._name, state.value)
+        elif expected and self._state_client.state not in expected:
+            # decided in a state that has moved on: refused as it should be
+            rospy.loginfo('%s: requested %s: refused: %s', self._name, state.value, message)
         else:
             rospy.logwarn('%s: requested %s: refused: %s', self._name, state.value, message)
 

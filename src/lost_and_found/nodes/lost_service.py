@@ -14,7 +14,7 @@ from lost_and_found.nodes.conversions import pose_with_covariance, yaw_from_quat
 from lost_and_found.nodes.params import load_config
 from lost_and_found.nodes.shutdown import quiet_at_shutdown
 from lost_and_found.srv import ChangeState, ChangeStateResponse
-from lost_and_found.state import parse_state
+from lost_and_found.state import parse_state, parse_states
 
 
 def pose_message(reseed, frame_id, stamp):
@@ -185,12 +185,16 @@ class LostServiceNode:
 
     def _on_change_state(self, req):
         target = parse_state(req.state)
+        expected, bad = parse_states(req.expected)
         with self._lock:
             if target is None:
                 accepted, message = False, 'unknown state %r' % req.state
+            elif bad is not None:
+                accepted, message = False, 'unknown expected state %r' % bad
             else:
                 accepted, message, actions = self.core.request(target, req.reason,
-                                                               rospy.get_time())
+                                                               rospy.get_time(),
+                                                               expected or None)
                 self._act(actions)
             self._publish_status()
             return ChangeStateResponse(accepted=accepted, state=self.core.state.value,
