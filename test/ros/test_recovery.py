@@ -109,7 +109,7 @@ class RecoveryTest(unittest.TestCase):
             self.requests.append((req.state, req.expected))
             if target is None or bad or transition_error(self.state, target):
                 return ChangeStateResponse(False, self.state.value, 'illegal')
-            if expected and self.state not in expected:
+            if expected and self.state not in expected and target != self.state:
                 return ChangeStateResponse(False, self.state.value, 'not expected')
         self.set_state(target)
         return ChangeStateResponse(True, target.value, '')
@@ -165,7 +165,9 @@ class RecoveryTest(unittest.TestCase):
                  '~saved_goal')
         wait_for(lambda: self.state == State.NAVIGATING, 5.0, 'the node to request NAVIGATING')
         with self.lock:
-            self.assertEqual(self.requests, [('NAVIGATING', 'IDLE')],
+            # (the goal is seen twice, on move_base_simple/goal and move_base/goal: one
+            # request or two)
+            self.assertEqual(set(self.requests), {('NAVIGATING', 'IDLE')},
                              'NAVIGATING asked for while IDLE, and only then')
         self.assertEqual(self.goals_from(NODE), [], 'the node must not send the user goal')
 

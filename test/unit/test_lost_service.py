@@ -315,6 +315,9 @@ def test_a_request_decided_in_another_state_is_refused():
     accepted, why, _ = service.request(State.NEED_HELP, 'budget', 4.0,
                                        expected={State.LOST, State.LOCALIZING})
     assert accepted and why == '' and service.state == State.NEED_HELP
+    # asking for the state it is in already is a no-op, accepted whatever was expected
+    assert service.request(State.NEED_HELP, 'budget again', 4.5, expected={State.LOST})[:2] \
+        == (True, '')
     # without expected: as before, any legal request
     assert service.request(State.IDLE, 'person', 5.0)[0] and service.state == State.IDLE
 

@@ -110,3 +110,54 @@ def test_a_doubt_asks_for_lost_only_while_localized_and_help_only_while_lost():
     user_goal_then_lost(core, runner)
     asked = requests(runner.run(12.0))
     assert asked == [(State.NEED_HELP, {State.LOST})]
+
+
+def test_a_goal_that_ends_in_the_air_asks_for_idle_after_a_short_lift():
+    """lost_service refuses every request in the air; a short lift then restores NAVIGATING,
+    with nothing driving it."""
+    for status in (SUCCEEDED, ABORTED):
+        core = make_core()
+        runner = Runner(core)
+        navigating(core, runner)
+        core.on_state(State.FLYING, runner.t)
+        core.on_goal_done(status, False, runner.t, GOAL.goal_id)
+        runner.run(1.0)
+        core.on_state(State.NAVIGATING, runner.t)       # put down after a short lift
+        assert requests(runner.run(1.0)) == [(State.IDLE, {State.NAVIGATING})]
+    # a goal still driven after a short lift: nothing to ask
+    core = make_core()
+    runner = Runner(core)
+    navigating(core, runner)
+    core.on_state(State.FLYING, runner.t)
+    core.on_state(State.NAVIGATING, runner.t)
+    assert not requests(runner.run(1.0))
+
+
+def test_a_retry_due_in_the_air_is_not_sent_and_idle_follows():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    core.on_state(State.FLYING, runner.t)
+    commands = runner.run(6.0)
+    assert not any(c.resend_saved_goal for c in commands) and not requests(commands)
+    core.on_state(State.NAVIGATING, runner.t)
+    assert requests(runner.run(1.0)) == [(State.IDLE, {State.NAVIGATING})]
+    assert core.saved_goal == GOAL
+
+
+def test_goals_that_come_and_go_within_one_period_after_idle_left_keep_navigating():
+    """IDLE has left; within one control period goal B comes (NAVIGATING asked back), ends
+    (IDLE asked), and goal C comes: NAVIGATING is asked back again, not just the IDLE
+    withdrawn, since the IDLE that left will still be granted."""
+    core = make_core()
+    runner = Runner(core)
+    navigating(core, runner)
+    core.on_goal_done(SUCCEEDED, False, runner.t, GOAL.goal_id)
+    assert requests([runner.step()]) == [(State.IDLE, {State.NAVIGATING})]
+    third = dataclasses.replace(GOAL, x=2.0, goal_id='/rviz-3-30.0')
+    core.on_user_goal(OTHER, runner.t)
+    core.on_goal_done(SUCCEEDED, False, runner.t, OTHER.goal_id)
+    core.on_user_goal(third, runner.t)
+    assert requests([runner.step()]) == [(State.NAVIGATING, {State.IDLE})]
+    assert core.saved_goal == third

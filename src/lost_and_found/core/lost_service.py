@@ -505,7 +505,8 @@ class LostService:
             expected: the States the client saw when it decided (a collection), or None;
                 when given and the state is none of them, the request is refused (it was
                 decided on a state that has moved on, e.g. IDLE asked for a finished goal
-                while the robot went LOST).
+                while the robot went LOST). A request for the state it is in already is a
+                no-op, accepted either way.
 
         Returns:
             (accepted, message, actions): message says why a request was refused; actions
@@ -514,7 +515,7 @@ class LostService:
         actions = Actions()
         if target == State.FLYING:
             return False, 'FLYING is set only by the wheel-drop sensors', actions
-        if expected is not None and self.state not in expected:
+        if expected is not None and self.state not in expected and target != self.state:
             message = 'the state is %s, not %s as the request expected: it changed since ' \
                 'the request was decided' % (self.state.value,
                                              ' or '.join(sorted(s.value for s in expected)))

@@ -35,12 +35,12 @@ An episode starts when the state becomes LOST::
        saved goal)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
-Every state request names the state(s) it was decided in (ChangeState's ``expected``), so that
+Every state request names the state(s) it holds in (ChangeState's ``expected``), so that
 lost_service refuses one that arrives after the state moved on: an IDLE asked for a finished
 goal must not end a LOST the robot went to meanwhile. The state follows the goal: NAVIGATING
 while a saved goal is driven, IDLE when it is reached, cancelled or aborted for good (also
-when that happens before NAVIGATING is granted, and NAVIGATING again for a user goal that
-arrives while IDLE is being asked for).
+when that happens before NAVIGATING is granted or while the robot is in the air, and
+NAVIGATING again for a user goal that arrives while IDLE is being asked for).
 
 The spiral is laid out in the odometry frame around where the robot is when its first leg is
 sent, after the first spin (``spiral_anchor: odom``, the default), so a jump of the pose
@@ -474,6 +474,7 @@ class RecoveryCore:
         self._abandoned = False         # move_base aborted the saved goal for good: kept, undriven
         self._nav_asked = False         # NAVIGATING requested and not seen since
         self._idle_asked = False        # IDLE requested and the state not changed since
+        self._idle_sent = False         # ... and that request has left in a Command
         self._tags = 0                  # goals this node has sent
         self._tag = None                # the tag of our goal in flight
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
@@ -516,10 +517,8 @@ class RecoveryCore:
         previous, self.state = self.state, state
         if state == previous:
             return
-        self._idle_asked = False
         nav_asked = self._nav_asked
-        if state in (State.LOST, State.NAVIGATING):
-            self._nav_asked = False
+        self._nav_asked = self._idle_asked = self._idle_sent = False
         if state == State.LOST:
             self._start_episode(t)
             return
@@ -536,13 +535,15 @@ class RecoveryCore:
                 self._start_look(t)
             else:
                 self._resume_goal()
-        elif state == State.NAVIGATING and nav_asked and self.phase == Phase.IDLE and \
-                not self._resent and self._retry_at is None and \
+        elif state == State.NAVIGATING and (nav_asked or previous == State.FLYING) and \
+                self.phase == Phase.IDLE and not self._resent and self._retry_at is None and \
                 (self.saved_goal is None or self._abandoned):
-            # The goal we asked NAVIGATING for ended (reached, cancelled, aborted for good)
-            # before it was granted: nothing drives the robot.
+            # The goal ended (reached, cancelled, aborted for good) before the NAVIGATING we
+            # asked for was granted, or while the robot was in the air (where lost_service
+            # refuses every request; a short lift then restores NAVIGATING): nothing drives it.
             self._request(State.IDLE, 'lost_and_found: the goal ended before NAVIGATING was '
-                          'granted')
+                          'granted' if nav_asked else 'lost_and_found: the goal ended while '
+                          'the robot was in the air')
 
     def on_viewpoint(self, viewpoint, why, t):
         """fiducial_localizer's answer to :attr:`Command.find_viewpoint`.
@@ -606,13 +607,13 @@ class RecoveryCore:
         if self.state == State.IDLE:
             self._request(State.NAVIGATING, 'lost_and_found: user goal')
         elif self.state == State.NAVIGATING and self._idle_asked:
-            # IDLE was asked for the previous goal: withdraw it if it is still here, else
-            # ask NAVIGATING back for once it is granted (requests are served in order).
+            # IDLE was asked for the previous goal: withdraw it if it has not left yet; if one
+            # has, ask NAVIGATING back for once it is granted (requests are served in order).
             if self._out.get('request_state') == State.IDLE:
                 for key in ('request_state', 'reason', 'expected_states'):
                     self._out.pop(key, None)
-                self._idle_asked = False
-            else:
+            self._idle_asked = self._idle_sent
+            if self._idle_sent:
                 self._request(State.NAVIGATING, 'lost_and_found: user goal',
                               expected=frozenset({State.IDLE}))
         elif self.state is not None and self.state not in LOCALIZED:
@@ -853,13 +854,20 @@ class RecoveryCore:
                 self._end_look('looked for %.1f s' % self.config.look_dwell)
         elif self._retry_at is not None and t >= self._retry_at:
             self._retry_at = None
-            if self.state == State.NAVIGATING and self.phase == Phase.IDLE and \
-                    self.saved_goal is not None and not self._resent:
-                self._retries_left -= 1
-                _log.info('recovery: sending the saved goal (%.2f, %.2f) again',
-                          self.saved_goal.x, self.saved_goal.y)
-                self._resend()
+            if self.phase == Phase.IDLE and self.saved_goal is not None and \
+                    not self._resent:
+                if self.state == State.NAVIGATING:
+                    self._retries_left -= 1
+                    _log.info('recovery: sending the saved goal (%.2f, %.2f) again',
+                              self.saved_goal.x, self.saved_goal.y)
+                    self._resend()
+                else:   # e.g. in the air: not sent, and nothing drives it (kept saved)
+                    _log.warning('recovery: not sending the saved goal again (state %s); it '
+                                 'stays saved (~saved_goal)', self.state.value)
+                    self._stand_down('the saved goal was not sent again')
         out, self._out = self._out, {}
+        if out.get('request_state') == State.IDLE:
+            self._idle_sent = True
         return Command(**out)
 
     # ----------------------------------------------------------------------- internals

@@ -308,7 +308,7 @@ class FiducialLocalizerNode:
                       refutation.fiducial_id, refutation.distance,
                       math.degrees(refutation.bearing), refutation.missing_for))
         rospy.logwarn('%s: %s', rospy.get_name(), reason)
-        # Only while localized: a fix that came meanwhile (LOCALIZING) is not refuted by this.
+        # Only while localized: not once the robot is LOST already, or a fix is under way.
         accepted, why = self._state_client.request(State.LOST, '%s: %s' % (
             rospy.get_name(), reason), expected=LOCALIZED)
         if not accepted:

@@ -155,7 +155,7 @@ class RecoveryNode:
     Services called:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
             and LOST when the resumed goal is aborted after an unconfirmed localization; each
-            request names the state it was decided in (``expected``), so a stale one is refused
+            request names the state(s) it holds in (``expected``), so a stale one is refused
         move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
         fiducial_localizer/viewpoint (lost_and_found/GetViewpoint; ``~viewpoint_service``):
