@@ -473,8 +473,7 @@ class RecoveryCore:
         self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
         self._abandoned = False         # move_base aborted the saved goal for good: kept, undriven
         self._nav_asked = False         # NAVIGATING requested and not seen since
-        self._idle_asked = False        # IDLE requested and the state not changed since
-        self._idle_sent = False         # ... and that request has left in a Command
+        self._idle_sent = False         # an IDLE request has left since the last state change
         self._tags = 0                  # goals this node has sent
         self._tag = None                # the tag of our goal in flight
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
@@ -518,7 +517,7 @@ class RecoveryCore:
         if state == previous:
             return
         nav_asked = self._nav_asked
-        self._nav_asked = self._idle_asked = self._idle_sent = False
+        self._nav_asked = self._idle_sent = False
         if state == State.LOST:
             self._start_episode(t)
             return
@@ -606,13 +605,11 @@ class RecoveryCore:
                       goal.x, goal.y, goal.frame_id)
         if self.state == State.IDLE:
             self._request(State.NAVIGATING, 'lost_and_found: user goal')
-        elif self.state == State.NAVIGATING and self._idle_asked:
-            # IDLE was asked for the previous goal: withdraw it if it has not left yet; if one
+        elif self.state == State.NAVIGATING:
+            # IDLE asked for the previous goal: withdraw it if it has not left yet; if one
             # has, ask NAVIGATING back for once it is granted (requests are served in order).
             if self._out.get('request_state') == State.IDLE:
-                for key in ('request_state', 'reason', 'expected_states'):
-                    self._out.pop(key, None)
-            self._idle_asked = self._idle_sent
+                self._withdraw_request()
             if self._idle_sent:
                 self._request(State.NAVIGATING, 'lost_and_found: user goal',
                               expected=frozenset({State.IDLE}))
@@ -910,8 +907,11 @@ class RecoveryCore:
         self._out['expected_states'] = expected
         if state == State.NAVIGATING:
             self._nav_asked = True
-        elif state == State.IDLE:
-            self._idle_asked = True
+
+    def _withdraw_request(self):
+        """Drop the state request waiting for this step's Command."""
+        for key in ('request_state', 'reason', 'expected_states'):
+            self._out.pop(key, None)
 
     def _next_tag(self, kind):
         """A new tag for the goal this node sends now."""
@@ -931,9 +931,7 @@ class RecoveryCore:
         if self._out.pop('resend_saved_goal', None):
             self._resent = False
             self._out.pop('goal_tag', None)
-            self._out.pop('request_state', None)
-            self._out.pop('reason', None)
-            self._out.pop('expected_states', None)
+            self._withdraw_request()
         self._retry_at = None
         self._drop_pending_look()
         if self._goal_in_flight() or self._resent:
