@@ -560,7 +560,7 @@ def test_an_unconfirmed_fix_times_out_back_to_lost():
 
 def test_a_client_refuting_the_localization_calls_global_localization():
     # The tag check asks for LOST while localized: amcl's cloud sits tight at the wrong place.
-    service = localized_service(global_localization_holdoff=20.0)
+    service = localized_service(global_localization_holdoff=20.0, refuted_needs_fix=False)
     accepted, _, actions = service.request(State.LOST, 'tag 3 should be in view', 1.0)
     assert accepted and service.state == State.LOST
     assert actions.global_localization and actions.reset_detector
@@ -575,6 +575,63 @@ def test_a_client_refuting_the_localization_calls_global_localization():
     for i in range(service.config.localized_after):
         service.on_pose(HOME, TIGHT, 17.0 + i)
     assert service.request(State.LOST, 'refuted again', 30.0)[2].global_localization
+
+
+def test_a_refuted_estimate_ends_lost_only_through_a_pose_fix():
+    # The recovery node doubts a localization on amcl's word (move_base aborted the goal it
+    # resumed): amcl converging tight again does not end that LOST, a tag's fix does.
+    service = localized_service(localized_after=3)
+    assert service.config.refuted_needs_fix        # the default
+    assert service.request(State.LOST, 'the resumed goal was aborted', 1.0,
+                           expected={State.NAVIGATING, State.IDLE})[0]
+    localize(service, 2.0, count=10)
+    assert service.state == State.LOST
+    service.on_initialpose(20.0)
+    assert service.state == State.LOCALIZING
+    for i in range(3):
+        service.on_pose(HOME, TIGHT, 21.0 + i)
+    assert service.state == State.IDLE
+    # Localized again: a later tier 2 on the ground may end on amcl's poses alone.
+    service.on_detector_status('lost', 50.0)
+    assert service.state == State.LOST
+    localize(service, 51.0)
+    assert service.state == State.IDLE
+
+
+def test_a_refuted_episode_needs_its_fix_through_an_unconfirmed_fix_and_a_lift():
+    service = localized_service(localized_after=3, localizing_timeout=5.0)
+    service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    service.on_initialpose(2.0)                     # a fix that is not confirmed ...
+    service.on_detector_status('lost', 2.5)
+    service.tick(8.0)
+    assert service.state == State.LOST              # ... times out back to LOST
+    lift_and_put_down(service, 10.0)               # and a kidnap on top: still refuted
+    localize(service, 30.0, count=10)
+    assert service.state == State.LOST
+    service.on_initialpose(45.0)
+    localize(service, 46.0)
+    assert service.state == State.IDLE
+
+
+@pytest.mark.parametrize('end', ['dock', 'reset'])
+def test_docking_or_a_reset_ends_a_refuted_episode(end):
+    service = localized_service(localized_after=3)
+    service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    if end == 'dock':
+        service.on_dock(True, 2.0)
+    else:
+        service.reset(2.0)
+    assert service.state == State.IDLE
+    service.on_detector_status('lost', 10.0)
+    localize(service, 11.0)
+    assert service.state == State.IDLE
+
+
+def test_without_refuted_needs_fix_amcl_alone_ends_a_refuted_lost():
+    service = localized_service(localized_after=3, refuted_needs_fix=False)
+    service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    localize(service, 2.0)
+    assert service.state == State.IDLE
 
 
 def test_other_requests_call_no_global_localization():

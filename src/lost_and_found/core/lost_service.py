@@ -38,9 +38,12 @@ Rules:
   the robot got lost: a cloud that stayed tight through a kidnap proves nothing. With
   ``kidnap_needs_fix``, tight poses do not end a LOST that began with a kidnap at all: only a
   pose fix (LOCALIZING) does, since amcl can converge tight at a place that looks like the
-  right one. With ``localized_max_p_lost`` below 1, a tight pose also needs the detector's
-  latest P(lost) (``lost_detector/p_lost``, since its last reset) at most that value, and a
-  higher one restarts the count. The detector judges a pose after amcl published it, so the
+  right one. With ``refuted_needs_fix`` (on by default) the same holds for a LOST that a client
+  asked for while the robot was localized (the estimate was refuted: amcl's own convergence
+  was wrong at least once in this episode), until the robot is localized again. With
+  ``localized_max_p_lost`` below 1, a tight pose also needs the detector's latest P(lost)
+  (``lost_detector/p_lost``, since its last reset) at most that value, and a higher one
+  restarts the count. The detector judges a pose after amcl published it, so the
   P(lost) a pose is checked against is usually that of the pose before.
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
@@ -52,8 +55,10 @@ Rules:
   A request may name the states it was decided in (``expected``); when the state has moved on
   to another since, it is refused (a stale IDLE for a finished goal must not end LOST).
   A client asking for LOST while the robot is localized says the estimate is wrong
-  (fiducial_localizer's tag check refuted it): global localization is called as for a tier-2
-  transition, since amcl's cloud, tight at the wrong place, would otherwise stay there.
+  (fiducial_localizer's tag check refuted it, or the recovery node doubts it after move_base
+  aborted the goal it resumed): global localization is called as for a tier-2 transition,
+  since amcl's cloud, tight at the wrong place, would otherwise stay there; with
+  ``refuted_needs_fix`` that LOST then ends only through a pose fix.
 """
 import dataclasses
 import logging
@@ -119,6 +124,9 @@ class LostServiceConfig:
             put-down still makes it a kidnap.
         kidnap_needs_fix: after a kidnap, leave LOST only through a pose fix (a fiducial, a
             person's initialpose, docking), never on tight amcl poses alone.
+        refuted_needs_fix: after a client asked for LOST while the robot was localized (its
+            estimate refuted), leave that LOST only through a pose fix, never on tight amcl
+            poses alone, until the robot is localized again.
         localized_max_p_lost: a tight pose counts towards ``localized_after`` only while the
             lost detector's latest reading had P(lost) at most this (``lost_detector/p_lost``),
             and a reading above it restarts the count; 1 disables the check.
@@ -139,6 +147,7 @@ class LostServiceConfig:
     localizing_timeout: float = 20.0
     kidnap_grace: float = 0.5
     kidnap_needs_fix: bool = False
+    refuted_needs_fix: bool = True
     localized_max_p_lost: float = 1.0
 
     def validate(self):
@@ -232,6 +241,7 @@ class LostService:
         self._last_nomotion = None
         self._lift_kidnapped = False    # kidnapped rose during the current / last lift
         self._kidnap_episode = False    # the robot has not been localized since a kidnap
+        self._refuted_episode = False   # ... since a client refuted its estimate
         self._short_put_down = None     # time of the last put-down after a short lift
         self._reseed_at = None          # time of the last put-down re-seed
         self._reseed_sent = None        # time of the last re-seed of any kind
@@ -255,6 +265,7 @@ class LostService:
             if target in LOCALIZED:
                 self._global_armed = True
                 self._kidnap_episode = False
+                self._refuted_episode = False
             if target == State.LOST and before in LOCALIZED:
                 self._seen_doubt = False
             if target == State.LOCALIZING:
@@ -465,15 +476,23 @@ class LostService:
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0
-            needs_fix = self.state == State.LOST and self.config.kidnap_needs_fix and \
-                self._kidnap_episode
+            needs_fix = self._fix_needed_for() if self.state == State.LOST else None
             if self._tight_streak >= self.config.localized_after and not needs_fix:
                 self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
                              'localized' % self._tight_streak)
             elif self._tight_streak == self.config.localized_after:
-                _log.info('%d tight poses in a row, but after a kidnap only a pose fix ends '
-                          'LOST (kidnap_needs_fix)', self._tight_streak)
+                _log.info('%d tight poses in a row, but only a pose fix ends this LOST (%s)',
+                          self._tight_streak, needs_fix)
         return Actions()
+
+    def _fix_needed_for(self):
+        """Why only a pose fix may end the current LOST (the setting's name and its case), or
+        None when tight amcl poses may."""
+        if self.config.refuted_needs_fix and self._refuted_episode:
+            return 'refuted_needs_fix: the estimate was refuted in this episode'
+        if self.config.kidnap_needs_fix and self._kidnap_episode:
+            return 'kidnap_needs_fix: the episode began with a kidnap'
+        return None
 
     def on_initialpose(self, t):
         """An /initialpose from someone else: a fiducial fix or a person.
@@ -532,6 +551,10 @@ class LostService:
         refuted = target == State.LOST and self.state in LOCALIZED
         self._change(target, 'requested: %s' % (reason or 'no reason given'))
         if refuted:
+            self._refuted_episode = True
+            if self.config.refuted_needs_fix:
+                _log.info('the estimate was refuted: only a pose fix ends this LOST '
+                          '(refuted_needs_fix)')
             self._maybe_global_localization(t, actions)
         return True, '', actions
 
