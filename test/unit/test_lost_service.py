@@ -582,8 +582,9 @@ def test_a_refuted_estimate_ends_lost_only_through_a_pose_fix():
     # resumed): amcl converging tight again does not end that LOST, a tag's fix does.
     service = localized_service(localized_after=3)
     assert service.config.refuted_needs_fix        # the default
-    assert service.request(State.LOST, 'the resumed goal was aborted', 1.0,
-                           expected={State.NAVIGATING, State.IDLE})[0]
+    accepted, _, actions = service.request(State.LOST, 'the resumed goal was aborted', 1.0,
+                                           expected={State.NAVIGATING, State.IDLE})
+    assert accepted and actions.global_localization
     localize(service, 2.0, count=10)
     assert service.state == State.LOST
     service.on_initialpose(20.0)
@@ -598,14 +599,29 @@ def test_a_refuted_estimate_ends_lost_only_through_a_pose_fix():
     assert service.state == State.IDLE
 
 
-def test_a_refuted_episode_needs_its_fix_through_an_unconfirmed_fix_and_a_lift():
+def refuted_service():
+    """Localized at HOME, then refuted by the tag check (LOST requested while IDLE)."""
     service = localized_service(localized_after=3, localizing_timeout=5.0)
-    service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    assert service.request(State.LOST, 'tag 3 should be in view', 1.0,
+                           expected={State.IDLE, State.NAVIGATING})[0]
+    return service
+
+
+def test_a_refuted_episode_needs_its_fix_after_an_unconfirmed_one():
+    service = refuted_service()
     service.on_initialpose(2.0)                     # a fix that is not confirmed ...
-    service.on_detector_status('lost', 2.5)
+    service.tick(3.0)
     service.tick(8.0)
     assert service.state == State.LOST              # ... times out back to LOST
-    lift_and_put_down(service, 10.0)               # and a kidnap on top: still refuted
+    localize(service, 10.0, count=10)
+    assert service.state == State.LOST
+
+
+@pytest.mark.parametrize('held', [1.0, 3.0])        # a short lift, a kidnap
+def test_a_refuted_episode_needs_its_fix_after_a_lift(held):
+    service = refuted_service()
+    lift_and_put_down(service, held, t0=5.0)
+    assert service.state == State.LOST
     localize(service, 30.0, count=10)
     assert service.state == State.LOST
     service.on_initialpose(45.0)
@@ -613,14 +629,64 @@ def test_a_refuted_episode_needs_its_fix_through_an_unconfirmed_fix_and_a_lift()
     assert service.state == State.IDLE
 
 
-@pytest.mark.parametrize('end', ['dock', 'reset'])
-def test_docking_or_a_reset_ends_a_refuted_episode(end):
+def test_a_refuted_episode_needs_its_fix_through_need_help():
+    service = refuted_service()
+    assert service.request(State.NEED_HELP, 'search budget spent', 5.0)[0]
+    lift_and_put_down(service, 3.0, t0=10.0)        # someone carries it off: LOST again
+    assert service.state == State.LOST
+    localize(service, 30.0, count=10)
+    assert service.state == State.LOST
+
+
+def test_a_refutation_that_arrives_after_tier_2_still_needs_a_fix():
+    # The wrong estimate tripped the detector and made move_base abort: the doubt, decided
+    # while NAVIGATING, reaches lost_service after tier 2 made the state LOST.
     service = localized_service(localized_after=3)
-    service.request(State.LOST, 'tag 3 should be in view', 1.0)
+    service.request(State.NAVIGATING, 'goal', 0.5)
+    service.on_detector_status('lost', 1.0)
+    assert service.state == State.LOST
+    accepted, _, actions = service.request(State.LOST, 'the resumed goal was aborted', 1.2,
+                                           expected={State.NAVIGATING, State.IDLE})
+    assert accepted and not actions.global_localization     # called at tier 2 already
+    localize(service, 2.0, count=10)
+    assert service.state == State.LOST
+
+
+@pytest.mark.parametrize('expected', [None, {State.LOST}])
+def test_a_request_for_lost_while_lost_is_no_refutation(expected):
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    assert service.request(State.LOST, 'lost again', 1.2, expected=expected)[0]
+    localize(service, 2.0)
+    assert service.state == State.IDLE
+
+
+def test_a_refused_request_for_lost_is_no_refutation():
+    service = localized_service(localized_after=3)
+    service.on_detector_status('lost', 1.0)
+    service.on_initialpose(2.0)                     # LOCALIZING: the tag check's LOST is stale
+    assert not service.request(State.LOST, 'tag 3 should be in view', 2.5,
+                               expected={State.IDLE, State.NAVIGATING})[0]
+    service.tick(30.0)                              # the fix times out: LOST by tier 2's rules
+    assert service.state == State.LOST
+    localize(service, 31.0)
+    assert service.state == State.IDLE
+
+
+@pytest.mark.parametrize('end', ['dock', 'reset', 'reset in the air'])
+def test_docking_or_a_reset_ends_a_refuted_episode(end):
+    service = refuted_service()
     if end == 'dock':
         service.on_dock(True, 2.0)
-    else:
+    elif end == 'reset':
         service.reset(2.0)
+    else:
+        service.on_picked_up(True, 2.0)
+        service.reset(2.5)
+        service.on_picked_up(False, 3.0)            # short lift: back to LOST
+        assert service.state == State.LOST
+        localize(service, 4.0)
+        assert service.state == State.IDLE
     assert service.state == State.IDLE
     service.on_detector_status('lost', 10.0)
     localize(service, 11.0)

@@ -549,12 +549,17 @@ class LostService:
             return False, error, actions
         self._now = t
         refuted = target == State.LOST and self.state in LOCALIZED
+        # Decided while localized, it arrives after the detector's tier 2 made the state LOST
+        # (a wrong estimate trips both): a no-op for the state, a refutation all the same.
+        late = target == State.LOST == self.state and bool(expected) and \
+            set(expected) <= set(LOCALIZED)
         self._change(target, 'requested: %s' % (reason or 'no reason given'))
-        if refuted:
+        if (refuted or late) and not self._refuted_episode:
             self._refuted_episode = True
             if self.config.refuted_needs_fix:
-                _log.info('the estimate was refuted: only a pose fix ends this LOST '
-                          '(refuted_needs_fix)')
+                _log.info('the estimate was refuted (%s): only a pose fix ends this LOST '
+                          '(refuted_needs_fix)', reason or 'no reason given')
+        if refuted:
             self._maybe_global_localization(t, actions)
         return True, '', actions
 
@@ -564,6 +569,7 @@ class LostService:
         self.kidnapped = False
         self._global_armed = True
         self._last_global_call = None
+        self._kidnap_episode = self._refuted_episode = False    # also when in the air
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'reset')
         return actions

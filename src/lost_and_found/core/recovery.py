@@ -30,9 +30,9 @@ An episode starts when the state becomes LOST::
        and IDLE is requested, since nothing drives it any more. When the localizer alone
        ended LOST (LOST -> IDLE: no tag fix, no person's pose, not docked, and no pose fix
        since), an abort is taken as a sign that the estimate is
-       wrong: the node asks for LOST again (lost_service then calls global localization)
-       and a new episode searches, the goal still saved; at most ``max_doubts`` times per
-       saved goal)
+       wrong: the node asks for LOST again (lost_service then calls global localization
+       and, with its ``refuted_needs_fix``, ends that LOST only on a pose fix) and a new
+       episode searches, the goal still saved; at most ``max_doubts`` times per saved goal)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
 Every state request names the state(s) it holds in (ChangeState's ``expected``), so that
@@ -123,7 +123,8 @@ class RecoveryConfig:
     Attributes:
         strategy: search after the first spin: ``'spiral'`` (move_base legs) or ``'reactive'``
             (wander steered by the laser alone); ``'none'`` neither spins nor searches: the
-            robot stands still until the localizer alone finds it (the goal is still kept,
+            robot stands still until the localizer alone finds it (or a tag in view, where
+            lost_service asks for a pose fix; the goal is still kept,
             resumed, and help asked for after ``max_search_time``), the baseline the
             benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
@@ -154,8 +155,10 @@ class RecoveryConfig:
             pose fix on ``initialpose`` since), makes the node ask for LOST instead of sending
             the goal again: a plan that fails right after such a localization most often means
             the estimate is at a wrong place; lost_service answers a LOST request while
-            localized with global localization, and a new episode searches. 0: never (every
-            abort is retried as ``resume_retries`` says).
+            localized with global localization (and, with its ``refuted_needs_fix``, ends
+            that LOST only on a pose fix: without tags, NEED_HELP after the search), and a
+            new episode searches. 0: never (every abort is retried as ``resume_retries``
+            says).
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
