@@ -612,6 +612,26 @@ def test_max_search_time_asks_for_help_stops_and_keeps_the_goal():
     assert resume.resend_saved_goal and resume.request_state == State.NAVIGATING
 
 
+@pytest.mark.parametrize('back_from', [State.LOCALIZING, State.FLYING])
+def test_an_unconfirmed_fix_does_not_restart_the_search_budget(back_from):
+    # A tag's fix that the localizer never confirms sends the robot back to LOST: the same
+    # episode, whose budget runs on. A lift (a kidnap, a new place) starts a new one.
+    core = make_core(max_search_time=30.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    lost_at = runner.t
+    runner.run(20.0)
+    core.on_state(back_from, runner.t)
+    runner.run(5.0)
+    core.on_state(State.LOST, runner.t)
+    back_at = runner.t
+    runner.until(lambda c: c.request_state == State.NEED_HELP)
+    if back_from == State.LOCALIZING:
+        assert runner.t - lost_at == pytest.approx(30.0, abs=DT + 1e-9)
+    else:
+        assert runner.t - back_at == pytest.approx(30.0, abs=DT + 1e-9)
+
+
 def test_give_up_cancels_a_leg_in_flight():
     core = make_core(max_search_time=8.0)
     runner = Runner(core)

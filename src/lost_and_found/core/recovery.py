@@ -138,7 +138,8 @@ class RecoveryConfig:
             the centre) with ``spiral_anchor: map``, where the estimate may have jumped.
         goal_timeout_per_metre: the leg timeout's allowance per metre (s/m); 0 gives every leg
             the same ``goal_timeout``.
-        max_search_time: budget (s) of one LOST episode before asking for help.
+        max_search_time: budget (s) of one LOST episode before asking for help; a fix that
+            is not confirmed (LOCALIZING -> LOST) does not restart it.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
@@ -522,7 +523,13 @@ class RecoveryCore:
         nav_asked = self._nav_asked
         self._nav_asked = self._idle_sent = False
         if state == State.LOST:
+            # A fix that was not confirmed (LOCALIZING -> LOST) does not end the episode: its
+            # budget runs on, or fixes that never confirm would keep the robot from asking
+            # for help.
+            start = self._episode_start if previous == State.LOCALIZING else None
             self._start_episode(t)
+            if start is not None and 0.0 <= t - start:
+                self._episode_start = start
             return
         if self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
