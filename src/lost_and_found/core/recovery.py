@@ -123,8 +123,9 @@ class RecoveryConfig:
     Attributes:
         strategy: search after the first spin: ``'spiral'`` (move_base legs) or ``'reactive'``
             (wander steered by the laser alone); ``'none'`` neither spins nor searches: the
-            robot stands still until the localizer alone finds it (or a tag in view, where
-            lost_service asks for a pose fix; the goal is still kept,
+            robot stands still until the localizer alone finds it (or a tag in view; only a
+            tag after a refuted localization, see lost_service's ``refuted_needs_fix``; the
+            goal is still kept,
             resumed, and help asked for after ``max_search_time``), the baseline the
             benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
