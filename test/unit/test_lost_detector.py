@@ -647,3 +647,50 @@ def test_node_reset_publishes_normal(node):
     assert node._status_pub.sent[-1] == 'normal'
     node.on_pose(pose_msg(huge, 4.0))
     assert node._status_pub.sent[-1] == 'normal'  # gated again by queue_min
+
+
+# ----------------------------------------------------------------------------- fit watch
+
+def _shipped():
+    from lost_and_found.bench import calibration, detectors
+    return detectors.load_detector_config(calibration.TARGET_PATH)
+
+
+def test_the_fit_watch_tells_once_when_a_wide_cloud_meets_an_agreeing_scan():
+    from lost_and_found.core.lost_detector import CovarianceFitWatch
+    watch = CovarianceFitWatch(_shipped(), window=20)
+    said = [watch.add((0.6, 0.2), 0.02) for _ in range(19)]
+    assert said == [None] * 19                       # not before the window is full
+    message = watch.add((0.6, 0.2), 0.02)
+    assert 'tools/adapt_detector.py' in message and 'median sigma_xy 0.60 m' in message
+    assert '20 of the last 20' in message
+    assert watch.add((0.6, 0.2), 0.02) is None and watch.told
+
+
+def test_the_fit_watch_stays_quiet_for_a_fitting_cloud_a_disagreeing_scan_or_no_scan():
+    from lost_and_found.core.lost_detector import CovarianceFitWatch
+    config = _shipped()
+    tight = CovarianceFitWatch(config, window=20)
+    assert all(tight.add((0.1, 0.04), 0.02) is None for _ in range(100))
+    # A wide cloud whose scan misses the map is lost, not a misfit.
+    lost = CovarianceFitWatch(config, window=20)
+    assert all(lost.add((0.6, 0.2), 0.8) is None for _ in range(100))
+    blind = CovarianceFitWatch(config, window=20)
+    assert all(blind.add((0.6, 0.2), None) is None for _ in range(100))
+    # Below the share: 15 of 20 wide (75 %) against 80 %.
+    mixed = CovarianceFitWatch(config, window=20, share=0.8)
+    readings = ([(0.6, 0.2)] * 3 + [(0.1, 0.04)]) * 50
+    assert all(mixed.add(f, 0.02) is None for f in readings)
+
+
+@settings(max_examples=200)
+@given(st.floats(0.0, 5.0), st.floats(0.0, 3.0), st.floats(0.0, 1.0))
+def test_the_fit_watch_classifies_as_the_detectors_classifier(sigma_xy, sigma_theta, miss):
+    from lost_and_found.core.lost_detector import CovarianceFitWatch, build_classifier
+    config = _shipped()
+    watch = CovarianceFitWatch(config)
+    covariance = build_classifier(config).predict_proba([[sigma_xy, sigma_theta]])[0, 1]
+    scan = build_classifier(config, True, covariance=False).predict_proba([[miss]])[0, 1]
+    assert watch._p_lost(watch._covariance, (sigma_xy, sigma_theta)) == \
+        pytest.approx(covariance, abs=1e-9)
+    assert watch._p_lost(watch._scan_only, (miss,)) == pytest.approx(scan, abs=1e-9)

@@ -184,3 +184,21 @@ def test_open_beams_on_a_nan_laser_warn_once(monkeypatch):
     # Without open beams there is nothing to warn about.
     off = LostDetectorNode(LostDetector(LostDetectorConfig()), LostDetectorConfig())
     assert off._no_return is None
+
+
+def test_a_wide_cloud_on_an_agreeing_scan_gets_one_warning_naming_the_tool(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
+    from lost_and_found.core.lost_detector import CovarianceFitWatch
+    monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
+    config = LostDetectorConfig()
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n.on_map(wall_map())
+    for i in range(12):
+        stamp = 1.0 + 0.5 * i
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH, sigma_xy=2.0, sigma_yaw=1.0))
+    advice = [w for w in warnings if 'adapt_detector' in w]
+    assert len(advice) == 1 and 'wider than this YAML' in advice[0]

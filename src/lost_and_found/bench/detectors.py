@@ -283,12 +283,25 @@ def load_detector_config(path):
     """
     try:
         with open(path) as stream:
-            params = yaml.safe_load(stream) or {}
+            text = stream.read()
+    except OSError as error:
+        raise ValueError('%s: %s' % (path, error)) from None
+    return config_from_text(text, path)
+
+
+def config_from_text(text, name):
+    """A validated LostDetectorConfig from the text of a lost_detector YAML called ``name``.
+
+    Raises:
+        ValueError: naming ``name`` when the text is not YAML or holds bad values.
+    """
+    try:
+        params = yaml.safe_load(text) or {}
         config = config_from_params(LostDetectorConfig, params)
-    except (OSError, yaml.YAMLError) as error:
-        raise ValueError('%s: %s' % (path, error)) from None
+    except yaml.YAMLError as error:
+        raise ValueError('%s: %s' % (name, error)) from None
     except ValueError as error:
-        raise ValueError('%s: %s' % (path, error)) from None
+        raise ValueError('%s: %s' % (name, error)) from None
     return config
 
 

@@ -527,6 +527,80 @@ class LostDetector:
         self._held = 0
 
 
+class CovarianceFitWatch:
+    """Notices a localizer whose cloud is wider than the YAML's normal class expects.
+
+    The shipped YAML's covariance model is the simulated amcl's; another localizer can be right
+    with a cloud several times wider, and the covariance features then read every reading as
+    lost. The scan feature tells the two apart: over the latest ``window`` readings whose scan
+    agrees with the map (the scan alone gives P(lost) below one half), if at least ``share`` of
+    them are lost on the covariance alone, :meth:`add` returns a message once, naming the
+    median sigma_xy against the normal class's mean and the tool that adapts the YAML
+    (tools/adapt_detector.py). Never more than once per watch: it is advice, not an alarm.
+
+    Args:
+        config: the detector's :class:`LostDetectorConfig`.
+        window: readings with an agreeing scan the verdict is taken over (>= 1; default
+            :attr:`WINDOW`, a few minutes of driving).
+        share: the share of them lost on the covariance alone that is a misfit, in (0, 1]
+            (default :attr:`SHARE`).
+    """
+
+    WINDOW = 100
+    SHARE = 0.8
+
+    def __init__(self, config, window=None, share=None):
+        """Keep the classes' parameters and start empty."""
+        self._config = config
+        mu = np.asarray(config.slice_mu, dtype=float).reshape(2, 2)
+        sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
+        self._covariance = (mu, sigma)
+        self._scan_only = (np.asarray(config.scan_miss_mu, dtype=float).reshape(2, 1),
+                           np.asarray(config.scan_miss_sigma, dtype=float).reshape(2, 1))
+        self._recent = deque(maxlen=self.WINDOW if window is None else window)
+        self._share = self.SHARE if share is None else share
+        self.told = False
+
+    def _p_lost(self, classes, values):
+        """P(lost | values) of a Gaussian Naive Bayes model with the YAML's prior, as
+        :func:`build_classifier`'s would give, without scikit-learn's per-call cost (this runs
+        on every reading beside the detector's own)."""
+        mu, sigma = classes
+        x = np.asarray(values, dtype=float)
+        prior = np.array([self._config.tier0_normal_prior,
+                          1.0 - self._config.tier0_normal_prior])
+        log = np.log(prior) - np.sum(np.log(sigma) + 0.5 * ((x - mu) / sigma) ** 2, axis=1)
+        return float(1.0 / (1.0 + math.exp(min(log[0] - log[1], 700.0))))
+
+    def add(self, features, miss):
+        """Take one reading; return the message the first time the misfit shows, else None.
+
+        Args:
+            features: (sigma_xy, sigma_theta), finite and >= 0.
+            miss: the scan miss fraction in [0, 1], or None (the reading is not used).
+        """
+        if self.told or miss is None:
+            return None
+        values = check_features(tuple(features[:2]) + (miss,))
+        if self._p_lost(self._scan_only, values[2:]) >= 0.5:
+            return None
+        lost = self._p_lost(self._covariance, values[:2]) > self._config.prob_thresh
+        self._recent.append((lost, values[0]))
+        if len(self._recent) < self._recent.maxlen or \
+                sum(1 for lost, _ in self._recent if lost) < self._share * len(self._recent):
+            return None
+        self.told = True
+        median = float(np.median([sigma for _, sigma in self._recent]))
+        return ('the localizer\'s cloud is wider than this YAML\'s normal class expects while '
+                'the scan agrees with the map: %d of the last %d readings with an agreeing scan '
+                'are lost on the covariance alone (median sigma_xy %.2f m, the normal class '
+                '%.2f m), so the detector will read lost while the robot is localized. Adapt '
+                'the YAML to this localizer from a bag of localized driving: '
+                'tools/adapt_detector.py (README, lost_detector)' % (
+                    sum(1 for lost, _ in self._recent if lost), len(self._recent), median,
+                    self._config.slice_mu[0]))
+
+
 def stamp_order(last_stamp, stamp):
     """How a message stamp relates to the last accepted one.
 

@@ -11,7 +11,8 @@ from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
 from lost_and_found.core.lost_detector import (
-    CovarianceError, LostDetector, LostDetectorConfig, Tier, covariance_features, stamp_order)
+    CovarianceError, CovarianceFitWatch, LostDetector, LostDetectorConfig, Tier,
+    covariance_features, stamp_order)
 from lost_and_found.core.scan_agreement import NoReturnWatch, ScanChecker
 from lost_and_found.nodes.conversions import (
     distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
@@ -79,6 +80,8 @@ class LostDetectorNode:
         self._no_return = NoReturnWatch(NAN_DRIVER_SCANS) \
             if self._checker is not None and self._checker.open_beams else None
         self._mounts = LaserMounts(config.base_frame, None, 'for the scan check')
+        # Tells once when amcl's cloud is wider than the YAML expects while the scan agrees.
+        self._fit_watch = CovarianceFitWatch(config) if self._checker is not None else None
         self._tf_buffer = None
         self._tf_listener = None
         self._scan_reason = None          # the kind of reason of the last reading ('' = ok)
@@ -164,6 +167,10 @@ class LostDetectorNode:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
         self._status_pub.publish(String(data=tier.status))
+        if self._fit_watch is not None:
+            advice = self._fit_watch.add(features, miss)
+            if advice:
+                rospy.logwarn('%s: %s', rospy.get_name(), advice)
         if self._detector.p_lost is not None:
             self._p_lost_pub.publish(Float64(data=self._detector.p_lost))
         if tier != before:

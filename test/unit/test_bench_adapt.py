@@ -1,0 +1,195 @@
+"""Unit tests of lost_and_found.bench.adapt and tools/adapt_detector.py: the covariance classes
+of the detector YAML scaled to a robot's own localizer."""
+import json
+import os
+
+import numpy as np
+import pytest
+import yaml
+
+from lost_and_found.bench import adapt, calibration, detectors
+from lost_and_found.core.lost_detector import build_classifier
+from tool_loader import load_tool
+
+SHIPPED = detectors.load_detector_config(calibration.TARGET_PATH)
+
+
+def _readings(sigma_xy, sigma_theta, t0=0.0, dt=0.5):
+    """Readings with these standard deviations (x along the major axis, y smaller)."""
+    return [(t0 + i * dt, sx * sx, (0.5 * sx) ** 2, 0.0, st * st)
+            for i, (sx, st) in enumerate(zip(sigma_xy, sigma_theta))]
+
+
+def test_the_factors_are_the_medians_over_the_normal_class_means():
+    rng = np.random.default_rng(1)
+    sx = np.abs(rng.normal(0.6, 0.1, 301))
+    st = np.abs(rng.normal(0.2, 0.05, 301))
+    features, refused = adapt.features_of(_readings(sx, st))
+    assert refused == {}
+    factors, medians = adapt.scale_factors(features, SHIPPED)
+    assert medians == pytest.approx((np.median(sx), np.median(st)))
+    assert factors == pytest.approx((np.median(sx) / SHIPPED.slice_mu[0],
+                                     np.median(st) / SHIPPED.slice_mu[1]))
+
+
+def test_a_lost_stretch_does_not_move_the_median_far():
+    # 300 localized readings at 0.5 m, then 100 of a localizer that lost track at 3 m: the
+    # factor follows the localized readings (the mean would be 1.1 m).
+    sx = [0.5] * 300 + [3.0] * 100
+    features, _ = adapt.features_of(_readings(sx, [0.1] * 400))
+    _, medians = adapt.scale_factors(features, SHIPPED)
+    assert medians[0] == pytest.approx(0.5)
+
+
+def test_too_few_readings_and_no_covariance_are_refused():
+    features, _ = adapt.features_of(_readings([0.5] * (adapt.MIN_READINGS - 1),
+                                              [0.1] * (adapt.MIN_READINGS - 1)))
+    with pytest.raises(adapt.AdaptError, match='need at least %d' % adapt.MIN_READINGS):
+        adapt.scale_factors(features, SHIPPED)
+    features, _ = adapt.features_of(_readings([0.0] * 200, [0.1] * 200))
+    with pytest.raises(adapt.AdaptError, match='median sigma_xy'):
+        adapt.scale_factors(features, SHIPPED)
+
+
+def test_readings_the_node_would_refuse_are_counted_not_used():
+    readings = _readings([0.5] * 3, [0.1] * 3)
+    readings[1] = (1.0, float('nan'), 0.1, 0.0, 0.01)
+    readings[2] = (2.0, 0.1, 0.1, 0.0, -0.01)
+    features, refused = adapt.features_of(readings)
+    assert features.shape == (1, 2)
+    assert refused == {'not_finite': 1, 'negative_variance': 1}
+
+
+def test_the_settle_skips_the_first_seconds():
+    readings = _readings([0.5] * 100, [0.1] * 100, t0=10.0, dt=1.0)
+    kept = adapt.after_settle(readings, 30.0)
+    assert kept[0][0] == 40.0 and len(kept) == 70
+    assert adapt.after_settle([], 30.0) == []
+    with pytest.raises(adapt.AdaptError, match='settle'):
+        adapt.after_settle(readings, -1.0)
+
+
+def _source_text():
+    with open(calibration.TARGET_PATH) as stream:
+        return stream.read()
+
+
+def test_the_adapted_classifier_is_the_source_on_features_divided_by_the_factors():
+    factors = (5.0, 3.0)
+    text = adapt.render(_source_text(), SHIPPED, factors, ['a header'])
+    adapted = detectors.config_from_text(text, 'adapted')
+    rng = np.random.default_rng(2)
+    features = np.column_stack([rng.uniform(0.01, 3.0, 500), rng.uniform(0.005, 1.0, 500)])
+    p_adapted = build_classifier(adapted).predict_proba(features)[:, 1]
+    p_source = build_classifier(SHIPPED).predict_proba(features / np.array(factors))[:, 1]
+    # The YAML keeps 4 significant digits of every scaled number.
+    assert np.allclose(p_adapted, p_source, atol=2e-3)
+    # Nothing else changed.
+    for field in ('prob_thresh', 'tier0_normal_prior', 'scan_miss_mu', 'scan_miss_sigma',
+                  'window_meta_tier2_lost', 'settle_readings', 'open_beams', 'short_weight'):
+        assert getattr(adapted, field) == getattr(SHIPPED, field)
+    assert adapted.slice_mu != SHIPPED.slice_mu
+
+
+def test_render_puts_the_header_on_top_and_keeps_every_other_line():
+    source = _source_text()
+    text = adapt.render(source, SHIPPED, (2.0, 2.0), ['first paragraph', 'second ' * 30])
+    lines = text.splitlines()
+    assert lines[0] == '# first paragraph'
+    assert all(len(line) <= 100 for line in lines[:6])
+    body = text[text.index('\n#\n') + 3:]
+    changed = [(a, b) for a, b in zip(source.splitlines(), body.splitlines()) if a != b]
+    assert len(body.splitlines()) == len(source.splitlines())
+    assert [a.split(':')[0].strip() for a, _ in changed] == ['slice_mu', 'slice_sigma']
+    assert yaml.safe_load(text) is not None
+
+
+def test_render_refuses_a_yaml_without_the_one_line_lists():
+    source = _source_text()
+    no_mu = '\n'.join(line for line in source.splitlines()
+                      if not line.strip().startswith('slice_mu:'))
+    with pytest.raises(adapt.AdaptError, match='slice_mu exactly once'):
+        adapt.render(no_mu, SHIPPED, (2.0, 2.0), [])
+    twice = source + '\nother:\n  slice_sigma: [1, 2, 3, 4]\n'
+    with pytest.raises(adapt.AdaptError, match='slice_sigma exactly once'):
+        adapt.render(twice, SHIPPED, (2.0, 2.0), [])
+
+
+def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0):
+    import rosbag
+    import rospy
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    with rosbag.Bag(path, 'w') as bag:
+        for i, sigma in enumerate(sigmas):
+            msg = PoseWithCovarianceStamped()
+            msg.header.stamp = rospy.Time.from_sec(t0 + 0.5 * i)
+            cov = [0.0] * 36
+            cov[0], cov[7], cov[35] = sigma ** 2, (0.5 * sigma) ** 2, (sigma / 4) ** 2
+            msg.pose.covariance = cov
+            bag.write(topic, msg, msg.header.stamp)
+
+
+def test_a_bag_gives_its_amcl_readings_and_names_what_is_wrong(tmp_path):
+    path = str(tmp_path / 'loc.bag')
+    _write_bag(path, [0.4, 0.5, 0.6])
+    readings = adapt.readings_from_bag(path)
+    assert [r[0] for r in readings] == pytest.approx([100.0, 100.5, 101.0])
+    assert readings[1][1] == pytest.approx(0.25)
+    with pytest.raises(adapt.AdaptError, match=r'no topic /pose \(it has /amcl_pose\)'):
+        adapt.readings_from_bag(path, '/pose')
+    import rosbag
+    from std_msgs.msg import String
+    other = str(tmp_path / 'other.bag')
+    with rosbag.Bag(other, 'w') as bag:
+        bag.write('/amcl_pose', String('x'))
+    with pytest.raises(adapt.AdaptError, match='std_msgs/String, not'):
+        adapt.readings_from_bag(other)
+    with pytest.raises(adapt.AdaptError, match='cannot read the bag'):
+        adapt.readings_from_bag(str(tmp_path / 'missing.bag'))
+
+
+def test_the_tool_writes_a_yaml_the_node_loads(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    bag = str(tmp_path / 'loc.bag')
+    _write_bag(bag, [0.6] * 20 + [0.5] * 200)   # the first 10 s: amcl converging
+    out = str(tmp_path / 'robot.yaml')
+    assert tool.main([bag, '--out', out, '--settle', '10', '--date', '2026-11-28']) == 0
+    printed = capsys.readouterr().out
+    assert '200 after the first 10 s' in printed
+    adapted = detectors.load_detector_config(out)
+    assert adapted.slice_mu[0] == pytest.approx(0.5, rel=1e-3)
+    assert adapted.slice_mu[1] == pytest.approx(0.125, rel=1e-3)
+    with open(out) as stream:
+        assert stream.readline().startswith('# lost_detector parameters ADAPTED')
+
+
+def test_the_tool_refuses_bad_input_with_a_message(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    bag = str(tmp_path / 'loc.bag')
+    _write_bag(bag, [0.5] * 50)
+    assert tool.main([bag, '--out', str(tmp_path / 'x.yaml')]) == 1
+    assert 'need at least' in capsys.readouterr().err
+    assert tool.main([bag, '--out', calibration.TARGET_PATH]) == 1
+    assert 'a shipped file' in capsys.readouterr().err
+    assert tool.main([bag, '--real-logs', str(tmp_path), '--log', 'intel',
+                      '--out', str(tmp_path / 'x.yaml')]) == 1
+    assert 'not both or neither' in capsys.readouterr().err
+    assert not os.path.exists(str(tmp_path / 'x.yaml'))
+
+
+def test_a_real_logs_run_gives_its_unmodified_replay(tmp_path):
+    fields = ['t', 'x', 'var_x', 'var_y', 'cov_xy', 'var_yaw']
+    rows = [[float(t), 0.0, 0.25, 0.01, 0.0, 0.04] for t in range(5, 20)]
+    streams = [{'log': 'intel', 'profile': 'stock', 'kind': 'unmodified', 'start': 10.0,
+                'fields': fields, 'readings': rows},
+               {'log': 'intel', 'profile': 'stock', 'kind': 'spliced', 'start': 10.0,
+                'fields': fields, 'readings': rows}]
+    with open(str(tmp_path / 'real_logs_stream.json'), 'w') as stream:
+        json.dump({'streams': streams}, stream)
+    readings = adapt.readings_from_real_logs(str(tmp_path), 'intel', 'stock')
+    assert [r[0] for r in readings] == [float(t) for t in range(10, 20)]
+    assert readings[0][1:] == (0.25, 0.01, 0.0, 0.04)
+    with pytest.raises(adapt.AdaptError, match="no unmodified replay of log 'aces'"):
+        adapt.readings_from_real_logs(str(tmp_path), 'aces', 'stock')
+    with pytest.raises(adapt.AdaptError, match='not a real-logs stream'):
+        adapt.readings_from_real_logs(str(tmp_path / 'nowhere'), 'intel', 'stock')

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Adapt the lost detector YAML to your robot's localizer from a bag of localized driving.
+
+The shipped YAML's covariance model is the simulator's amcl; if ``/lost_detector/status``
+reads ``lost`` on your robot while it is plainly localized, your amcl's cloud is wider than
+the simulated one. Record your robot driving about (localized, ten minutes or more, the places
+it works in), then::
+
+    rosbag record -O localized.bag /amcl_pose
+    /usr/bin/python3 tools/adapt_detector.py localized.bag --out ~/my_lost_detector.yaml
+    roslaunch lost_and_found lost_and_found.launch lost_detector_config:=$HOME/my_lost_detector.yaml
+
+It scales the covariance classes of ``--config`` (default: the shipped
+``config/lost_detector.yaml``) by the ratio of your amcl's median standard deviations to the
+simulated robot's (:mod:`lost_and_found.bench.adapt` says how, and what it assumes) and writes
+a YAML that says so in its header; nothing else changes. Or take the readings from a
+``bench real-logs`` run's unmodified replay (how bench/RESULTS.md evaluates it)::
+
+    /usr/bin/python3 tools/adapt_detector.py --real-logs build/bench/real_logs --log intel \\
+        --profile stock --out /tmp/intel_adapted.yaml
+
+Run with /usr/bin/python3 and the catkin devel space sourced (the package must be importable).
+"""
+import argparse
+import datetime
+import os
+import shlex
+import sys
+
+from lost_and_found.bench import adapt, calibration, detectors
+
+
+def parser():
+    """The command line."""
+    p = argparse.ArgumentParser(
+        description='Scale the lost detector YAML\'s covariance classes to your localizer, '
+        'from amcl poses recorded while the robot was localized.')
+    p.add_argument('bag', nargs='?', help='a bag with the robot\'s amcl poses')
+    p.add_argument('--topic', default=adapt.TOPIC,
+                   help='the amcl pose topic in the bag (default %s)' % adapt.TOPIC)
+    p.add_argument('--real-logs', metavar='REAL_LOGS_DIR',
+                   help='instead of a bag: the unmodified replay of a `bench real-logs` run')
+    p.add_argument('--log', help='with --real-logs: the log (intel, aces)')
+    p.add_argument('--profile', default='stock',
+                   help='with --real-logs: the localizer profile (default: stock)')
+    p.add_argument('--settle', type=float, default=adapt.SETTLE,
+                   help='seconds skipped at the start, amcl converging (default %g)'
+                   % adapt.SETTLE)
+    p.add_argument('--config', default=calibration.TARGET_PATH,
+                   help='the lost_detector YAML to adapt (default: the shipped %s)'
+                   % calibration.TARGET)
+    p.add_argument('--out', required=True, help='the YAML to write')
+    p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
+                   'UTC)')
+    return p
+
+
+def adapt_config(args, argv):
+    """Read, scale, write; return the lines printed."""
+    if bool(args.bag) == bool(args.real_logs):
+        raise adapt.AdaptError('give a BAG or --real-logs DIR --log NAME, not both or neither')
+    if args.real_logs and not args.log:
+        raise adapt.AdaptError('--real-logs needs --log NAME')
+    if os.path.realpath(args.out) in (os.path.realpath(calibration.TARGET_PATH),
+                                      os.path.realpath(calibration.OPEN_BEAMS_TARGET_PATH)):
+        raise adapt.AdaptError('--out %s: a shipped file; write your robot\'s YAML elsewhere'
+                               % args.out)
+    date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    config = detectors.load_detector_config(args.config)
+    shown = os.path.relpath(args.config, calibration.ROOT) if os.path.realpath(args.config) == \
+        os.path.realpath(calibration.TARGET_PATH) else args.config
+    with open(args.config) as stream:
+        source_text = stream.read()
+    if args.bag:
+        readings = adapt.readings_from_bag(args.bag, args.topic)
+        source = '%s (%s)' % (args.bag, args.topic)
+    else:
+        readings = adapt.readings_from_real_logs(args.real_logs, args.log, args.profile)
+        source = '%s: log %s, localizer profile %s, unmodified replay' % (
+            args.real_logs, args.log, args.profile)
+    used = adapt.after_settle(readings, args.settle)
+    features, refused = adapt.features_of(used)
+    factors, medians = adapt.scale_factors(features, config)
+    adapted_text = adapt.render(source_text, config, factors, [])
+    adapted = detectors.config_from_text(adapted_text, args.out)
+    shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
+    refused_text = ', '.join('%d %s' % (n, kind) for kind, n in sorted(refused.items()))
+    summary = [
+        'Readings: %d amcl poses from %s; %d after the first %g s, %d of them usable%s.' % (
+            len(readings), source, len(used), args.settle, len(features),
+            ' (refused: %s)' % refused_text if refused else ''),
+        'Median sigma_xy %.4g m, sigma_theta %.4g rad; the normal class of %s expects %.4g m '
+        'and %.4g rad: scale factors %.3g (xy) and %.3g (theta).' % (
+            medians[0], medians[1], shown, config.slice_mu[0], config.slice_mu[1],
+            factors[0], factors[1]),
+        'Readings the covariance alone labels lost: %.0f %% with %s, %.0f %% adapted.' % (
+            100 * shares[0], shown, 100 * shares[1]),
+    ]
+    command = '/usr/bin/python3 tools/adapt_detector.py ' + ' '.join(
+        shlex.quote(a) for a in argv)
+    header = [
+        'lost_detector parameters ADAPTED by tools/adapt_detector.py on %s to one robot\'s '
+        'localizer: %s' % (date, command),
+        'Source: %s, with modified_prob_classifier/slice_mu and slice_sigma (both classes) '
+        'multiplied by the factors below; every other number, and every comment below this '
+        'header (they describe the source\'s own fit), is the source\'s.' % shown,
+    ] + summary + [
+        'Check /lost_detector/status on the robot with this file before acting on it: the '
+        'factors assume that the recording was localized throughout, and that the localizer\'s '
+        'cloud is wider (or narrower) than the simulated one by the same factor whether it is '
+        'right or lost.',
+    ]
+    text = adapt.render(source_text, config, factors, header)
+    detectors.config_from_text(text, args.out)   # what is written loads in the node
+    with open(args.out, 'w') as stream:
+        stream.write(text)
+    return summary + ['Wrote %s.' % args.out]
+
+
+def main(argv=None):
+    """Entry point; exit 1 with a message naming the bad input."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    try:
+        lines = adapt_config(args, argv)
+    except (ValueError, OSError) as error:   # AdaptError, ConfigError, bad YAML, a bad path
+        sys.stderr.write('adapt_detector: %s\n' % error)
+        return 1
+    print('\n'.join(lines))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
