@@ -81,6 +81,7 @@ def adapt_config(args, argv):
     used = adapt.after_settle(readings, args.settle)
     features, refused = adapt.features_of(used)
     factors, medians = adapt.scale_factors(features, config)
+    by_third, uneven = adapt.thirds(features, config)
     adapted_text = adapt.render(source_text, config, factors, [])
     adapted = detectors.config_from_text(adapted_text, args.out)
     shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
@@ -95,6 +96,11 @@ def adapt_config(args, argv):
             factors[0], factors[1]),
         'Readings the covariance alone labels lost: %.0f %% with %s, %.0f %% adapted.' % (
             100 * shares[0], shown, 100 * shares[1]),
+        'The x-y factor of each third of the recording: %s.%s' % (
+            ', '.join('%.3g' % f for f in by_third),
+            ' WARNING: they differ by more than %gx: was the robot localized throughout? A '
+            'stretch in which amcl had lost track widens its cloud; record again, or cut the '
+            'bag to the localized part (rosbag filter)' % adapt.SPREAD if uneven else ''),
     ]
     command = '/usr/bin/python3 tools/adapt_detector.py ' + ' '.join(
         shlex.quote(a) for a in argv)

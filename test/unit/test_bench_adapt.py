@@ -193,3 +193,21 @@ def test_a_real_logs_run_gives_its_unmodified_replay(tmp_path):
         adapt.readings_from_real_logs(str(tmp_path), 'aces', 'stock')
     with pytest.raises(adapt.AdaptError, match='not a real-logs stream'):
         adapt.readings_from_real_logs(str(tmp_path / 'nowhere'), 'intel', 'stock')
+
+
+def test_thirds_that_differ_are_flagged():
+    even, _ = adapt.features_of(_readings([0.5] * 300, [0.1] * 300))
+    factors, uneven = adapt.thirds(even, SHIPPED)
+    assert factors == pytest.approx([0.5 / SHIPPED.slice_mu[0]] * 3) and not uneven
+    # The localizer lost track in the first third: its cloud was 4 times as wide there.
+    lost_first, _ = adapt.features_of(_readings([2.0] * 100 + [0.5] * 200, [0.1] * 300))
+    factors, uneven = adapt.thirds(lost_first, SHIPPED)
+    assert factors[0] == pytest.approx(4 * factors[1]) and uneven
+
+
+def test_the_tool_warns_when_the_recording_was_not_localized_throughout(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    bag = str(tmp_path / 'loc.bag')
+    _write_bag(bag, [2.0] * 100 + [0.5] * 200)
+    assert tool.main([bag, '--out', str(tmp_path / 'robot.yaml'), '--settle', '0']) == 0
+    assert 'WARNING: they differ' in capsys.readouterr().out

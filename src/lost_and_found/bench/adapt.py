@@ -43,6 +43,8 @@ MIN_READINGS = 100
 #: The amcl topic read from a bag by default, and its message type.
 TOPIC = '/amcl_pose'
 POSE_TYPE = 'geometry_msgs/PoseWithCovarianceStamped'
+#: Largest over smallest factor of the recording's thirds beyond which the tool warns.
+SPREAD = 1.5
 #: Significant digits of the scaled numbers written into the YAML.
 DIGITS = 4
 #: The YAML keys whose numbers are scaled, and the feature of each of their four entries.
@@ -98,6 +100,20 @@ def scale_factors(features, config):
             raise AdaptError('the median %s of the recording is %r: the localizer publishes '
                              'no covariance to scale by' % (name, median))
     return tuple(m / n for m, n in zip(medians, normal)), medians
+
+
+def thirds(features, config):
+    """The x-y factor of each third of the readings (in order), and whether they differ by
+    more than :data:`SPREAD` (largest over smallest): a recording that was not localized
+    throughout, or a localizer whose cloud changes from place to place, shows that way.
+
+    The thirds are taken from what :func:`scale_factors` accepted, so each holds at least a
+    third of :data:`MIN_READINGS`.
+    """
+    parts = np.array_split(np.asarray(features, dtype=float), 3)
+    xy = [float(np.median(part[:, 0])) / float(config.slice_mu[0]) for part in parts]
+    spread = max(xy) / min(xy) if min(xy) > 0 else math.inf
+    return xy, spread > SPREAD
 
 
 def round_sig(value, digits=DIGITS):
