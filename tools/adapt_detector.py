@@ -61,10 +61,10 @@ def adapt_config(args, argv):
         raise adapt.AdaptError('give a BAG or --real-logs DIR --log NAME, not both or neither')
     if args.real_logs and not args.log:
         raise adapt.AdaptError('--real-logs needs --log NAME')
-    if os.path.realpath(args.out) in (os.path.realpath(calibration.TARGET_PATH),
-                                      os.path.realpath(calibration.OPEN_BEAMS_TARGET_PATH)):
-        raise adapt.AdaptError('--out %s: a shipped file; write your robot\'s YAML elsewhere'
-                               % args.out)
+    shipped = os.path.realpath(os.path.join(calibration.ROOT, 'config'))
+    if os.path.realpath(args.out).startswith(shipped + os.sep):
+        raise adapt.AdaptError('--out %s: in the package\'s config folder, whose files are '
+                               'shipped; write your robot\'s YAML elsewhere' % args.out)
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     config = detectors.load_detector_config(args.config)
     shown = os.path.relpath(args.config, calibration.ROOT) if os.path.realpath(args.config) == \
@@ -72,24 +72,27 @@ def adapt_config(args, argv):
     with open(args.config) as stream:
         source_text = stream.read()
     if args.bag:
-        readings = adapt.readings_from_bag(args.bag, args.topic)
+        readings, refused_in_bag = adapt.readings_from_bag(args.bag, args.topic)
         source = '%s (%s)' % (args.bag, args.topic)
     else:
         readings = adapt.readings_from_real_logs(args.real_logs, args.log, args.profile)
+        refused_in_bag = {}
         source = '%s: log %s, localizer profile %s, unmodified replay' % (
             args.real_logs, args.log, args.profile)
     used = adapt.after_settle(readings, args.settle)
     features, refused = adapt.features_of(used)
-    factors, medians = adapt.scale_factors(features, config)
+    for kind, count in refused_in_bag.items():
+        refused[kind] = refused.get(kind, 0) + count
+    factors, medians = adapt.scale_factors(features, config, refused)
     by_third, uneven = adapt.thirds(features, config)
     adapted_text = adapt.render(source_text, config, factors, [])
     adapted = detectors.config_from_text(adapted_text, args.out)
     shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
-    refused_text = ', '.join('%d %s' % (n, kind) for kind, n in sorted(refused.items()))
     summary = [
         'Readings: %d amcl poses from %s; %d after the first %g s, %d of them usable%s.' % (
             len(readings), source, len(used), args.settle, len(features),
-            ' (refused: %s)' % refused_text if refused else ''),
+            ' (refused as the node would: %s)' % adapt.refused_text(refused)
+            if refused else ''),
         'Median sigma_xy %.4g m, sigma_theta %.4g rad; the normal class of %s expects %.4g m '
         'and %.4g rad: scale factors %.3g (xy) and %.3g (theta).' % (
             medians[0], medians[1], shown, config.slice_mu[0], config.slice_mu[1],
@@ -109,7 +112,8 @@ def adapt_config(args, argv):
         'localizer: %s' % (date, command),
         'Source: %s, with modified_prob_classifier/slice_mu and slice_sigma (both classes) '
         'multiplied by the factors below; every other number, and every comment below this '
-        'header (they describe the source\'s own fit), is the source\'s.' % shown,
+        'header (they describe the source\'s own fit), is the source\'s: regenerating the '
+        'source does not regenerate this file; run this tool again.' % shown,
     ] + summary + [
         'Check /lost_detector/status on the robot with this file before acting on it: the '
         'factors assume that the recording was localized throughout, and that the localizer\'s '

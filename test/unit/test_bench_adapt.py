@@ -32,13 +32,15 @@ def test_the_factors_are_the_medians_over_the_normal_class_means():
                                      np.median(st) / SHIPPED.slice_mu[1]))
 
 
-def test_a_lost_stretch_does_not_move_the_median_far():
-    # 300 localized readings at 0.5 m, then 100 of a localizer that lost track at 3 m: the
-    # factor follows the localized readings (the mean would be 1.1 m).
-    sx = [0.5] * 300 + [3.0] * 100
+def test_a_lost_stretch_moves_the_median_less_than_the_mean():
+    # 300 localized readings spread over 0.3-0.7 m (median 0.5), then 100 of a localizer that
+    # lost track at 3 m: the median moves to the localized readings' 2/3 quantile, about
+    # 0.57 m; the mean would be 1.1 m.
+    sx = list(np.linspace(0.3, 0.7, 300)) + [3.0] * 100
     features, _ = adapt.features_of(_readings(sx, [0.1] * 400))
     _, medians = adapt.scale_factors(features, SHIPPED)
-    assert medians[0] == pytest.approx(0.5)
+    assert medians[0] == pytest.approx(0.3 + 0.4 * 200 / 299, abs=2e-3)
+    assert medians[0] < np.mean(sx) / 1.9
 
 
 def test_too_few_readings_and_no_covariance_are_refused():
@@ -49,6 +51,13 @@ def test_too_few_readings_and_no_covariance_are_refused():
     features, _ = adapt.features_of(_readings([0.0] * 200, [0.1] * 200))
     with pytest.raises(adapt.AdaptError, match='median sigma_xy'):
         adapt.scale_factors(features, SHIPPED)
+    few, _ = adapt.features_of(_readings([0.5] * 10, [0.1] * 10))
+    with pytest.raises(adapt.AdaptError, match='refused as the node would: 300 not_finite'):
+        adapt.scale_factors(few, SHIPPED, {'not_finite': 300})
+    zero_mean = SHIPPED.__class__(**dict(SHIPPED.__dict__, slice_mu=(0.0, 0.05, 0.2, 0.1)))
+    features, _ = adapt.features_of(_readings([0.5] * 200, [0.1] * 200))
+    with pytest.raises(adapt.AdaptError, match='normal class has a xy mean of 0.0'):
+        adapt.scale_factors(features, zero_mean)
 
 
 def test_readings_the_node_would_refuse_are_counted_not_used():
@@ -115,7 +124,7 @@ def test_render_refuses_a_yaml_without_the_one_line_lists():
         adapt.render(twice, SHIPPED, (2.0, 2.0), [])
 
 
-def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0):
+def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0, bad=lambda cov: None):
     import rosbag
     import rospy
     from geometry_msgs.msg import PoseWithCovarianceStamped
@@ -125,6 +134,7 @@ def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0):
             msg.header.stamp = rospy.Time.from_sec(t0 + 0.5 * i)
             cov = [0.0] * 36
             cov[0], cov[7], cov[35] = sigma ** 2, (0.5 * sigma) ** 2, (sigma / 4) ** 2
+            bad(cov)
             msg.pose.covariance = cov
             bag.write(topic, msg, msg.header.stamp)
 
@@ -132,7 +142,8 @@ def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0):
 def test_a_bag_gives_its_amcl_readings_and_names_what_is_wrong(tmp_path):
     path = str(tmp_path / 'loc.bag')
     _write_bag(path, [0.4, 0.5, 0.6])
-    readings = adapt.readings_from_bag(path)
+    readings, refused = adapt.readings_from_bag(path)
+    assert refused == {}
     assert [r[0] for r in readings] == pytest.approx([100.0, 100.5, 101.0])
     assert readings[1][1] == pytest.approx(0.25)
     with pytest.raises(adapt.AdaptError, match=r'no topic /pose \(it has /amcl_pose\)'):
@@ -170,7 +181,7 @@ def test_the_tool_refuses_bad_input_with_a_message(tmp_path, capsys):
     assert tool.main([bag, '--out', str(tmp_path / 'x.yaml')]) == 1
     assert 'need at least' in capsys.readouterr().err
     assert tool.main([bag, '--out', calibration.TARGET_PATH]) == 1
-    assert 'a shipped file' in capsys.readouterr().err
+    assert "the package's config folder" in capsys.readouterr().err
     assert tool.main([bag, '--real-logs', str(tmp_path), '--log', 'intel',
                       '--out', str(tmp_path / 'x.yaml')]) == 1
     assert 'not both or neither' in capsys.readouterr().err
@@ -211,3 +222,46 @@ def test_the_tool_warns_when_the_recording_was_not_localized_throughout(tmp_path
     _write_bag(bag, [2.0] * 100 + [0.5] * 200)
     assert tool.main([bag, '--out', str(tmp_path / 'robot.yaml'), '--settle', '0']) == 0
     assert 'WARNING: they differ' in capsys.readouterr().out
+
+
+def _nan_z(cov):
+    """A NaN where the reading keeps nothing (z-z): the node refuses the pose all the same."""
+    cov[14] = float('nan')
+
+
+def _asymmetric(cov):
+    cov[1], cov[6] = 0.01, 0.02
+
+
+def test_a_bag_leaves_out_the_poses_the_node_would_refuse(tmp_path):
+    for bad, kind in ((_nan_z, 'not_finite'), (_asymmetric, 'not_symmetric')):
+        path = str(tmp_path / ('%s.bag' % kind))
+        _write_bag(path, [0.5] * 4, bad=bad)
+        readings, refused = adapt.readings_from_bag(path)
+        assert readings == [] and refused == {kind: 4}
+
+
+def test_the_tool_names_the_refused_poses_when_too_few_are_left(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    bag = str(tmp_path / 'nan.bag')
+    _write_bag(bag, [0.5] * 300, bad=_nan_z)
+    assert tool.main([bag, '--out', str(tmp_path / 'x.yaml')]) == 1
+    err = capsys.readouterr().err
+    assert '0 usable amcl poses' in err and '300 not_finite' in err
+
+
+def test_the_tool_refuses_a_non_mapping_config_and_the_config_folder(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    bag = str(tmp_path / 'loc.bag')
+    _write_bag(bag, [0.5] * 200)
+    listed = tmp_path / 'list.yaml'
+    listed.write_text('- 1\n- 2\n')
+    assert tool.main([bag, '--config', str(listed), '--out', str(tmp_path / 'x.yaml')]) == 1
+    assert 'not a YAML mapping' in capsys.readouterr().err
+    other = os.path.join(calibration.ROOT, 'config', 'lost_and_found.yaml')
+    assert tool.main([bag, '--out', other]) == 1
+    assert "the package's config folder" in capsys.readouterr().err
+    assert tool.main(['--real-logs', str(tmp_path), '--out', str(tmp_path / 'x.yaml')]) == 1
+    assert '--real-logs needs --log' in capsys.readouterr().err
+    assert tool.main([bag, '--out', str(tmp_path / 'missing' / 'x.yaml')]) == 1
+    assert 'No such file or directory' in capsys.readouterr().err

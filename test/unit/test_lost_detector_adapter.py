@@ -202,3 +202,39 @@ def test_a_wide_cloud_on_an_agreeing_scan_gets_one_warning_naming_the_tool(monke
         n.on_pose(pose_msg(stamp, TRUTH, sigma_xy=2.0, sigma_yaw=1.0))
     advice = [w for w in warnings if 'adapt_detector' in w]
     assert len(advice) == 1 and 'wider than this YAML' in advice[0]
+
+
+def test_a_fitting_cloud_gets_no_such_warning_and_without_the_scan_check_no_watch(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
+    from lost_and_found.core.lost_detector import CovarianceFitWatch
+    monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
+    config = LostDetectorConfig()
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n.on_map(wall_map())
+    for i in range(12):
+        stamp = 1.0 + 0.5 * i
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH))
+    assert warnings == [] and not n._fit_watch.told
+    off = LostDetectorConfig(scan_check=False)
+    assert LostDetectorNode(LostDetector(off), off)._fit_watch is None
+
+
+def test_the_fit_watch_ignores_settling_readings(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
+    from lost_and_found.core.lost_detector import CovarianceFitWatch
+    monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
+    config = LostDetectorConfig(settle_readings=12)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n.on_map(wall_map())
+    for i in range(12):                              # all settling: the fix's own covariance
+        stamp = 1.0 + 0.5 * i
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH, sigma_xy=2.0, sigma_yaw=1.0))
+    assert not [w for w in warnings if 'adapt_detector' in w]

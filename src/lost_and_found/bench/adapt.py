@@ -4,8 +4,9 @@ The shipped ``config/lost_detector.yaml`` is fitted on the simulator, whose amcl
 updates every 0.25 m on a dense scan: its *normal* class expects the x-y standard deviation
 along the major axis around 0.11 m. Another localizer, or amcl with other particle counts,
 odometry noise or a sparser laser, can be right with a cloud several times wider (the Carmen
-logs' replays: a median of 0.64-0.73 m, "Real logs" in bench/RESULTS.md); the covariance
-features then read every reading as lost and the detector sits in tier 2.
+logs' replays: a median of 0.64-0.78 m while the estimate is right, "Real logs" in
+bench/RESULTS.md); the covariance features then read every reading as lost and the detector
+sits in tier 2.
 
 Fitting the whole model needs kidnaps and ground truth (``tools/calibrate_detector.py
 --real-logs``). This needs neither: a recording of the robot driving *localized*, its amcl
@@ -20,7 +21,10 @@ prior, the thresholds and the windows are left as they are (the scan feature com
 laser with the map, not with the localizer).
 
 The median, not the mean: a localizer that is wrong for a stretch of the recording widens its
-cloud there, and the median of a mostly localized recording does not follow that stretch.
+cloud there, and the median moves less with that stretch than the mean does. It still moves:
+a recording in which amcl had lost track for a third of the time gives a factor well above
+the localized readings' own (on the Intel log, 9.7 against 5.9), which is why the tool prints
+the factor of each third of the recording and warns when they differ.
 
 Pure functions (readings in, numbers and text out), plus the readers of a bag and of a
 ``bench real-logs`` run; ``tools/adapt_detector.py`` is the command line.
@@ -82,19 +86,32 @@ def after_settle(readings, settle=SETTLE):
     return [r for r in readings if r[0] >= start]
 
 
-def scale_factors(features, config):
+def refused_text(refused):
+    """``refused`` (kind -> count) in words, e.g. ``'3 not_finite, 1 not_symmetric'``."""
+    return ', '.join('%d %s' % (n, kind) for kind, n in sorted(refused.items()))
+
+
+def scale_factors(features, config, refused=None):
     """``(s_xy, s_theta)`` and the medians they come from, for ``config``'s normal class.
 
+    ``refused`` (kind -> count of the recording's poses the node would refuse) only goes into
+    the message when there are too few readings.
+
     Raises:
-        AdaptError: fewer than :data:`MIN_READINGS` readings, or a median of 0 (a localizer
-            that publishes no covariance): nothing to scale by.
+        AdaptError: fewer than :data:`MIN_READINGS` readings, a median of 0 (a localizer that
+            publishes no covariance) or a normal-class mean of 0: nothing to scale by.
     """
     if len(features) < MIN_READINGS:
-        raise AdaptError('%d usable amcl poses after the settle: need at least %d (a few '
+        raise AdaptError('%d usable amcl poses after the settle%s: need at least %d (a few '
                          'minutes of driving; amcl publishes only while the robot moves)'
-                         % (len(features), MIN_READINGS))
+                         % (len(features), ' (refused as the node would: %s)'
+                            % refused_text(refused) if refused else '', MIN_READINGS))
     medians = tuple(float(m) for m in np.median(features, axis=0))
     normal = (float(config.slice_mu[0]), float(config.slice_mu[1]))
+    for name, mean in zip(('xy', 'theta'), normal):
+        if not mean > 0:
+            raise AdaptError('the YAML\'s normal class has a %s mean of %r: nothing to scale'
+                             % (name, mean))
     for name, median in zip(('sigma_xy', 'sigma_theta'), medians):
         if not median > 0:
             raise AdaptError('the median %s of the recording is %r: the localizer publishes '
@@ -160,7 +177,9 @@ def render(source_text, config, factors, header):
 
 
 def readings_from_bag(path, topic=TOPIC):
-    """The ``(t, var_x, var_y, cov_xy, var_yaw)`` readings of ``topic`` in a bag, in order.
+    """``(readings, refused)``: the ``(t, var_x, var_y, cov_xy, var_yaw)`` readings of ``topic``
+    in a bag, in order, and how many poses the node would refuse, by kind (the whole 6x6
+    covariance is checked as the node checks it; those poses are left out).
 
     Raises:
         AdaptError: the bag cannot be read, has no such topic or the topic has another type.
@@ -178,12 +197,17 @@ def readings_from_bag(path, topic=TOPIC):
         if topics[topic].msg_type != POSE_TYPE:
             raise AdaptError('%s: %s is %s, not %s' % (path, topic, topics[topic].msg_type,
                                                        POSE_TYPE))
-        readings = []
+        readings, refused = [], {}
         for _, msg, _ in bag.read_messages(topics=[topic]):
+            try:
+                covariance_features(msg.pose.covariance)
+            except CovarianceError as error:
+                refused[error.kind] = refused.get(error.kind, 0) + 1
+                continue
             readings.append(detectors.reading_from_covariance(
                 msg.header.stamp.to_sec(), msg.pose.covariance))
     readings.sort(key=lambda r: r[0])
-    return readings
+    return readings, refused
 
 
 def readings_from_real_logs(folder, log, profile):

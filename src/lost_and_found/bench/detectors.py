@@ -297,6 +297,9 @@ def config_from_text(text, name):
     """
     try:
         params = yaml.safe_load(text) or {}
+        if not isinstance(params, dict):
+            raise ValueError('not a YAML mapping of the node\'s parameters (it is a %s)'
+                             % type(params).__name__)
         config = config_from_params(LostDetectorConfig, params)
     except yaml.YAMLError as error:
         raise ValueError('%s: %s' % (name, error)) from None

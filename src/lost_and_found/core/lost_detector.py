@@ -569,7 +569,8 @@ class CovarianceFitWatch:
         x = np.asarray(values, dtype=float)
         prior = np.array([self._config.tier0_normal_prior,
                           1.0 - self._config.tier0_normal_prior])
-        log = np.log(prior) - np.sum(np.log(sigma) + 0.5 * ((x - mu) / sigma) ** 2, axis=1)
+        with np.errstate(all='ignore'):   # an absurd sigma: NaN, which counts as not lost
+            log = np.log(prior) - np.sum(np.log(sigma) + 0.5 * ((x - mu) / sigma) ** 2, axis=1)
         return float(1.0 / (1.0 + math.exp(min(log[0] - log[1], 700.0))))
 
     def add(self, features, miss):

@@ -167,7 +167,7 @@ class LostDetectorNode:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
         self._status_pub.publish(String(data=tier.status))
-        if self._fit_watch is not None:
+        if self._fit_watch is not None and not settling:   # settling: the fix's covariance
             advice = self._fit_watch.add(features, miss)
             if advice:
                 rospy.logwarn('%s: %s', rospy.get_name(), advice)
