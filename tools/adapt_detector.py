@@ -6,14 +6,17 @@ reads ``lost`` on your robot while it is plainly localized, your amcl's cloud is
 the simulated one. Record your robot driving about (localized, ten minutes or more, the places
 it works in), then::
 
-    rosbag record -O localized.bag /amcl_pose
-    /usr/bin/python3 tools/adapt_detector.py localized.bag --out ~/my_lost_detector.yaml
-    roslaunch lost_and_found lost_and_found.launch lost_detector_config:=$HOME/my_lost_detector.yaml
+    rosbag record -O localized.bag /amcl_pose /scan /tf /tf_static
+    /usr/bin/python3 tools/adapt_detector.py localized.bag --map MAP.yaml \
+        --out ~/my_lost_detector.yaml
+    roslaunch lost_and_found lost_and_found.launch \
+        lost_detector_config:=$HOME/my_lost_detector.yaml
 
 It scales the covariance classes of ``--config`` (default: the shipped
 ``config/lost_detector.yaml``) by the ratio of your amcl's median standard deviations to the
-simulated robot's (:mod:`lost_and_found.bench.adapt` says how, and what it assumes) and writes
-a YAML that says so in its header; nothing else changes. Or take the readings from a
+simulated robot's, over the poses whose scan agrees with the map (every pose without
+``--map``; :mod:`lost_and_found.bench.adapt` says how, and what it assumes), and writes a YAML
+that says so in its header; nothing else changes. Or take the readings from a
 ``bench real-logs`` run's unmodified replay (how bench/RESULTS.md evaluates it)::
 
     /usr/bin/python3 tools/adapt_detector.py --real-logs build/bench/real_logs --log intel \\
@@ -38,6 +41,14 @@ def parser():
     p.add_argument('bag', nargs='?', help='a bag with the robot\'s amcl poses')
     p.add_argument('--topic', default=adapt.TOPIC,
                    help='the amcl pose topic in the bag (default %s)' % adapt.TOPIC)
+    p.add_argument('--map', metavar='MAP_YAML',
+                   help='with a BAG: the map_server YAML of the map the robot drove on; then '
+                   'the bag\'s scans (with /tf_static and /tf for the laser mount) say which '
+                   'poses were localized, and only those count (recommended)')
+    p.add_argument('--scan-topic', default='/scan',
+                   help='with --map: the laser topic in the bag (default /scan)')
+    p.add_argument('--all-readings', action='store_true',
+                   help='use every reading, also those whose scan disagrees with the map')
     p.add_argument('--real-logs', metavar='REAL_LOGS_DIR',
                    help='instead of a bag: the unmodified replay of a `bench real-logs` run')
     p.add_argument('--log', help='with --real-logs: the log (intel, aces)')
@@ -61,6 +72,9 @@ def adapt_config(args, argv):
         raise adapt.AdaptError('give a BAG or --real-logs DIR --log NAME, not both or neither')
     if args.real_logs and not args.log:
         raise adapt.AdaptError('--real-logs needs --log NAME')
+    if args.map and not args.bag:
+        raise adapt.AdaptError('--map goes with a BAG (a real-logs replay has its scan '
+                               'feature already)')
     shipped = os.path.realpath(os.path.join(calibration.ROOT, 'config'))
     if os.path.realpath(args.out).startswith(shipped + os.sep):
         raise adapt.AdaptError('--out %s: in the package\'s config folder, whose files are '
@@ -71,16 +85,31 @@ def adapt_config(args, argv):
         os.path.realpath(calibration.TARGET_PATH) else args.config
     with open(args.config) as stream:
         source_text = stream.read()
+    notes = []
     if args.bag:
-        readings, refused_in_bag = adapt.readings_from_bag(args.bag, args.topic)
-        source = '%s (%s)' % (args.bag, args.topic)
+        readings, refused_in_bag, notes = adapt.readings_from_bag(
+            args.bag, args.topic, config, args.map, args.scan_topic)
+        source = '%s (%s%s)' % (args.bag, args.topic, ', %s on %s' % (args.scan_topic, args.map)
+                                if args.map else '')
     else:
-        readings = adapt.readings_from_real_logs(args.real_logs, args.log, args.profile)
+        readings = adapt.readings_from_real_logs(args.real_logs, args.log, args.profile,
+                                                 config)
         refused_in_bag = {}
         source = '%s: log %s, localizer profile %s, unmodified replay' % (
             args.real_logs, args.log, args.profile)
     used = adapt.after_settle(readings, args.settle)
-    features, refused = adapt.features_of(used)
+    scanned = any(r[5] is not None for r in used)
+    if scanned and not args.all_readings:
+        kept, without_scan, disagreeing = adapt.agreeing(used, config)
+        selection = ('%d whose scan agrees with the map (%d without the scan feature and %d '
+                     'whose scan disagrees left out)' % (len(kept), without_scan, disagreeing))
+    else:
+        kept = used
+        selection = 'all of them (%s)' % (
+            '--all-readings' if scanned else 'no scan feature: give --map and record the laser '
+            'and /tf_static to count only the readings whose scan agrees with the map'
+            if args.bag else 'no scan feature')
+    features, refused = adapt.features_of(kept)
     for kind, count in refused_in_bag.items():
         refused[kind] = refused.get(kind, 0) + count
     factors, medians = adapt.scale_factors(features, config, refused)
@@ -89,9 +118,9 @@ def adapt_config(args, argv):
     adapted = detectors.config_from_text(adapted_text, args.out)
     shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
     summary = [
-        'Readings: %d amcl poses from %s; %d after the first %g s, %d of them usable%s.' % (
-            len(readings), source, len(used), args.settle, len(features),
-            ' (refused as the node would: %s)' % adapt.refused_text(refused)
+        'Readings: %d amcl poses from %s; %d after the first %g s; used: %s%s.' % (
+            len(readings), source, len(used), args.settle, selection,
+            '; refused as the node would: %s' % adapt.refused_text(refused)
             if refused else ''),
         'Median sigma_xy %.4g m, sigma_theta %.4g rad; the normal class of %s expects %.4g m '
         'and %.4g rad: scale factors %.3g (xy) and %.3g (theta).' % (
@@ -114,9 +143,9 @@ def adapt_config(args, argv):
         'multiplied by the factors below; every other number, and every comment below this '
         'header (they describe the source\'s own fit), is the source\'s: regenerating the '
         'source does not regenerate this file; run this tool again.' % shown,
-    ] + summary + [
+    ] + summary + notes + [
         'Check /lost_detector/status on the robot with this file before acting on it: the '
-        'factors assume that the recording was localized throughout, and that the localizer\'s '
+        'factors assume that the readings used were localized, and that the localizer\'s '
         'cloud is wider (or narrower) than the simulated one by the same factor whether it is '
         'right or lost.',
     ]
@@ -124,7 +153,7 @@ def adapt_config(args, argv):
     detectors.config_from_text(text, args.out)   # what is written loads in the node
     with open(args.out, 'w') as stream:
         stream.write(text)
-    return summary + ['Wrote %s.' % args.out]
+    return summary + notes + ['Wrote %s.' % args.out]
 
 
 def main(argv=None):

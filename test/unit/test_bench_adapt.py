@@ -1,6 +1,5 @@
 """Unit tests of lost_and_found.bench.adapt and tools/adapt_detector.py: the covariance classes
 of the detector YAML scaled to a robot's own localizer."""
-import json
 import os
 
 import numpy as np
@@ -142,9 +141,10 @@ def _write_bag(path, sigmas, topic='/amcl_pose', t0=100.0, bad=lambda cov: None)
 def test_a_bag_gives_its_amcl_readings_and_names_what_is_wrong(tmp_path):
     path = str(tmp_path / 'loc.bag')
     _write_bag(path, [0.4, 0.5, 0.6])
-    readings, refused = adapt.readings_from_bag(path)
-    assert refused == {}
+    readings, refused, notes = adapt.readings_from_bag(path)
+    assert refused == {} and notes == []
     assert [r[0] for r in readings] == pytest.approx([100.0, 100.5, 101.0])
+    assert all(r[5] is None for r in readings)      # no map: no scan feature
     assert readings[1][1] == pytest.approx(0.25)
     with pytest.raises(adapt.AdaptError, match=r'no topic /pose \(it has /amcl_pose\)'):
         adapt.readings_from_bag(path, '/pose')
@@ -188,22 +188,29 @@ def test_the_tool_refuses_bad_input_with_a_message(tmp_path, capsys):
     assert not os.path.exists(str(tmp_path / 'x.yaml'))
 
 
-def test_a_real_logs_run_gives_its_unmodified_replay(tmp_path):
-    fields = ['t', 'x', 'var_x', 'var_y', 'cov_xy', 'var_yaw']
-    rows = [[float(t), 0.0, 0.25, 0.01, 0.0, 0.04] for t in range(5, 20)]
-    streams = [{'log': 'intel', 'profile': 'stock', 'kind': 'unmodified', 'start': 10.0,
-                'fields': fields, 'readings': rows},
-               {'log': 'intel', 'profile': 'stock', 'kind': 'spliced', 'start': 10.0,
-                'fields': fields, 'readings': rows}]
-    with open(str(tmp_path / 'real_logs_stream.json'), 'w') as stream:
-        json.dump({'streams': streams}, stream)
-    readings = adapt.readings_from_real_logs(str(tmp_path), 'intel', 'stock')
-    assert [r[0] for r in readings] == [float(t) for t in range(10, 20)]
-    assert readings[0][1:] == (0.25, 0.01, 0.0, 0.04)
-    with pytest.raises(adapt.AdaptError, match="no unmodified replay of log 'aces'"):
-        adapt.readings_from_real_logs(str(tmp_path), 'aces', 'stock')
-    with pytest.raises(adapt.AdaptError, match='not a real-logs stream'):
-        adapt.readings_from_real_logs(str(tmp_path / 'nowhere'), 'intel', 'stock')
+def test_a_real_logs_run_gives_its_unmodified_replay_with_the_scan_feature(tmp_path):
+    from test_bench_calibration import TRACKING, write_real_logs_run
+    write_real_logs_run(tmp_path)
+    readings = adapt.readings_from_real_logs(str(tmp_path), 'intel', 'stock', SHIPPED)
+    # The unmodified replay of write_real_logs_run: 1 reading a second from 100 s to 399 s,
+    # the localizer tracking, clutter misses (short ones) every 17th reading.
+    assert [r[0] for r in readings] == [100.0 + k for k in range(300)]
+    assert readings[0][1] == pytest.approx(TRACKING[0] ** 2)
+    assert readings[1][5] == pytest.approx(SHIPPED.short_weight * 0.02)
+    assert readings[17][5] == pytest.approx(SHIPPED.short_weight * 0.3)
+    with pytest.raises(adapt.AdaptError, match="no replay of log 'aces'"):
+        adapt.readings_from_real_logs(str(tmp_path), 'aces', 'stock', SHIPPED)
+    with pytest.raises(adapt.AdaptError, match='missing'):
+        adapt.readings_from_real_logs(str(tmp_path / 'nowhere'), 'intel', 'stock', SHIPPED)
+
+
+def test_only_the_readings_whose_scan_agrees_count():
+    agree = [r + (0.02,) for r in _readings([0.5] * 150, [0.1] * 150)]
+    disagree = [r + (0.9,) for r in _readings([3.0] * 100, [1.0] * 100, t0=100.0)]
+    blind = [r + (None,) for r in _readings([3.0] * 10, [1.0] * 10, t0=200.0)]
+    kept, without_scan, disagreeing = adapt.agreeing(agree + disagree + blind, SHIPPED)
+    assert kept == agree and without_scan == 10 and disagreeing == 100
+    assert adapt.agreeing(blind, SHIPPED) == ([], 10, 0)
 
 
 def test_thirds_that_differ_are_flagged():
@@ -237,7 +244,7 @@ def test_a_bag_leaves_out_the_poses_the_node_would_refuse(tmp_path):
     for bad, kind in ((_nan_z, 'not_finite'), (_asymmetric, 'not_symmetric')):
         path = str(tmp_path / ('%s.bag' % kind))
         _write_bag(path, [0.5] * 4, bad=bad)
-        readings, refused = adapt.readings_from_bag(path)
+        readings, refused, _ = adapt.readings_from_bag(path)
         assert readings == [] and refused == {kind: 4}
 
 
@@ -265,3 +272,93 @@ def test_the_tool_refuses_a_non_mapping_config_and_the_config_folder(tmp_path, c
     assert '--real-logs needs --log' in capsys.readouterr().err
     assert tool.main([bag, '--out', str(tmp_path / 'missing' / 'x.yaml')]) == 1
     assert 'No such file or directory' in capsys.readouterr().err
+
+
+def _wall_map(tmp_path):
+    """A 6 x 6 m map_server map, 0.1 m cells, free but for a wall along x = 5 m."""
+    from PIL import Image
+    pixels = np.full((60, 60), 254, dtype=np.uint8)
+    pixels[:, 50] = 0
+    Image.fromarray(pixels).save(str(tmp_path / 'wall.pgm'))
+    (tmp_path / 'wall.yaml').write_text(yaml.safe_dump({
+        'image': 'wall.pgm', 'resolution': 0.1, 'origin': [0.0, 0.0, 0.0], 'negate': 0,
+        'occupied_thresh': 0.65, 'free_thresh': 0.196}))
+    return str(tmp_path / 'wall.yaml')
+
+
+def _scan_bag(path, poses, with_mount=True):
+    """A bag of a robot at (2, 3) facing the wall, its laser 0.1 m ahead of base_footprint:
+    per ``(sigma, pose)`` of ``poses`` a scan of the wall and an amcl pose there."""
+    import math
+    import rosbag
+    import rospy
+    from geometry_msgs.msg import PoseWithCovarianceStamped, TransformStamped
+    from sensor_msgs.msg import LaserScan
+    from tf2_msgs.msg import TFMessage
+    from lost_and_found.nodes.conversions import quaternion_from_yaw
+    angles = np.linspace(-0.5, 0.5, 41)
+    with rosbag.Bag(path, 'w') as bag:
+        start = rospy.Time.from_sec(50.0)
+        if with_mount:
+            mount = TransformStamped()
+            mount.header.stamp = start
+            mount.header.frame_id, mount.child_frame_id = 'base_footprint', 'laser'
+            mount.transform.translation.x = 0.1
+            mount.transform.rotation.w = 1.0
+            bag.write('/tf_static', TFMessage([mount]), start)
+        for i, (sigma, pose) in enumerate(poses):
+            stamp = rospy.Time.from_sec(100.0 + 0.5 * i)
+            scan = LaserScan()
+            scan.header.stamp, scan.header.frame_id = stamp, 'laser'
+            scan.angle_min, scan.angle_increment = float(angles[0]), float(angles[1] - angles[0])
+            scan.range_min, scan.range_max = 0.1, 10.0
+            scan.ranges = [(5.0 - 2.1) / math.cos(a) for a in angles]
+            bag.write('/scan', scan, stamp)
+            msg = PoseWithCovarianceStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, 'map'
+            msg.pose.pose.position.x, msg.pose.pose.position.y = pose[0], pose[1]
+            msg.pose.pose.orientation = quaternion_from_yaw(pose[2])
+            cov = [0.0] * 36
+            cov[0], cov[7], cov[35] = sigma ** 2, (0.5 * sigma) ** 2, (sigma / 4) ** 2
+            msg.pose.covariance = cov
+            bag.write('/amcl_pose', msg, stamp + rospy.Duration(0.05))
+
+
+def test_a_bag_with_its_scans_and_the_map_counts_only_the_localized_poses(tmp_path, capsys):
+    # 150 poses at the truth (the scan fits the wall) with a 0.3-0.7 m cloud, 100 at a pose
+    # 1.5 m too far ahead (the scan runs through the wall) with a 3 m cloud: a localizer that
+    # had lost track for a while.
+    poses = [(s, (2.0, 3.0, 0.0)) for s in np.linspace(0.3, 0.7, 150)] + \
+        [(3.0, (3.5, 3.0, 0.0))] * 100
+    bag = str(tmp_path / 'scans.bag')
+    _scan_bag(bag, poses)
+    map_path = _wall_map(tmp_path)
+    readings, refused, notes = adapt.readings_from_bag(bag, config=SHIPPED, map_path=map_path)
+    assert refused == {} and notes == [] and len(readings) == 250
+    assert all(r[5] is not None for r in readings)
+    assert max(r[5] for r in readings[:150]) < 0.1 and min(r[5] for r in readings[150:]) > 0.9
+    tool = load_tool('adapt_detector')
+    out = str(tmp_path / 'robot.yaml')
+    assert tool.main([bag, '--map', map_path, '--settle', '0', '--out', out]) == 0
+    printed = capsys.readouterr().out
+    assert '150 whose scan agrees with the map' in printed and '100 whose scan disagrees' \
+        in printed
+    assert detectors.load_detector_config(out).slice_mu[0] == pytest.approx(0.5, rel=1e-3)
+    # --all-readings: the lost stretch counts too, and the median moves.
+    assert tool.main([bag, '--map', map_path, '--settle', '0', '--all-readings',
+                      '--out', out]) == 0
+    assert detectors.load_detector_config(out).slice_mu[0] > 0.6
+
+
+def test_a_bag_without_the_laser_mount_or_the_scan_topic_says_so(tmp_path):
+    bag = str(tmp_path / 'nomount.bag')
+    _scan_bag(bag, [(0.5, (2.0, 3.0, 0.0))] * 3, with_mount=False)
+    map_path = _wall_map(tmp_path)
+    readings, _, notes = adapt.readings_from_bag(bag, config=SHIPPED, map_path=map_path)
+    assert [r[5] for r in readings] == [None] * 3
+    assert len(notes) == 1 and 'no transform from base_footprint to' in notes[0]
+    with pytest.raises(adapt.AdaptError, match='no topic /base_scan.*--scan-topic'):
+        adapt.readings_from_bag(bag, config=SHIPPED, map_path=map_path,
+                                scan_topic='/base_scan')
+    with pytest.raises(adapt.AdaptError, match='cannot read map YAML'):
+        adapt.readings_from_bag(bag, config=SHIPPED, map_path=str(tmp_path / 'no.yaml'))

@@ -20,11 +20,16 @@ classifier applied to the robot's features divided by the factors: the scan feat
 prior, the thresholds and the windows are left as they are (the scan feature compares the
 laser with the map, not with the localizer).
 
-The median, not the mean: a localizer that is wrong for a stretch of the recording widens its
-cloud there, and the median moves less with that stretch than the mean does. It still moves:
-a recording in which amcl had lost track for a third of the time gives a factor well above
-the localized readings' own (on the Intel log, 9.7 against 5.9), which is why the tool prints
-the factor of each third of the recording and warns when they differ.
+Which readings: where the recording has the scan feature (a bag with the laser, given the map;
+a real-logs replay), only the readings whose scan agrees with the map (:func:`agreeing`: the
+scan alone gives P(lost) below :data:`~lost_and_found.core.lost_detector.SCAN_AGREES_BELOW`,
+the same test as the node's :class:`~lost_and_found.core.lost_detector.CovarianceFitWatch`),
+since a localizer that had lost track for a stretch of the recording widens its cloud there.
+On the Intel log, where the stock localizer is off in a third of the readings, the median over
+all readings gives a factor of 9.7, over the agreeing ones 5.7, over those whose estimate was
+right (ground truth) 5.9. Without the scan, every reading counts, and the median moves less
+with such a stretch than the mean does, but it moves; the tool prints the factor of each third
+of the recording and warns when they differ.
 
 Pure functions (readings in, numbers and text out), plus the readers of a bag and of a
 ``bench real-logs`` run; ``tools/adapt_detector.py`` is the command line.
@@ -58,6 +63,21 @@ _FEATURE_OF_ENTRY = (0, 1, 0, 1)
 
 class AdaptError(ValueError):
     """Input the adaptation cannot use; the message names it."""
+
+
+def agreeing(readings, config):
+    """``(kept, without_scan, disagreeing)``: the readings whose scan agrees with the map
+    (their 6th value, the scan miss fraction, gives P(lost) below SCAN_AGREES_BELOW on the
+    scan alone), and how many had no scan feature or one that disagreed.
+    """
+    from lost_and_found.core.lost_detector import SCAN_AGREES_BELOW, build_classifier
+    with_scan = [r for r in readings if len(r) > 5 and r[5] is not None]
+    if not with_scan:
+        return [], len(readings), 0
+    misses = np.array([[r[5]] for r in with_scan], dtype=float)
+    p_lost = build_classifier(config, True, covariance=False).predict_proba(misses)[:, 1]
+    kept = [r for r, p in zip(with_scan, p_lost) if p < SCAN_AGREES_BELOW]
+    return kept, len(readings) - len(with_scan), len(with_scan) - len(kept)
 
 
 def features_of(readings):
@@ -176,63 +196,172 @@ def render(source_text, config, factors, header):
     return '\n'.join(lines) + '\n#\n' + text if lines else text
 
 
-def readings_from_bag(path, topic=TOPIC):
-    """``(readings, refused)``: the ``(t, var_x, var_y, cov_xy, var_yaw)`` readings of ``topic``
-    in a bag, in order, and how many poses the node would refuse, by kind (the whole 6x6
-    covariance is checked as the node checks it; those poses are left out).
+def _check_topic(path, topics, topic, msg_type, option):
+    """Raise AdaptError unless the bag has ``topic`` of ``msg_type``."""
+    if topic not in topics:
+        raise AdaptError('%s: no topic %s (it has %s): give %s' % (
+            path, topic, ', '.join(sorted(topics)) or 'none', option))
+    if topics[topic].msg_type != msg_type:
+        raise AdaptError('%s: %s is %s, not %s' % (path, topic, topics[topic].msg_type,
+                                                   msg_type))
+
+
+class _BagScans:
+    """The scan feature of a bag's amcl poses, as the lost_detector node computes it: the
+    bag's scans, its tf (base frame -> laser) and a map_server map, paired by stamp."""
+
+    def __init__(self, config, map_path):
+        """Load the map (AdaptError naming it when it cannot be read)."""
+        import tf2_ros
+        from lost_and_found.core.scan_agreement import DistanceMap, ScanChecker
+        from lost_and_found.sim.gridmap import load_map
+        try:
+            grid = load_map(map_path)
+        except ValueError as error:
+            raise AdaptError(str(error)) from None
+        self.base_frame = config.base_frame
+        self.checker = ScanChecker.from_config(config)
+        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
+        self.tf = tf2_ros.Buffer(debug=False)   # debug: a ROS service, needs a master
+        self.mounts = {}
+        self.no_mount = set()
+        self.pending = []       # readings (without the feature yet) waiting for their scan
+        self.done = []
+
+    def on_tf(self, msg, static):
+        """Feed a tf message to the buffer (as geometry_msgs types: a bag's own message
+        classes are not, and tf2 warns about each)."""
+        from geometry_msgs.msg import TransformStamped
+        for recorded in msg.transforms:
+            transform = TransformStamped()
+            transform.header.stamp = recorded.header.stamp
+            transform.header.frame_id = recorded.header.frame_id
+            transform.child_frame_id = recorded.child_frame_id
+            t, r = recorded.transform.translation, recorded.transform.rotation
+            transform.transform.translation.x, transform.transform.translation.y, \
+                transform.transform.translation.z = t.x, t.y, t.z
+            transform.transform.rotation.x, transform.transform.rotation.y, \
+                transform.transform.rotation.z, transform.transform.rotation.w = \
+                r.x, r.y, r.z, r.w
+            if static:
+                self.tf.set_transform_static(transform, 'bag')
+            else:
+                self.tf.set_transform(transform, 'bag')
+
+    def on_scan(self, msg):
+        """Keep a scan (once its laser's mount is known) and complete the poses waiting."""
+        import rospy
+        import tf2_ros
+        from lost_and_found.nodes.conversions import laser_mount_from_transform, scan_from_msg
+        frame = msg.header.frame_id
+        if frame not in self.mounts:
+            try:
+                t = self.tf.lookup_transform(self.base_frame, frame, rospy.Time(0))
+                self.mounts[frame] = laser_mount_from_transform(t.transform)
+            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                    tf2_ros.ExtrapolationException, ValueError):
+                self.no_mount.add(frame)
+                return
+        self.checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg),
+                              self.mounts[frame])
+        waiting, self.pending = self.pending, []
+        for reading, pose in waiting:
+            self.on_pose(reading, pose)
+
+    def on_pose(self, reading, pose):
+        """A reading with its scan feature, or held until its scan may come."""
+        miss = self.checker.feature(reading[0], pose)
+        if miss is None and self.checker.waiting:
+            self.pending.append((reading, pose))
+        else:
+            self.done.append(tuple(reading[:5]) + (miss,))
+
+    def finish(self):
+        """Every reading, those still waiting without the feature, in time order."""
+        self.done += [tuple(reading[:5]) + (None,) for reading, _ in self.pending]
+        self.pending = []
+        return sorted(self.done, key=lambda r: r[0])
+
+
+def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic='/scan'):
+    """``(readings, refused, notes)``: the ``(t, var_x, var_y, cov_xy, var_yaw, miss)``
+    readings of ``topic`` in a bag, in time order, how many poses the node would refuse, by
+    kind (the whole 6x6 covariance is checked as the node checks it; those poses are left
+    out), and what kept the scan feature away, if anything (a list of sentences).
+
+    ``miss`` is the scan miss fraction computed with ``config``'s scan_check numbers when
+    ``map_path`` (a map_server YAML) is given: from ``scan_topic`` and the bag's /tf_static and
+    /tf (the base frame -> laser transform); None without a map or for a pose whose scan
+    never came.
 
     Raises:
-        AdaptError: the bag cannot be read, has no such topic or the topic has another type.
+        AdaptError: the bag or the map cannot be read, or the bag has no such topic, or one
+            of another type.
     """
     import rosbag
+    from lost_and_found.nodes.conversions import yaw_from_quaternion
     try:
         bag = rosbag.Bag(path)
     except (OSError, rosbag.ROSBagException) as error:
         raise AdaptError('%s: cannot read the bag (%s)' % (path, error)) from None
+    scans = _BagScans(config, map_path) if map_path else None
     with bag:
         topics = bag.get_type_and_topic_info().topics
-        if topic not in topics:
-            raise AdaptError('%s: no topic %s (it has %s): give --topic' % (
-                path, topic, ', '.join(sorted(topics)) or 'none'))
-        if topics[topic].msg_type != POSE_TYPE:
-            raise AdaptError('%s: %s is %s, not %s' % (path, topic, topics[topic].msg_type,
-                                                       POSE_TYPE))
+        _check_topic(path, topics, topic, POSE_TYPE, '--topic')
+        wanted = [topic]
+        if scans is not None:
+            _check_topic(path, topics, scan_topic, 'sensor_msgs/LaserScan', '--scan-topic')
+            wanted += [scan_topic] + [t for t in ('/tf_static', '/tf') if t in topics]
         readings, refused = [], {}
-        for _, msg, _ in bag.read_messages(topics=[topic]):
+        for name, msg, _ in bag.read_messages(topics=wanted):
+            if name in ('/tf_static', '/tf'):
+                scans.on_tf(msg, name == '/tf_static')
+                continue
+            if name == scan_topic and name != topic:
+                scans.on_scan(msg)
+                continue
             try:
                 covariance_features(msg.pose.covariance)
             except CovarianceError as error:
                 refused[error.kind] = refused.get(error.kind, 0) + 1
                 continue
-            readings.append(detectors.reading_from_covariance(
-                msg.header.stamp.to_sec(), msg.pose.covariance))
+            reading = detectors.reading_from_covariance(msg.header.stamp.to_sec(),
+                                                        msg.pose.covariance)
+            if scans is None:
+                readings.append(reading + (None,))
+            else:
+                p = msg.pose.pose
+                scans.on_pose(reading, (p.position.x, p.position.y,
+                                        yaw_from_quaternion(p.orientation)))
+    notes = []
+    if scans is not None:
+        readings = scans.finish()
+        for frame in sorted(scans.no_mount - set(scans.mounts)):
+            notes.append('no transform from %s to the scans\' frame %s in the bag (record '
+                         '/tf_static and /tf too): those scans were not used'
+                         % (scans.base_frame, frame))
     readings.sort(key=lambda r: r[0])
-    return readings, refused
+    return readings, refused, notes
 
 
-def readings_from_real_logs(folder, log, profile):
-    """The readings of a ``bench real-logs`` run's unmodified replay of ``log`` with the
-    localizer ``profile``, from the replay's start (no ground truth is used).
+def readings_from_real_logs(folder, log, profile, config):
+    """The ``(t, var_x, var_y, cov_xy, var_yaw, miss)`` readings of a ``bench real-logs``
+    run's unmodified replay of ``log`` with the localizer ``profile``, the scan miss fraction
+    weighed with ``config``'s scan_check numbers (no ground truth is used).
 
     Raises:
-        AdaptError: a missing or bad file, or no such replay.
+        AdaptError: a missing or bad file, no such replay, or misses recorded in a way that
+            cannot be weighed with ``config``'s numbers.
     """
-    import json
-    import os
-    path = os.path.join(folder, 'real_logs_stream.json')
+    from lost_and_found.bench import calibration
     try:
-        with open(path) as stream:
-            data = json.load(stream)
-        for st in data['streams']:
-            if st.get('log') == log and st.get('profile') == profile and \
-                    st.get('kind') == 'unmodified':
-                field = {name: i for i, name in enumerate(st['fields'])}
-                columns = [field[n] for n in ('t', 'var_x', 'var_y', 'cov_xy', 'var_yaw')]
-                start = float(st['start'])
-                return [tuple(float(row[i]) for i in columns) for row in st['readings']
-                        if float(row[columns[0]]) >= start]
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        raise AdaptError('%s: not a real-logs stream (%s: %s)' % (
-            path, type(error).__name__, error)) from None
+        recordings = calibration.load_real_log_recordings(folder, log, profile)
+        for recording in recordings:
+            if recording.trials[0]['kind'] == 'unmodified':
+                weighed = recording.weighed(config.short_weight, config.min_range,
+                                            config.open_beams)
+                return [tuple(r[:6]) for r in weighed.readings]
+    except calibration.CalibrationError as error:
+        raise AdaptError(str(error)) from None
     raise AdaptError('%s: no unmodified replay of log %r with localizer profile %r'
-                     % (path, log, profile))
+                     % (folder, log, profile))

@@ -527,6 +527,11 @@ class LostDetector:
         self._held = 0
 
 
+#: A scan agrees with the map when the scan feature alone gives P(lost) below this (used by
+#: :class:`CovarianceFitWatch` and by tools/adapt_detector.py to pick localized readings).
+SCAN_AGREES_BELOW = 0.5
+
+
 class CovarianceFitWatch:
     """Notices a localizer whose cloud is wider than the YAML's normal class expects.
 
@@ -583,7 +588,7 @@ class CovarianceFitWatch:
         if self.told or miss is None:
             return None
         values = check_features(tuple(features[:2]) + (miss,))
-        if self._p_lost(self._scan_only, values[2:]) >= 0.5:
+        if self._p_lost(self._scan_only, values[2:]) >= SCAN_AGREES_BELOW:
             return None
         lost = self._p_lost(self._covariance, values[:2]) > self._config.prob_thresh
         self._recent.append((lost, values[0]))
