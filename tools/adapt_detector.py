@@ -58,7 +58,8 @@ def parser():
                    help='seconds skipped at the start, amcl converging (default %g)'
                    % adapt.SETTLE)
     p.add_argument('--config', default=calibration.TARGET_PATH,
-                   help='the lost_detector YAML to adapt (default: the shipped %s)'
+                   help='the lost_detector YAML to adapt, one fitted on the simulator '
+                   '(default: the shipped %s; or the shipped open-beam file)'
                    % calibration.TARGET)
     p.add_argument('--out', required=True, help='the YAML to write')
     p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
@@ -112,8 +113,8 @@ def adapt_config(args, argv):
     features, refused = adapt.features_of(kept)
     for kind, count in refused_in_bag.items():
         refused[kind] = refused.get(kind, 0) + count
-    factors, medians = adapt.scale_factors(features, config, refused)
-    by_third, uneven = adapt.thirds(features, config)
+    factors, medians = adapt.scale_factors(features, refused)
+    by_third, uneven = adapt.thirds(features)
     adapted_text = adapt.render(source_text, config, factors, [])
     adapted = detectors.config_from_text(adapted_text, args.out)
     shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
@@ -122,9 +123,9 @@ def adapt_config(args, argv):
             len(readings), source, len(used), args.settle, selection,
             '; refused as the node would: %s' % adapt.refused_text(refused)
             if refused else ''),
-        'Median sigma_xy %.4g m, sigma_theta %.4g rad; the normal class of %s expects %.4g m '
-        'and %.4g rad: scale factors %.3g (xy) and %.3g (theta).' % (
-            medians[0], medians[1], shown, config.slice_mu[0], config.slice_mu[1],
+        'Median sigma_xy %.4g m, sigma_theta %.4g rad; the simulated localizer that %s was '
+        'fitted on: %.4g m and %.4g rad: scale factors %.3g (xy) and %.3g (theta).' % (
+            medians[0], medians[1], shown, adapt.SIM_MEDIANS[0], adapt.SIM_MEDIANS[1],
             factors[0], factors[1]),
         'Readings the covariance alone labels lost: %.0f %% with %s, %.0f %% adapted.' % (
             100 * shares[0], shown, 100 * shares[1]),

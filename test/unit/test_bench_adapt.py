@@ -19,16 +19,19 @@ def _readings(sigma_xy, sigma_theta, t0=0.0, dt=0.5):
             for i, (sx, st) in enumerate(zip(sigma_xy, sigma_theta))]
 
 
-def test_the_factors_are_the_medians_over_the_normal_class_means():
+def test_the_factors_are_the_medians_over_the_simulated_localizers_medians():
     rng = np.random.default_rng(1)
     sx = np.abs(rng.normal(0.6, 0.1, 301))
     st = np.abs(rng.normal(0.2, 0.05, 301))
     features, refused = adapt.features_of(_readings(sx, st))
     assert refused == {}
-    factors, medians = adapt.scale_factors(features, SHIPPED)
+    factors, medians = adapt.scale_factors(features)
     assert medians == pytest.approx((np.median(sx), np.median(st)))
-    assert factors == pytest.approx((np.median(sx) / SHIPPED.slice_mu[0],
-                                     np.median(st) / SHIPPED.slice_mu[1]))
+    assert factors == pytest.approx((np.median(sx) / adapt.SIM_MEDIANS[0],
+                                     np.median(st) / adapt.SIM_MEDIANS[1]))
+    # A recording of the simulated localizer itself comes out unscaled.
+    sim = _readings([adapt.SIM_MEDIANS[0]] * 150, [adapt.SIM_MEDIANS[1]] * 150)
+    assert adapt.scale_factors(adapt.features_of(sim)[0])[0] == pytest.approx((1.0, 1.0))
 
 
 def test_a_lost_stretch_moves_the_median_less_than_the_mean():
@@ -37,7 +40,7 @@ def test_a_lost_stretch_moves_the_median_less_than_the_mean():
     # 0.57 m; the mean would be 1.1 m.
     sx = list(np.linspace(0.3, 0.7, 300)) + [3.0] * 100
     features, _ = adapt.features_of(_readings(sx, [0.1] * 400))
-    _, medians = adapt.scale_factors(features, SHIPPED)
+    _, medians = adapt.scale_factors(features)
     assert medians[0] == pytest.approx(0.3 + 0.4 * 200 / 299, abs=2e-3)
     assert medians[0] < np.mean(sx) / 1.9
 
@@ -46,17 +49,13 @@ def test_too_few_readings_and_no_covariance_are_refused():
     features, _ = adapt.features_of(_readings([0.5] * (adapt.MIN_READINGS - 1),
                                               [0.1] * (adapt.MIN_READINGS - 1)))
     with pytest.raises(adapt.AdaptError, match='need at least %d' % adapt.MIN_READINGS):
-        adapt.scale_factors(features, SHIPPED)
+        adapt.scale_factors(features)
     features, _ = adapt.features_of(_readings([0.0] * 200, [0.1] * 200))
     with pytest.raises(adapt.AdaptError, match='median sigma_xy'):
-        adapt.scale_factors(features, SHIPPED)
+        adapt.scale_factors(features)
     few, _ = adapt.features_of(_readings([0.5] * 10, [0.1] * 10))
     with pytest.raises(adapt.AdaptError, match='refused as the node would: 300 not_finite'):
-        adapt.scale_factors(few, SHIPPED, {'not_finite': 300})
-    zero_mean = SHIPPED.__class__(**dict(SHIPPED.__dict__, slice_mu=(0.0, 0.05, 0.2, 0.1)))
-    features, _ = adapt.features_of(_readings([0.5] * 200, [0.1] * 200))
-    with pytest.raises(adapt.AdaptError, match='normal class has a xy mean of 0.0'):
-        adapt.scale_factors(features, zero_mean)
+        adapt.scale_factors(few, {'not_finite': 300})
 
 
 def test_readings_the_node_would_refuse_are_counted_not_used():
@@ -168,8 +167,11 @@ def test_the_tool_writes_a_yaml_the_node_loads(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert '200 after the first 10 s' in printed
     adapted = detectors.load_detector_config(out)
-    assert adapted.slice_mu[0] == pytest.approx(0.5, rel=1e-3)
-    assert adapted.slice_mu[1] == pytest.approx(0.125, rel=1e-3)
+    # median 0.5 m and 0.125 rad against the simulated localizer's medians
+    assert adapted.slice_mu[0] == pytest.approx(
+        SHIPPED.slice_mu[0] * 0.5 / adapt.SIM_MEDIANS[0], rel=1e-3)
+    assert adapted.slice_mu[1] == pytest.approx(
+        SHIPPED.slice_mu[1] * 0.125 / adapt.SIM_MEDIANS[1], rel=1e-3)
     with open(out) as stream:
         assert stream.readline().startswith('# lost_detector parameters ADAPTED')
 
@@ -215,11 +217,11 @@ def test_only_the_readings_whose_scan_agrees_count():
 
 def test_thirds_that_differ_are_flagged():
     even, _ = adapt.features_of(_readings([0.5] * 300, [0.1] * 300))
-    factors, uneven = adapt.thirds(even, SHIPPED)
-    assert factors == pytest.approx([0.5 / SHIPPED.slice_mu[0]] * 3) and not uneven
+    factors, uneven = adapt.thirds(even)
+    assert factors == pytest.approx([0.5 / adapt.SIM_MEDIANS[0]] * 3) and not uneven
     # The localizer lost track in the first third: its cloud was 4 times as wide there.
     lost_first, _ = adapt.features_of(_readings([2.0] * 100 + [0.5] * 200, [0.1] * 300))
-    factors, uneven = adapt.thirds(lost_first, SHIPPED)
+    factors, uneven = adapt.thirds(lost_first)
     assert factors[0] == pytest.approx(4 * factors[1]) and uneven
 
 
@@ -343,11 +345,13 @@ def test_a_bag_with_its_scans_and_the_map_counts_only_the_localized_poses(tmp_pa
     printed = capsys.readouterr().out
     assert '150 whose scan agrees with the map' in printed and '100 whose scan disagrees' \
         in printed
-    assert detectors.load_detector_config(out).slice_mu[0] == pytest.approx(0.5, rel=1e-3)
+    assert detectors.load_detector_config(out).slice_mu[0] == pytest.approx(
+        SHIPPED.slice_mu[0] * 0.5 / adapt.SIM_MEDIANS[0], rel=1e-3)
     # --all-readings: the lost stretch counts too, and the median moves.
     assert tool.main([bag, '--map', map_path, '--settle', '0', '--all-readings',
                       '--out', out]) == 0
-    assert detectors.load_detector_config(out).slice_mu[0] > 0.6
+    assert detectors.load_detector_config(out).slice_mu[0] > \
+        SHIPPED.slice_mu[0] * 0.6 / adapt.SIM_MEDIANS[0]
 
 
 def test_a_bag_without_the_laser_mount_or_the_scan_topic_says_so(tmp_path):

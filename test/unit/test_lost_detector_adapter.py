@@ -186,12 +186,13 @@ def test_open_beams_on_a_nan_laser_warn_once(monkeypatch):
     assert off._no_return is None
 
 
-def test_a_wide_cloud_on_an_agreeing_scan_gets_one_warning_naming_the_tool(monkeypatch):
+def _drive_watched(monkeypatch, config, **cloud):
+    """A node (fit watch window 5) fed 12 poses at the truth with their fitting scans and the
+    cloud ``cloud`` (pose_msg's sigmas); returns it and the warnings it logged."""
     warnings = []
     monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
     from lost_and_found.core.lost_detector import CovarianceFitWatch
     monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
-    config = LostDetectorConfig()
     n = LostDetectorNode(LostDetector(config), config)
     n._status_pub, n._p_lost_pub = Recorder(), Recorder()
     n._mounts.known['laser'] = MOUNT
@@ -199,42 +200,25 @@ def test_a_wide_cloud_on_an_agreeing_scan_gets_one_warning_naming_the_tool(monke
     for i in range(12):
         stamp = 1.0 + 0.5 * i
         n.on_scan(scan_msg(stamp))
-        n.on_pose(pose_msg(stamp, TRUTH, sigma_xy=2.0, sigma_yaw=1.0))
+        n.on_pose(pose_msg(stamp, TRUTH, **cloud))
+    return n, warnings
+
+
+def test_a_wide_cloud_on_an_agreeing_scan_gets_one_warning_naming_the_tool(monkeypatch):
+    _, warnings = _drive_watched(monkeypatch, LostDetectorConfig(), sigma_xy=2.0, sigma_yaw=1.0)
     advice = [w for w in warnings if 'adapt_detector' in w]
     assert len(advice) == 1 and 'wider than this YAML' in advice[0]
 
 
 def test_a_fitting_cloud_gets_no_such_warning_and_without_the_scan_check_no_watch(monkeypatch):
-    warnings = []
-    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
-    from lost_and_found.core.lost_detector import CovarianceFitWatch
-    monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
-    config = LostDetectorConfig()
-    n = LostDetectorNode(LostDetector(config), config)
-    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
-    n._mounts.known['laser'] = MOUNT
-    n.on_map(wall_map())
-    for i in range(12):
-        stamp = 1.0 + 0.5 * i
-        n.on_scan(scan_msg(stamp))
-        n.on_pose(pose_msg(stamp, TRUTH))
+    n, warnings = _drive_watched(monkeypatch, LostDetectorConfig())
     assert warnings == [] and not n._fit_watch.told
     off = LostDetectorConfig(scan_check=False)
     assert LostDetectorNode(LostDetector(off), off)._fit_watch is None
 
 
 def test_the_fit_watch_ignores_settling_readings(monkeypatch):
-    warnings = []
-    monkeypatch.setattr(rospy, 'logwarn', lambda text, *args: warnings.append(text % args))
-    from lost_and_found.core.lost_detector import CovarianceFitWatch
-    monkeypatch.setattr(CovarianceFitWatch, 'WINDOW', 5)
-    config = LostDetectorConfig(settle_readings=12)
-    n = LostDetectorNode(LostDetector(config), config)
-    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
-    n._mounts.known['laser'] = MOUNT
-    n.on_map(wall_map())
-    for i in range(12):                              # all settling: the fix's own covariance
-        stamp = 1.0 + 0.5 * i
-        n.on_scan(scan_msg(stamp))
-        n.on_pose(pose_msg(stamp, TRUTH, sigma_xy=2.0, sigma_yaw=1.0))
+    # All 12 readings settle: their covariance is the fix's own.
+    _, warnings = _drive_watched(monkeypatch, LostDetectorConfig(settle_readings=12),
+                                 sigma_xy=2.0, sigma_yaw=1.0)
     assert not [w for w in warnings if 'adapt_detector' in w]

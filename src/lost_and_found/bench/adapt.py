@@ -13,9 +13,14 @@ Fitting the whole model needs kidnaps and ground truth (``tools/calibrate_detect
 poses only. The model it assumes is that the robot's localizer is the simulated one with its
 standard deviations multiplied by one factor per feature, in every state: ``s_xy`` for the x-y
 one, ``s_theta`` for the yaw one. Each factor is the median of the feature over the recording
-divided by the mean of the YAML's normal class (a Gaussian's median), and the YAML's class
-means and standard deviations of that feature (``slice_mu``, ``slice_sigma``, both classes)
-are multiplied by it. For a Gaussian Naive Bayes classifier that is exactly the shipped
+divided by the simulated localizer's own median while it is localized (:data:`SIM_MEDIANS`,
+measured on the shipped YAMLs' training maps), and the YAML's class means and standard
+deviations of that feature (``slice_mu``, ``slice_sigma``, both classes) are multiplied by it.
+Under that model any quantile gives the same factor; the median is the robust one, and the
+reference is a median too (the simulated sigmas are skewed: their median is about three
+quarters of the normal class's mean, so the mean would make the simulator's own recording
+come out 0.8 instead of 1). The YAML adapted must be one fitted on the simulator (the shipped
+ones). For a Gaussian Naive Bayes classifier that is exactly the shipped
 classifier applied to the robot's features divided by the factors: the scan feature, the
 prior, the thresholds and the windows are left as they are (the scan feature compares the
 laser with the map, not with the localizer).
@@ -26,8 +31,8 @@ scan alone gives P(lost) below :data:`~lost_and_found.core.lost_detector.SCAN_AG
 the same test as the node's :class:`~lost_and_found.core.lost_detector.CovarianceFitWatch`),
 since a localizer that had lost track for a stretch of the recording widens its cloud there.
 On the Intel log, where the stock localizer is off in a third of the readings, the median over
-all readings gives a factor of 9.7, over the agreeing ones 5.7, over those whose estimate was
-right (ground truth) 5.9. Without the scan, every reading counts, and the median moves less
+all readings gives an x-y factor of 13.0, over the agreeing ones 7.6, over those whose estimate
+was right (ground truth) 7.9. Without the scan, every reading counts, and the median moves less
 with such a stretch than the mean does, but it moves; the tool prints the factor of each third
 of the recording and warns when they differ.
 
@@ -52,6 +57,15 @@ MIN_READINGS = 100
 #: The amcl topic read from a bag by default, and its message type.
 TOPIC = '/amcl_pose'
 POSE_TYPE = 'geometry_msgs/PoseWithCovarianceStamped'
+#: The simulated localizer's median (sigma_xy [m], sigma_theta [rad]) while localized, as the
+#: tool would take it from a recording of the simulator: the readings of normal driving whose
+#: scan agrees with the map, on the shipped YAMLs' training maps (detection suite, 12 trials
+#: each, seed 100, 2026-11-28, package at ed5a12a: ``rosrun lost_and_found bench detection
+#: --map maps/lab.yaml --fiducials maps/lab_fiducials.yaml --trials 12 --seed 100`` and the
+#: same on ../shared/data's MIT Stata basement; 3618 readings). Per map they differ: lab
+#: 0.064 m, Stata basement 0.107 m (long corridors stretch the cloud), so a factor is good to
+#: tens of per cent, not better.
+SIM_MEDIANS = (0.0812, 0.0390)
 #: Largest over smallest factor of the recording's thirds beyond which the tool warns.
 SPREAD = 1.5
 #: Significant digits of the scaled numbers written into the YAML.
@@ -111,15 +125,15 @@ def refused_text(refused):
     return ', '.join('%d %s' % (n, kind) for kind, n in sorted(refused.items()))
 
 
-def scale_factors(features, config, refused=None):
-    """``(s_xy, s_theta)`` and the medians they come from, for ``config``'s normal class.
+def scale_factors(features, refused=None):
+    """``(s_xy, s_theta)`` and the medians they come from (over :data:`SIM_MEDIANS`).
 
     ``refused`` (kind -> count of the recording's poses the node would refuse) only goes into
     the message when there are too few readings.
 
     Raises:
-        AdaptError: fewer than :data:`MIN_READINGS` readings, a median of 0 (a localizer that
-            publishes no covariance) or a normal-class mean of 0: nothing to scale by.
+        AdaptError: fewer than :data:`MIN_READINGS` readings, or a median of 0 (a localizer
+            that publishes no covariance): nothing to scale by.
     """
     if len(features) < MIN_READINGS:
         raise AdaptError('%d usable amcl poses after the settle%s: need at least %d (a few '
@@ -127,19 +141,14 @@ def scale_factors(features, config, refused=None):
                          % (len(features), ' (refused as the node would: %s)'
                             % refused_text(refused) if refused else '', MIN_READINGS))
     medians = tuple(float(m) for m in np.median(features, axis=0))
-    normal = (float(config.slice_mu[0]), float(config.slice_mu[1]))
-    for name, mean in zip(('xy', 'theta'), normal):
-        if not mean > 0:
-            raise AdaptError('the YAML\'s normal class has a %s mean of %r: nothing to scale'
-                             % (name, mean))
     for name, median in zip(('sigma_xy', 'sigma_theta'), medians):
         if not median > 0:
             raise AdaptError('the median %s of the recording is %r: the localizer publishes '
                              'no covariance to scale by' % (name, median))
-    return tuple(m / n for m, n in zip(medians, normal)), medians
+    return tuple(m / n for m, n in zip(medians, SIM_MEDIANS)), medians
 
 
-def thirds(features, config):
+def thirds(features):
     """The x-y factor of each third of the readings (in order), and whether they differ by
     more than :data:`SPREAD` (largest over smallest): a recording that was not localized
     throughout, or a localizer whose cloud changes from place to place, shows that way.
@@ -148,7 +157,7 @@ def thirds(features, config):
     third of :data:`MIN_READINGS`.
     """
     parts = np.array_split(np.asarray(features, dtype=float), 3)
-    xy = [float(np.median(part[:, 0])) / float(config.slice_mu[0]) for part in parts]
+    xy = [float(np.median(part[:, 0])) / SIM_MEDIANS[0] for part in parts]
     spread = max(xy) / min(xy) if min(xy) > 0 else math.inf
     return xy, spread > SPREAD
 
