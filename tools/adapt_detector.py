@@ -47,6 +47,9 @@ def parser():
                    'poses were localized, and only those count (recommended)')
     p.add_argument('--scan-topic', default='/scan',
                    help='with --map: the laser topic in the bag (default /scan)')
+    p.add_argument('--base-frame',
+                   help='with --map: the robot frame amcl\'s pose is of (default: the YAML\'s '
+                   'scan_check/base_frame, base_footprint)')
     p.add_argument('--all-readings', action='store_true',
                    help='use every reading, also those whose scan disagrees with the map')
     p.add_argument('--real-logs', metavar='REAL_LOGS_DIR',
@@ -73,9 +76,9 @@ def adapt_config(args, argv):
         raise adapt.AdaptError('give a BAG or --real-logs DIR --log NAME, not both or neither')
     if args.real_logs and not args.log:
         raise adapt.AdaptError('--real-logs needs --log NAME')
-    if args.map and not args.bag:
-        raise adapt.AdaptError('--map goes with a BAG (a real-logs replay has its scan '
-                               'feature already)')
+    if (args.map or args.base_frame) and not args.bag:
+        raise adapt.AdaptError('--map and --base-frame go with a BAG (a real-logs replay has '
+                               'its scan feature already)')
     shipped = os.path.realpath(os.path.join(calibration.ROOT, 'config'))
     if os.path.realpath(args.out).startswith(shipped + os.sep):
         raise adapt.AdaptError('--out %s: in the package\'s config folder, whose files are '
@@ -89,7 +92,7 @@ def adapt_config(args, argv):
     notes = []
     if args.bag:
         readings, refused_in_bag, notes = adapt.readings_from_bag(
-            args.bag, args.topic, config, args.map, args.scan_topic)
+            args.bag, args.topic, config, args.map, args.scan_topic, args.base_frame)
         source = '%s (%s%s)' % (args.bag, args.topic, ', %s on %s' % (args.scan_topic, args.map)
                                 if args.map else '')
     else:
@@ -100,10 +103,21 @@ def adapt_config(args, argv):
             args.real_logs, args.log, args.profile)
     used = adapt.after_settle(readings, args.settle)
     scanned = any(r[5] is not None for r in used)
+    if args.map and not scanned and not args.all_readings:
+        raise adapt.AdaptError('--map %s: no pose got the scan feature, so none can be checked '
+                               'against the map (%s); fix that, or use --all-readings to count '
+                               'every pose' % (args.map, '; '.join(notes) or 'no poses'))
     if scanned and not args.all_readings:
         kept, without_scan, disagreeing = adapt.agreeing(used, config)
         selection = ('%d whose scan agrees with the map (%d without the scan feature and %d '
                      'whose scan disagrees left out)' % (len(kept), without_scan, disagreeing))
+        if len(kept) < adapt.MIN_READINGS and disagreeing > len(kept):
+            raise adapt.AdaptError(
+                'only %d of the %d poses after the settle have a scan that agrees with the map '
+                '(%d disagree): is %s the map the robot ran on, origin included, and was it '
+                'localized? --all-readings counts every pose' % (
+                    len(kept), len(used), disagreeing,
+                    args.map or 'the replay\'s map'))
     else:
         kept = used
         selection = 'all of them (%s)' % (
@@ -131,9 +145,11 @@ def adapt_config(args, argv):
             100 * shares[0], shown, 100 * shares[1]),
         'The x-y factor of each third of the recording: %s.%s' % (
             ', '.join('%.3g' % f for f in by_third),
-            ' WARNING: they differ by more than %gx: was the robot localized throughout? A '
-            'stretch in which amcl had lost track widens its cloud; record again, or cut the '
-            'bag to the localized part (rosbag filter)' % adapt.SPREAD if uneven else ''),
+            ' WARNING: they differ by more than %gx: a stretch in which amcl had lost track '
+            '(without --map every pose counts), or places where its cloud is wider (long '
+            'corridors: the simulated one differs 1.7x between two maps); check the '
+            'recording, record again through the places the robot works in, or cut the bag '
+            '(rosbag filter)' % adapt.SPREAD if uneven else ''),
     ]
     command = '/usr/bin/python3 tools/adapt_detector.py ' + ' '.join(
         shlex.quote(a) for a in argv)

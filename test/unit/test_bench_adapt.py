@@ -288,9 +288,12 @@ def _wall_map(tmp_path):
     return str(tmp_path / 'wall.yaml')
 
 
-def _scan_bag(path, poses, with_mount=True):
-    """A bag of a robot at (2, 3) facing the wall, its laser 0.1 m ahead of base_footprint:
-    per ``(sigma, pose)`` of ``poses`` a scan of the wall and an amcl pose there."""
+def _scan_bag(path, poses, with_mount=True, mount_topic='/tf_static', laser='laser',
+              pose_first=False):
+    """A bag of a robot at (2, 3) facing the wall, its laser (frame ``laser``) 0.1 m ahead of
+    base_footprint (the mount on ``mount_topic``): per ``(sigma, pose)`` of ``poses`` a scan
+    of the wall and an amcl pose there, the pose recorded 0.05 s after its scan, or before it
+    with ``pose_first``."""
     import math
     import rosbag
     import rospy
@@ -307,15 +310,15 @@ def _scan_bag(path, poses, with_mount=True):
             mount.header.frame_id, mount.child_frame_id = 'base_footprint', 'laser'
             mount.transform.translation.x = 0.1
             mount.transform.rotation.w = 1.0
-            bag.write('/tf_static', TFMessage([mount]), start)
+            bag.write(mount_topic, TFMessage([mount]), start)
         for i, (sigma, pose) in enumerate(poses):
             stamp = rospy.Time.from_sec(100.0 + 0.5 * i)
             scan = LaserScan()
-            scan.header.stamp, scan.header.frame_id = stamp, 'laser'
+            scan.header.stamp, scan.header.frame_id = stamp, laser
             scan.angle_min, scan.angle_increment = float(angles[0]), float(angles[1] - angles[0])
             scan.range_min, scan.range_max = 0.1, 10.0
             scan.ranges = [(5.0 - 2.1) / math.cos(a) for a in angles]
-            bag.write('/scan', scan, stamp)
+            bag.write('/scan', scan, stamp + rospy.Duration(0.1 if pose_first else 0.0))
             msg = PoseWithCovarianceStamped()
             msg.header.stamp, msg.header.frame_id = stamp, 'map'
             msg.pose.pose.position.x, msg.pose.pose.position.y = pose[0], pose[1]
@@ -360,9 +363,61 @@ def test_a_bag_without_the_laser_mount_or_the_scan_topic_says_so(tmp_path):
     map_path = _wall_map(tmp_path)
     readings, _, notes = adapt.readings_from_bag(bag, config=SHIPPED, map_path=map_path)
     assert [r[5] for r in readings] == [None] * 3
-    assert len(notes) == 1 and 'no transform from base_footprint to' in notes[0]
+    assert len(notes) == 2 and "no transform from base_footprint to the scans' frame 'laser'" \
+        in notes[0] and '3 no scan stamped like the pose' in notes[1]
     with pytest.raises(adapt.AdaptError, match='no topic /base_scan.*--scan-topic'):
         adapt.readings_from_bag(bag, config=SHIPPED, map_path=map_path,
                                 scan_topic='/base_scan')
     with pytest.raises(adapt.AdaptError, match='cannot read map YAML'):
         adapt.readings_from_bag(bag, config=SHIPPED, map_path=str(tmp_path / 'no.yaml'))
+
+
+@pytest.mark.parametrize('pose_first,mount_topic', [(True, '/tf_static'), (False, '/tf')])
+def test_poses_before_their_scans_and_a_mount_on_tf(tmp_path, pose_first, mount_topic):
+    bag = str(tmp_path / 'order.bag')
+    _scan_bag(bag, [(0.5, (2.0, 3.0, 0.0))] * 5, mount_topic=mount_topic,
+              pose_first=pose_first)
+    readings, _, notes = adapt.readings_from_bag(bag, config=SHIPPED,
+                                                 map_path=_wall_map(tmp_path))
+    # Before the first scan a pose cannot wait for one (the laser may not be there at all).
+    with_feature = [r[5] is not None for r in readings]
+    assert with_feature == ([False] + [True] * 4 if pose_first else [True] * 5), notes
+
+
+def test_a_frame_tf_refuses_is_a_note_not_a_traceback(tmp_path):
+    bag = str(tmp_path / 'slash.bag')
+    _scan_bag(bag, [(0.5, (2.0, 3.0, 0.0))] * 3, laser='/laser')
+    _, _, notes = adapt.readings_from_bag(bag, config=SHIPPED, map_path=_wall_map(tmp_path))
+    assert "the scans' frame '/laser'" in notes[0]
+
+
+def test_a_map_no_pose_can_be_checked_on_or_that_disagrees(tmp_path, capsys):
+    tool = load_tool('adapt_detector')
+    map_path = _wall_map(tmp_path)
+    blind = str(tmp_path / 'blind.bag')
+    _scan_bag(blind, [(0.5, (2.0, 3.0, 0.0))] * 150, with_mount=False)
+    out = str(tmp_path / 'x.yaml')
+    assert tool.main([blind, '--map', map_path, '--settle', '0', '--out', out]) == 1
+    err = capsys.readouterr().err
+    assert 'no pose got the scan feature' in err and 'no transform from' in err
+    assert tool.main([blind, '--map', map_path, '--settle', '0', '--base-frame', 'base_link',
+                      '--out', out]) == 1
+    assert 'no transform from base_link' in capsys.readouterr().err
+    assert tool.main([blind, '--map', map_path, '--settle', '0', '--all-readings',
+                      '--out', out]) == 0
+    capsys.readouterr()
+    wrong = str(tmp_path / 'wrong.bag')     # every pose 1.5 m ahead of where the scan fits
+    _scan_bag(wrong, [(0.5, (3.5, 3.0, 0.0))] * 150)
+    assert tool.main([wrong, '--map', map_path, '--settle', '0', '--out', out]) == 1
+    assert 'only 0 of the 150 poses' in capsys.readouterr().err
+
+
+def test_a_bag_damaged_part_way_is_a_message(tmp_path):
+    bag = str(tmp_path / 'damaged.bag')
+    _write_bag(bag, [0.5] * 400)
+    size = os.path.getsize(bag)
+    with open(bag, 'r+b') as stream:
+        stream.seek(size // 2)
+        stream.write(b'\xff' * 2048)
+    with pytest.raises(adapt.AdaptError, match='cannot read the bag'):
+        adapt.readings_from_bag(bag)

@@ -4,7 +4,7 @@ The shipped ``config/lost_detector.yaml`` is fitted on the simulator, whose amcl
 updates every 0.25 m on a dense scan: its *normal* class expects the x-y standard deviation
 along the major axis around 0.11 m. Another localizer, or amcl with other particle counts,
 odometry noise or a sparser laser, can be right with a cloud several times wider (the Carmen
-logs' replays: a median of 0.64-0.78 m while the estimate is right, "Real logs" in
+logs' replays: a median of 0.64-0.75 m while the estimate is right, "Real logs" in
 bench/RESULTS.md); the covariance features then read every reading as lost and the detector
 sits in tier 2.
 
@@ -17,10 +17,10 @@ divided by the simulated localizer's own median while it is localized (:data:`SI
 measured on the shipped YAMLs' training maps), and the YAML's class means and standard
 deviations of that feature (``slice_mu``, ``slice_sigma``, both classes) are multiplied by it.
 Under that model any quantile gives the same factor; the median is the robust one, and the
-reference is a median too (the simulated sigmas are skewed: their median is about three
-quarters of the normal class's mean, so the mean would make the simulator's own recording
-come out 0.8 instead of 1). The YAML adapted must be one fitted on the simulator (the shipped
-ones). For a Gaussian Naive Bayes classifier that is exactly the shipped
+reference is a median too (the simulated sigmas are skewed: their medians are 0.74 (x-y)
+and 0.80 (yaw) of the normal class's means, so the means would make the simulator's own
+recording come out 0.8 instead of 1). The YAML adapted must be one fitted on the simulator
+(the shipped ones). For a Gaussian Naive Bayes classifier that is exactly the shipped
 classifier applied to the robot's features divided by the factors: the scan feature, the
 prior, the thresholds and the windows are left as they are (the scan feature compares the
 laser with the map, not with the localizer).
@@ -219,8 +219,9 @@ class _BagScans:
     """The scan feature of a bag's amcl poses, as the lost_detector node computes it: the
     bag's scans, its tf (base frame -> laser) and a map_server map, paired by stamp."""
 
-    def __init__(self, config, map_path):
-        """Load the map (AdaptError naming it when it cannot be read)."""
+    def __init__(self, config, map_path, base_frame=None):
+        """Load the map (AdaptError naming it when it cannot be read); the robot frame is
+        ``base_frame`` or the YAML's ``scan_check/base_frame``."""
         import tf2_ros
         from lost_and_found.core.scan_agreement import DistanceMap, ScanChecker
         from lost_and_found.sim.gridmap import load_map
@@ -228,12 +229,13 @@ class _BagScans:
             grid = load_map(map_path)
         except ValueError as error:
             raise AdaptError(str(error)) from None
-        self.base_frame = config.base_frame
+        self.base_frame = base_frame or config.base_frame
         self.checker = ScanChecker.from_config(config)
         self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
         self.tf = tf2_ros.Buffer(debug=False)   # debug: a ROS service, needs a master
         self.mounts = {}
-        self.no_mount = set()
+        self.no_mount = {}       # laser frame -> why its mount could not be had
+        self.without = {}        # why a pose got no scan feature -> how many
         self.pending = []       # readings (without the feature yet) waiting for their scan
         self.done = []
 
@@ -267,9 +269,10 @@ class _BagScans:
             try:
                 t = self.tf.lookup_transform(self.base_frame, frame, rospy.Time(0))
                 self.mounts[frame] = laser_mount_from_transform(t.transform)
-            except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                    tf2_ros.ExtrapolationException, ValueError):
-                self.no_mount.add(frame)
+            except (tf2_ros.TransformException, ValueError) as error:
+                # TransformException: also a frame id tf2 refuses (a leading '/').
+                self.no_mount[frame] = str(error).splitlines()[0] if str(error) else \
+                    type(error).__name__
                 return
         self.checker.add_scan(msg.header.stamp.to_sec(), scan_from_msg(msg),
                               self.mounts[frame])
@@ -282,17 +285,35 @@ class _BagScans:
         miss = self.checker.feature(reading[0], pose)
         if miss is None and self.checker.waiting:
             self.pending.append((reading, pose))
-        else:
-            self.done.append(tuple(reading[:5]) + (miss,))
+            return
+        if miss is None:
+            kind = self.checker.reason.split(' (')[0]
+            self.without[kind] = self.without.get(kind, 0) + 1
+        self.done.append(tuple(reading[:5]) + (miss,))
 
     def finish(self):
         """Every reading, those still waiting without the feature, in time order."""
+        if self.pending:
+            kind = 'no scan stamped like the pose'
+            self.without[kind] = self.without.get(kind, 0) + len(self.pending)
         self.done += [tuple(reading[:5]) + (None,) for reading, _ in self.pending]
         self.pending = []
         return sorted(self.done, key=lambda r: r[0])
 
+    def notes(self):
+        """Sentences on what kept the scan feature from poses, if anything."""
+        notes = ['no transform from %s to the scans\' frame %r in the bag (%s): record '
+                 '/tf_static and /tf too, or give --base-frame; those scans were not used'
+                 % (self.base_frame, frame, why) for frame, why in sorted(self.no_mount.items())
+                 if frame not in self.mounts]
+        if self.without:
+            notes.append('poses without the scan feature: %s' % ', '.join(
+                '%d %s' % (n, why) for why, n in sorted(self.without.items())))
+        return notes
 
-def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic='/scan'):
+
+def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic='/scan',
+                      base_frame=None):
     """``(readings, refused, notes)``: the ``(t, var_x, var_y, cov_xy, var_yaw, miss)``
     readings of ``topic`` in a bag, in time order, how many poses the node would refuse, by
     kind (the whole 6x6 covariance is checked as the node checks it; those poses are left
@@ -300,20 +321,34 @@ def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic=
 
     ``miss`` is the scan miss fraction computed with ``config``'s scan_check numbers when
     ``map_path`` (a map_server YAML) is given: from ``scan_topic`` and the bag's /tf_static and
-    /tf (the base frame -> laser transform); None without a map or for a pose whose scan
-    never came.
+    /tf (``base_frame``, default the YAML's scan_check/base_frame, -> laser); None without a
+    map or for a pose that got no feature (the notes say why).
 
     Raises:
-        AdaptError: the bag or the map cannot be read, or the bag has no such topic, or one
-            of another type.
+        AdaptError: the bag or the map cannot be read (also part-way), or the bag has no such
+            topic, or one of another type.
     """
+    import struct
+
+    import genpy
+    import rosbag
+    try:
+        return _read_bag(path, topic, config, map_path, scan_topic, base_frame)
+    except (rosbag.ROSBagException, genpy.DeserializationError, struct.error,
+            EOFError) as error:          # a bag damaged part-way (ROSBagFormatException, ...)
+        raise AdaptError('%s: cannot read the bag (%s: %s)' % (
+            path, type(error).__name__, error)) from None
+
+
+def _read_bag(path, topic, config, map_path, scan_topic, base_frame):
+    """:func:`readings_from_bag` without the translation of a damaged bag's errors."""
     import rosbag
     from lost_and_found.nodes.conversions import yaw_from_quaternion
     try:
         bag = rosbag.Bag(path)
     except (OSError, rosbag.ROSBagException) as error:
         raise AdaptError('%s: cannot read the bag (%s)' % (path, error)) from None
-    scans = _BagScans(config, map_path) if map_path else None
+    scans = _BagScans(config, map_path, base_frame) if map_path else None
     with bag:
         topics = bag.get_type_and_topic_info().topics
         _check_topic(path, topics, topic, POSE_TYPE, '--topic')
@@ -326,7 +361,7 @@ def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic=
             if name in ('/tf_static', '/tf'):
                 scans.on_tf(msg, name == '/tf_static')
                 continue
-            if name == scan_topic and name != topic:
+            if name == scan_topic:
                 scans.on_scan(msg)
                 continue
             try:
@@ -345,10 +380,7 @@ def readings_from_bag(path, topic=TOPIC, config=None, map_path=None, scan_topic=
     notes = []
     if scans is not None:
         readings = scans.finish()
-        for frame in sorted(scans.no_mount - set(scans.mounts)):
-            notes.append('no transform from %s to the scans\' frame %s in the bag (record '
-                         '/tf_static and /tf too): those scans were not used'
-                         % (scans.base_frame, frame))
+        notes = scans.notes()
     readings.sort(key=lambda r: r[0])
     return readings, refused, notes
 
@@ -371,6 +403,7 @@ def readings_from_real_logs(folder, log, profile, config):
                                             config.open_beams)
                 return [tuple(r[:6]) for r in weighed.readings]
     except calibration.CalibrationError as error:
-        raise AdaptError(str(error)) from None
+        raise AdaptError('%s (the real-logs replays are read as for a fit: the run must hold '
+                         'the spliced copies too)' % error) from None
     raise AdaptError('%s: no unmodified replay of log %r with localizer profile %r'
                      % (folder, log, profile))
