@@ -61,8 +61,8 @@ POSE_TYPE = 'geometry_msgs/PoseWithCovarianceStamped'
 #: tool would take it from a recording of the simulator: the readings of normal driving whose
 #: scan agrees with the map, on the shipped YAMLs' training maps (detection suite, 12 trials
 #: each, seed 100, 2026-11-28, package at ed5a12a: ``rosrun lost_and_found bench detection
-#: --map maps/lab.yaml --fiducials maps/lab_fiducials.yaml --trials 12 --seed 100`` and the
-#: same on ../shared/data's MIT Stata basement; 3618 readings). Per map they differ: lab
+#: --map maps/lab.yaml --fiducials maps/lab_fiducials.yaml --trials 12 --seed 100`` and, with
+#: no tags, on ../shared/data's MIT Stata basement; 3618 readings). Per map they differ: lab
 #: 0.064 m, Stata basement 0.107 m (long corridors stretch the cloud), so a factor is good to
 #: tens of per cent, not better.
 SIM_MEDIANS = (0.0812, 0.0390)
