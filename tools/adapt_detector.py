@@ -121,9 +121,9 @@ def adapt_config(args, argv):
     else:
         kept = used
         selection = 'all of them (%s)' % (
-            '--all-readings' if scanned else 'no scan feature: give --map and record the laser '
-            'and /tf_static to count only the readings whose scan agrees with the map'
-            if args.bag else 'no scan feature')
+            '--all-readings' if scanned or args.map else 'no scan feature: give --map and '
+            'record the laser and /tf_static to count only the readings whose scan agrees with '
+            'the map' if args.bag else 'no scan feature')
     features, refused = adapt.features_of(kept)
     for kind, count in refused_in_bag.items():
         refused[kind] = refused.get(kind, 0) + count
