@@ -7,8 +7,9 @@ One script, five scenarios (the ``~scenario`` parameter, set by each e2e_*.test)
   (sim) of the put-down; recovered (estimate within 0.45 m / 0.35 rad of the truth for 10 s);
   G reached.
 - ``silent_bringup``: the robot is moved silently >= 3 m before it starts driving, so the
-  localizer starts from a wrong pose -> /lost_detector/status reaches lost, global
-  localization is called, recovered.
+  localizer starts from a wrong pose; it drives to G (then on to the map's goals while
+  move_base ends each before the detector decided) -> /lost_detector/status reaches lost,
+  global localization is called, recovered.
 - ``no_false_alarm``: ``~drive_time`` sim seconds of driving between the map's goals -> the
   lost detector never reaches tier 2 and lost_service never leaves IDLE / NAVIGATING.
 - ``need_help``: a search budget too short to succeed -> NEED_HELP, the base stops, the saved
