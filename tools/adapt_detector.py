@@ -25,6 +25,7 @@ that says so in its header; nothing else changes. Or take the readings from a
 Run with /usr/bin/python3 and the catkin devel space sourced (the package must be importable).
 """
 import argparse
+import dataclasses
 import datetime
 import os
 import shlex
@@ -129,8 +130,8 @@ def adapt_config(args, argv):
         refused[kind] = refused.get(kind, 0) + count
     factors, medians = adapt.scale_factors(features, refused)
     by_third, uneven = adapt.thirds(features)
-    adapted_text = adapt.render(source_text, config, factors, [])
-    adapted = detectors.config_from_text(adapted_text, args.out)
+    adapted = dataclasses.replace(config, slice_mu=tuple(adapt.scaled(config.slice_mu, factors)),
+                                  slice_sigma=tuple(adapt.scaled(config.slice_sigma, factors)))
     shares = (adapt.lost_share(features, config), adapt.lost_share(features, adapted))
     summary = [
         'Readings: %d amcl poses from %s; %d after the first %g s; used: %s%s.' % (

@@ -592,8 +592,10 @@ class CovarianceFitWatch:
             return None
         lost = self._p_lost(self._covariance, values[:2]) > self._config.prob_thresh
         self._recent.append((lost, values[0]))
-        if len(self._recent) < self._recent.maxlen or \
-                sum(1 for lost, _ in self._recent if lost) < self._share * len(self._recent):
+        if len(self._recent) < self._recent.maxlen:
+            return None
+        lost_count = sum(1 for lost, _ in self._recent if lost)
+        if lost_count < self._share * len(self._recent):
             return None
         self.told = True
         median = float(np.median([sigma for _, sigma in self._recent]))
@@ -603,8 +605,7 @@ class CovarianceFitWatch:
                 '%.2f m), so the detector will read lost while the robot is localized. Adapt '
                 'the YAML to this localizer from a bag of localized driving: '
                 'tools/adapt_detector.py (README, lost_detector)' % (
-                    sum(1 for lost, _ in self._recent if lost), len(self._recent), median,
-                    self._config.slice_mu[0]))
+                    lost_count, len(self._recent), median, self._config.slice_mu[0]))
 
 
 def stamp_order(last_stamp, stamp):
