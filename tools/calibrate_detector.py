@@ -36,7 +36,6 @@ Run with /usr/bin/python3 and the catkin devel space sourced (the package must b
 The logic is in :mod:`lost_and_found.bench.calibration`.
 """
 import argparse
-import dataclasses
 import datetime
 import os
 import sys
@@ -70,10 +69,6 @@ def parser():
                    'depthimage_to_laserscan: it gives open beams nothing to use; "off" '
                    'regenerates config/lost_detector.yaml, "on" '
                    'config/lost_detector_open_beams.yaml)')
-    p.add_argument('--run-tier2-lost', nargs='+', type=int, metavar='N',
-                   help='also search lost_detector/run_tier2_lost over these values (lost '
-                   'readings in a row that raise tier 2; 0: off). Default: off only, and the '
-                   'YAML does not set it; each value multiplies the search time')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -111,9 +106,6 @@ def run_calibration(args):
     if not (args.train or args.real_logs) or not args.out:
         raise calibration.CalibrationError('give TRAIN_DIR ... and --out YAML (or --evaluate)')
     date = _date(args.date)
-    bad = [n for n in args.run_tier2_lost or () if n < 0]
-    if bad:
-        raise calibration.CalibrationError('--run-tier2-lost %d: must be >= 0 (0: off)' % bad[0])
     # Before the search (tens of minutes), not after it: a folder that is not there.
     folder = os.path.dirname(os.path.abspath(args.out))
     if os.path.isdir(args.out):
@@ -160,14 +152,10 @@ def run_calibration(args):
         options = ['--min-ranges'] + ['%g' % m for m in args.min_ranges]
     open_beams = {'both': calibration.OPEN_BEAMS, 'off': (False,), 'on': (True,)}[
         args.open_beams]
-    grid = calibration.Grid()
-    if args.run_tier2_lost:
-        grid = dataclasses.replace(grid, run_tier2_lost=tuple(sorted(set(args.run_tier2_lost))))
-        options += ['--run-tier2-lost'] + [str(n) for n in grid.run_tier2_lost]
     if args.open_beams != 'both':
         options += ['--open-beams', args.open_beams]
     result = calibration.calibrate(
-        recordings, grid=grid, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
+        recordings, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
         open_beams=open_beams, jobs=args.jobs, held_out_check=robot_logs is None)
     text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'

@@ -366,41 +366,6 @@ def test_without_pose_fixes_nothing_is_scored_as_a_settle_alarm():
     assert cal.evaluate([rec], config)['settle_false_alarms'] == 0
 
 
-def run_grid(runs):
-    """A 20-reading window at 0.5 never sees the 10 wide readings of an event outvote 10
-    normal ones; a run of 3 lost readings in a row does."""
-    return dataclasses.replace(small_grid(), prob_thresh=(0.99,), window_meta_tier2_lost=(20,),
-                               run_tier2_lost=runs)
-
-
-def test_grid_search_takes_a_run_of_lost_readings_when_the_window_cannot_decide():
-    recordings = synthetic_training()
-    window = cal.grid_search(recordings, FIT, run_grid((0,)))
-    assert window.score['delocalized']['within'] == 0
-    result = cal.grid_search(recordings, FIT, run_grid((0, 3, 30)))
-    assert result.params['run_tier2_lost'] == 3 and result.config.run_tier2_lost == 3
-    assert result.score['delocalized']['within'] == 4 and cal.all_false_alarms(result.score) == 0
-    assert result.tried == 3
-    # A run too long to fire ties with no run at all: the window alone is kept, and among runs
-    # only the longest.
-    assert cal.grid_search(recordings, FIT, run_grid((0, 30))).params['run_tier2_lost'] == 0
-    assert cal.grid_search(recordings, FIT, run_grid((30, 40))).params['run_tier2_lost'] == 40
-
-
-def test_a_searched_run_is_written_with_its_comment_and_reproduces_the_score(tmp_path):
-    recordings = synthetic_training()
-    result = cal.calibrate(recordings, run_grid((0, 3)))
-    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
-    assert '\n  run_tier2_lost: 3\n' in text
-    assert 'Grid search over 0, 3.' in ' '.join(line.lstrip('# ') for line in text.splitlines())
-    path = tmp_path / 'run.yaml'
-    path.write_text(text)
-    config = detectors.load_detector_config(str(path))
-    assert config == result.search.config and config.run_tier2_lost == 3
-    assert cal.objective(cal.evaluate(recordings, config)) == \
-        cal.objective(result.search.score)
-
-
 def test_objective_ranks_false_alarms_then_detections_then_delay():
     def score(false_alarms, within, delay):
         return {'false_alarms': false_alarms, 'tier1_normal': 0,
@@ -832,34 +797,6 @@ def test_the_tool_keeps_open_beams_off_for_a_nan_laser(tmp_path, monkeypatch, ca
     assert tried == [(False,), (True,), cal.OPEN_BEAMS]
     with pytest.raises(SystemExit):
         tool.parser().parse_args(['x', '--open-beams', 'maybe'])
-
-
-def test_the_tool_searches_the_runs_it_is_given_and_names_them_in_the_header(
-        tmp_path, monkeypatch):
-    tool = _calibrate_tool()
-    small = run_grid((0,))
-    monkeypatch.setattr(cal, 'Grid', lambda **kw: small)
-    for name, seed, segments in (('a', 100, trial_segments(burst=True) + trial_segments()),
-                                 ('b', 101, trial_segments() + trial_segments(burst=True))):
-        load_split(tmp_path, name, segments, seed, open_stream)
-    out = tmp_path / 'runs.yaml'
-    tool.run_calibration(tool.parser().parse_args([
-        str(tmp_path / 'a'), str(tmp_path / 'b'), '--out', str(out), '--min-ranges', '0',
-        '--run-tier2-lost', '3', '0', '3', '--open-beams', 'off', '--jobs', '1', '--date',
-        '2025-01-02']))
-    text = out.read_text()
-    assert '\n  run_tier2_lost: 3\n' in text
-    assert '--min-ranges 0 --run-tier2-lost 0 3 --open-beams off --date 2025-01-02 ' in text
-    # Without the option the grid tries no run and the file leaves the key to the default.
-    tool.run_calibration(tool.parser().parse_args([
-        str(tmp_path / 'a'), str(tmp_path / 'b'), '--out', str(out), '--min-ranges', '0',
-        '--open-beams', 'off', '--jobs', '1', '--date', '2025-01-02']))
-    assert 'run_tier2_lost' not in out.read_text()
-    # A negative run is refused before anything is loaded.
-    args = tool.parser().parse_args([str(tmp_path / 'absent'), '--out', str(out),
-                                     '--run-tier2-lost', '4', '-2'])
-    with pytest.raises(cal.CalibrationError, match='--run-tier2-lost -2: must be >= 0'):
-        tool.run_calibration(args)
 
 
 def test_a_bad_scan_open_column_is_named(tmp_path):

@@ -227,35 +227,6 @@ def test_ratio_is_over_the_last_window_only():
     assert detector.update(LOST) == Tier.LOST      # 3/4
 
 
-def test_a_run_of_lost_readings_raises_tier_2_before_the_window_does():
-    # Window 20 at 0.6 after 20 normals needs 13 lost readings; a run of 5 needs 5.
-    detector = LostDetector(config(window_meta_tier2_lost=20, run_tier2_lost=5))
-    run(detector, [NORMAL] * 20)
-    assert run(detector, [LOST] * 4) == [Tier.CONFUSED] * 4
-    assert detector.update(LOST) == Tier.LOST
-
-
-def test_a_broken_run_starts_again_and_zero_leaves_the_window_alone():
-    detector = LostDetector(config(window_meta_tier2_lost=20, run_tier2_lost=3))
-    run(detector, [NORMAL] * 20)
-    assert Tier.LOST not in run(detector, [LOST, LOST, NORMAL, LOST, LOST, NORMAL])
-    assert detector.update(LOST) == Tier.CONFUSED
-    # A reset forgets the run: two more lost readings after it are not three in a row.
-    detector.reset()
-    assert Tier.LOST not in run(detector, [NORMAL] * 5 + [LOST, LOST])
-    off = LostDetector(config(window_meta_tier2_lost=20))
-    run(off, [NORMAL] * 20)
-    assert run(off, [LOST] * 12) == [Tier.CONFUSED] * 12
-    assert off.update(LOST) == Tier.LOST
-
-
-def test_the_run_respects_the_queue_min_gate():
-    detector = LostDetector(config(queue_min=5, run_tier2_lost=2,
-                                   ratio_thresh_detections_tier2_lost=0.99))
-    assert run(detector, [LOST] * 4) == [Tier.NORMAL] * 4
-    assert detector.update(LOST) == Tier.LOST
-
-
 def test_lost_is_sticky_until_tier0_window_of_normals():
     detector = LostDetector(LostDetectorConfig())
     run(detector, [LOST] * 5)
@@ -548,8 +519,6 @@ def test_unknown_key_is_warned():
     ({'settle_readings': -1}, 'lost_detector/settle_readings=-1'),
     ({'settle_readings': 2.5}, 'lost_detector/settle_readings=2.5'),
     ({'settle_readings': True}, 'lost_detector/settle_readings=True'),
-    ({'run_tier2_lost': -2}, 'lost_detector/run_tier2_lost=-2'),
-    ({'run_tier2_lost': 1.5}, 'lost_detector/run_tier2_lost=1.5'),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

@@ -110,9 +110,6 @@ class Grid:
         window_meta_tier0_normal: candidate runs of normal readings ending tier 2.
         settle_readings: candidate numbers of readings judged by the scan alone after a
             start or reset.
-        run_tier2_lost: candidate runs of lost readings in a row that raise tier 2 (0: off;
-            the standard grid tries off only, tools/calibrate_detector.py --run-tier2-lost
-            adds values).
     """
 
     prob_thresh: tuple = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999)
@@ -121,12 +118,11 @@ class Grid:
     queue_min: tuple = (3, 5)
     window_meta_tier0_normal: tuple = (4, 6, 10, 15)
     settle_readings: tuple = (0, 8, 12, 16)
-    run_tier2_lost: tuple = (0,)
 
     def combinations(self):
         """Every valid parameter dict, in a fixed order."""
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
-                'queue_min', 'window_meta_tier0_normal', 'settle_readings', 'run_tier2_lost')
+                'queue_min', 'window_meta_tier0_normal', 'settle_readings')
         for values in itertools.product(*(getattr(self, k) for k in keys)):
             params = dict(zip(keys, values))
             if params['queue_min'] <= params['window_meta_tier2_lost']:
@@ -740,8 +736,7 @@ def make_config(fit, params):
         window_meta_tier2_lost=int(params['window_meta_tier2_lost']),
         ratio_thresh_detections_tier2_lost=float(params['ratio_thresh_detections_tier2_lost']),
         window_meta_tier0_normal=int(params['window_meta_tier0_normal']),
-        settle_readings=int(params.get('settle_readings', 0)),
-        run_tier2_lost=int(params.get('run_tier2_lost', 0)))
+        settle_readings=int(params.get('settle_readings', 0)))
     config.validate()
     return config
 
@@ -939,17 +934,10 @@ def objective(score):
 
 def _caution(params):
     """Among equal scores prefer the most cautious parameters (longer windows, higher bars),
-    then the shortest settle time (the covariance ignored for as few readings as will do), then
-    no run rule, then the longest run."""
+    then the shortest settle time (the covariance ignored for as few readings as will do)."""
     return (-params['window_meta_tier2_lost'], -params['queue_min'],
             -params['window_meta_tier0_normal'], -params['prob_thresh'],
-            -params['ratio_thresh_detections_tier2_lost'], params.get('settle_readings', 0),
-            _run_caution(params.get('run_tier2_lost', 0)))
-
-
-def _run_caution(run):
-    # The window alone (0) first, then the longest run: both need the most evidence.
-    return (run != 0, -run)
+            -params['ratio_thresh_detections_tier2_lost'], params.get('settle_readings', 0))
 
 
 @dataclasses.dataclass
@@ -1499,14 +1487,6 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         '>= 1). Grid search over %s. %s' % (
             _values(grid.window_meta_tier0_normal), short_score))
     lines.append('  window_meta_tier0_normal: %d' % config.window_meta_tier0_normal)
-    if grid.run_tier2_lost != (0,):
-        lines += _indented(
-            'Lost readings in a row that raise tier 2 whatever the window\'s ratio (integer >= '
-            '0; 0: off, the window alone decides). After a stretch of normal readings the window '
-            'needs a wrong pose to outvote them; a run of lost readings is the same evidence '
-            'without that wait. Grid search over %s. %s' % (
-                _values(grid.run_tier2_lost), short_score))
-        lines.append('  run_tier2_lost: %d' % config.run_tier2_lost)
     lines += _indented(
         'After the start and every reset (lost_service resets the detector on every pose '
         'fix), this many readings are judged by the scan miss fraction alone, and one '

@@ -14,8 +14,7 @@ State kept between readings:
 
 - ``queue``: the labels of the most recent readings, at most ``window_meta_tier2_lost`` of them
   (so the queue *is* the tier-2 window);
-- ``normal_run``: how many normal readings arrived in a row, and ``lost_run``: how many lost
-  ones;
+- ``normal_run``: how many normal readings arrived in a row;
 - ``tier``: the tier returned for the previous reading (tier 2 is sticky);
 - ``scan_says_lost``: the label of the latest reading that had the scan feature (None before
   the first one and after a reset), and ``held``: how many readings rule 0 skipped since;
@@ -44,23 +43,19 @@ readings as said above):
    check (disabled, or no map or usable scan yet) this rule never applies. A covariance-only
    *lost* reading always counts: a wide cloud is lost whatever the scan said.
 1. Classify the reading, append its label to ``queue`` (the oldest label drops out once the
-   queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` and ``lost_run``
-   (a lost reading sets ``normal_run`` to 0, a normal one ``lost_run``).
+   queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` (a lost reading
+   sets it to 0).
 2. Sticky tier 2: if the previous tier was ``LOST`` then, when ``normal_run`` has reached
    ``window_meta_tier0_normal``, reset the detector entirely (empty the queue, ``normal_run``
    0) and return ``NORMAL``; otherwise return ``LOST``, whatever this reading says.
 3. Gating: with fewer than ``queue_min`` labels in the queue, return ``NORMAL``.
 4. Tier 2: if the fraction of lost labels in the queue (the last ``window_meta_tier2_lost``
    readings, or all of them while fewer have arrived) is strictly greater than
-   ``ratio_thresh_detections_tier2_lost``, or ``run_tier2_lost`` is not 0 and ``lost_run``
-   has reached it, return ``LOST`` (sticky from now on). The window weighs the last
-   ``window_meta_tier2_lost`` readings alike, so after a stretch of normal ones a wrong pose
-   has to outvote them; a run of lost readings in a row is the same evidence without that
-   wait.
+   ``ratio_thresh_detections_tier2_lost``, return ``LOST`` (sticky from now on).
 5. Tier 1: if this reading is lost, return ``CONFUSED``.
 6. Tier 0: return ``NORMAL``.
 
-:meth:`LostDetector.reset` empties the queue, zeroes both runs and ``readings``, forgets
+:meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and ``readings``, forgets
 ``scan_says_lost`` and sets tier 0, as if the detector had just started (so it settles again).
 Outside tier 2 a run of normal readings resets nothing: the queue just slides, so tiers 0 and 1
 never go back through the ``queue_min`` gate on their own.
@@ -136,8 +131,6 @@ class LostDetectorConfig:
             in [0, 1).
         window_meta_tier0_normal: normal readings in a row that end a sticky tier 2 and reset
             the detector.
-        run_tier2_lost: lost readings in a row that raise tier 2 whatever the window's ratio
-            (>= 0; 0: off, only the window decides).
         settle_readings: after the start and every reset, this many readings are classified on
             the scan feature alone (see the module docstring), >= 0 (0: never).
         scan_miss_mu: class means of the scan miss fraction [normal, lost], in [0, 1].
@@ -172,7 +165,6 @@ class LostDetectorConfig:
         'lost_detector/ratio_thresh_detections_tier2_lost', 0.6)
     window_meta_tier0_normal: int = param_field('lost_detector/window_meta_tier0_normal', 10)
     settle_readings: int = param_field('lost_detector/settle_readings', 0)
-    run_tier2_lost: int = param_field('lost_detector/run_tier2_lost', 0)
     scan_miss_mu: tuple = param_field('modified_prob_classifier/scan_miss_mu', (0.1, 0.6))
     scan_miss_sigma: tuple = param_field('modified_prob_classifier/scan_miss_sigma',
                                          (0.1, 0.25))
@@ -206,7 +198,6 @@ class LostDetectorConfig:
         check.positive_int('min_beams')
         check.positive_int('hold_readings')
         check.non_negative_int('settle_readings')
-        check.non_negative_int('run_tier2_lost')
         check.positive('stamp_tolerance')
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
@@ -378,7 +369,6 @@ class LostDetector:
                              2: build_classifier(config), 3: build_classifier(config, True)}
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._normal_run = 0
-        self._lost_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
         self._held = 0
@@ -505,7 +495,6 @@ class LostDetector:
         # Rule 1: record the label.
         self._queue.append(lost)
         self._normal_run = 0 if lost else self._normal_run + 1
-        self._lost_run = self._lost_run + 1 if lost else 0
         self._tier = self._decide(lost)
         return self._tier
 
@@ -519,8 +508,7 @@ class LostDetector:
             return Tier.LOST
         if len(self._queue) < config.queue_min:
             return Tier.NORMAL
-        if self.lost_ratio > config.ratio_thresh_detections_tier2_lost or \
-                0 < config.run_tier2_lost <= self._lost_run:
+        if self.lost_ratio > config.ratio_thresh_detections_tier2_lost:
             return Tier.LOST
         return Tier.CONFUSED if lost else Tier.NORMAL
 
@@ -535,7 +523,6 @@ class LostDetector:
     def _clear(self):
         self._queue.clear()
         self._normal_run = 0
-        self._lost_run = 0
         self._scan_says_lost = None
         self._held = 0
 

@@ -61,8 +61,7 @@ class LostDetectorNode:
         Parameters:
             ``~modified_prob_classifier/{tier0_normal_prior, prob_thresh, slice_mu,
             slice_sigma}`` and ``~lost_detector/{queue_min, window_meta_tier2_lost,
-            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal, settle_readings,
-            run_tier2_lost}``,
+            ratio_thresh_detections_tier2_lost, window_meta_tier0_normal, settle_readings}``,
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
             open_beams, max_beams, min_beams, stamp_tolerance, hold_readings}``: see
