@@ -69,6 +69,13 @@ def parser():
                    'depthimage_to_laserscan: it gives open beams nothing to use; "off" '
                    'regenerates config/lost_detector.yaml, "on" '
                    'config/lost_detector_open_beams.yaml)')
+    p.add_argument('--short-weights', nargs='+', type=float, metavar='W',
+                   help='the scan_check/short_weight values to try, each in [0, 1] (default: '
+                   '%s)' % ', '.join('%g' % w for w in calibration.SHORT_WEIGHTS))
+    p.add_argument('--through-lost', nargs='+', type=float, metavar='R',
+                   help='the scan_check/through_lost values the grid search tries, each in '
+                   '(0, 1] (default: 1 only, the rule off; every value multiplies the search '
+                   'time)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -154,8 +161,19 @@ def run_calibration(args):
         args.open_beams]
     if args.open_beams != 'both':
         options += ['--open-beams', args.open_beams]
+    for name, values, ok in (('--short-weights', args.short_weights, lambda v: 0 <= v <= 1),
+                             ('--through-lost', args.through_lost, lambda v: 0 < v <= 1)):
+        bad = [v for v in values or () if not ok(v)]
+        if bad:
+            raise calibration.CalibrationError('%s %s: out of range' % (
+                name, ' '.join('%g' % v for v in bad)))
+        if values:
+            options += [name] + ['%g' % v for v in values]
+    grid = calibration.Grid(through_lost=tuple(sorted(set(args.through_lost), reverse=True))) \
+        if args.through_lost else None
     result = calibration.calibrate(
-        recordings, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
+        recordings, grid=grid, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
+        short_weights=tuple(args.short_weights or calibration.SHORT_WEIGHTS),
         open_beams=open_beams, jobs=args.jobs, held_out_check=robot_logs is None)
     text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'

@@ -191,6 +191,30 @@ def test_replay_equals_the_nodes_detector_run_with_scans_coming_and_going():
     assert replayed[start + 2:start + 11] == [2] * 9
 
 
+def test_replay_equals_the_nodes_detector_run_with_through_shares():
+    # Readings whose miss fraction says normal but whose beams that reached the walls went
+    # through them: only the through share says lost, and not while settling after the start.
+    rec = make_recording(trial_segments(event=[(TRACKING, WRONG)] * 8))
+    start = len(rec.readings) - 12 - 8
+    for i in range(len(rec.readings)):
+        through, short = (0.3, 0.4) if start <= i < start + 8 or i < 3 else (0.0, 0.05)
+        rec.readings[i] = tuple(rec.readings[i][:5]) + (0.05, through, short)
+    fit = dataclasses.replace(FIT, scan_miss_mu=(0.02, 0.8), scan_miss_sigma=(0.05, 0.2))
+    params = {'prob_thresh': 0.9, 'window_meta_tier2_lost': 4,
+              'ratio_thresh_detections_tier2_lost': 0.5, 'queue_min': 3,
+              'window_meta_tier0_normal': 4, 'settle_readings': 3}
+    config = cal.make_config(fit, dict(params, through_lost=0.4))
+    features = cal.reading_features(rec.readings)
+    assert features[0, 3:] == pytest.approx([0.3, 0.4])
+    probabilities = cal.reading_probabilities(features, config)
+    assert probabilities[start][3] == pytest.approx(0.5)        # 0.3 of the 0.6 that reached
+    replayed = cal.replay_tiers(probabilities, config)
+    assert replayed == detectors.lost_detector_tiers(rec.readings, config)
+    assert replayed[:3] == [0, 0, 0] and 2 in replayed[start:start + 8]
+    off = cal.make_config(fit, dict(params, through_lost=1.0))
+    assert 2 not in cal.replay_tiers(cal.reading_probabilities(features, off), off)
+
+
 def test_replay_resets_the_detector_at_pose_fixes_as_lost_service_does():
     # A wide burst puts the detector in (sticky) tier 2; a pose fix right after it resets it,
     # so the normal readings that follow are normal at once instead of after the tier-0 run.
@@ -395,7 +419,8 @@ def config_keys_default(section, shipped, newer):
     its training streams were recorded with (every beam used)."""
     loaded = detectors.load_detector_config(cal.TARGET_PATH)
     return all(key in shipped[section] or getattr(loaded, key) ==
-               getattr(LostDetectorConfig(), key) == detectors.LEGACY_SCAN_CHECK[key]
+               getattr(LostDetectorConfig(), key) == detectors.LEGACY_SCAN_CHECK.get(
+                   key, getattr(LostDetectorConfig(), key))
                for key in newer[section])
 
 
@@ -417,8 +442,9 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
         shipped = yaml.safe_load(stream)
     # Every key the shipped file has. A shipped file fitted before scan_check/min_range or
     # open_beams existed, on streams that used every beam with a return, leaves the key at its
-    # default (0, false).
-    newer = {'scan_check': {'min_range', 'open_beams'}, 'lost_detector': {'settle_readings'}}
+    # default (0, false); one fitted before through_lost, the rule off (1).
+    newer = {'scan_check': {'min_range', 'open_beams', 'through_lost', 'through_min_reach'},
+             'lost_detector': {'settle_readings'}}
     for section in params:
         extra = newer.get(section, set())
         assert set(params[section]) - extra == set(shipped[section]) - extra, section
@@ -435,6 +461,25 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     assert 'tools/calibrate_detector.py' in lines[0] and '2025-01-02' in lines[0]
     assert '/tmp/a: map lab, seed 100' in text and 'synthetic' in text
     assert all(len(line) <= 100 for line in lines if not line.startswith('#   /usr/bin'))
+
+
+def test_a_searched_through_lost_is_written_with_how_it_was_chosen(tmp_path):
+    recordings = synthetic_training()
+    grid = dataclasses.replace(small_grid(), through_lost=(1.0, 0.4))
+    result = cal.calibrate(recordings, grid)
+    assert result.search.params['through_lost'] in (1.0, 0.4)
+    options = ['--through-lost', '1', '0.4']
+    text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02', options)
+    path = tmp_path / 'out.yaml'
+    path.write_text(text)
+    config = detectors.load_detector_config(str(path))
+    assert config == result.search.config
+    assert config.through_lost == result.search.params['through_lost']
+    comments = ' '.join(line.lstrip('# ') for line in text.splitlines())
+    assert 'Grid search over 1.0, 0.4' in comments
+    off = cal.render_yaml(cal.calibrate(recordings, small_grid()), ['a'], '2025-01-02')
+    assert yaml.safe_load(off)['scan_check']['through_lost'] == 1.0
+    assert 'Not searched' in ' '.join(line.lstrip('# ') for line in off.splitlines())
 
 
 def test_same_inputs_give_a_byte_identical_file():

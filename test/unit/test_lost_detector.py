@@ -434,6 +434,44 @@ def test_a_scans_lost_while_settling_still_holds_back_covariance_only_normals():
     assert detector.queue_length == length
 
 
+# ---------------------------------------------------------------- through share
+
+def test_a_through_share_above_through_lost_makes_a_settled_reading_lost():
+    # A tight cloud and a scan whose miss fraction alone says normal: only the share of the
+    # beams that reached the map's walls and went through them says lost.
+    detector = LostDetector(settling_config(settle_readings=0, through_lost=0.3))
+    assert not detector.is_lost(NORMAL + (0.1,))
+    assert run(detector, [NORMAL + (0.1,)] * 2) == [Tier.NORMAL] * 2
+    tiers = [detector.update(NORMAL + (0.1,), through=0.5) for _ in range(3)]
+    assert tiers == [Tier.CONFUSED, Tier.CONFUSED, Tier.LOST]       # 3 of the last 4
+    # The classifier's own P(lost) is still what is reported.
+    assert detector.p_lost == pytest.approx(detector.probability_lost(NORMAL + (0.1,)))
+
+
+def test_a_through_share_at_or_below_through_lost_or_none_changes_nothing():
+    detector = LostDetector(settling_config(settle_readings=0, through_lost=0.3))
+    tiers = [detector.update(NORMAL + (0.1,), through=t) for t in (0.3, 0.0, None, 0.29)]
+    assert tiers == [Tier.NORMAL] * 4 and detector.lost_ratio == 0.0
+
+
+def test_the_through_share_is_not_used_while_settling_nor_when_off():
+    settling = LostDetector(settling_config(through_lost=0.3))
+    assert [settling.update(NORMAL + (0.05,), through=0.9) for _ in range(3)] == \
+        [Tier.NORMAL] * 3
+    assert settling.lost_ratio == 0.0 and not settling.settling
+    assert settling.update(NORMAL + (0.05,), through=0.9) == Tier.CONFUSED
+    off = LostDetector(settling_config(settle_readings=0))      # through_lost 1: off
+    assert [off.update(NORMAL + (0.05,), through=1.0) for _ in range(4)] == [Tier.NORMAL] * 4
+
+
+@pytest.mark.parametrize('through', [-0.1, 1.01, float('nan'), 'high', True])
+def test_a_bad_through_share_is_refused_and_changes_nothing(through):
+    detector = LostDetector(settling_config(settle_readings=0, through_lost=0.3))
+    with pytest.raises(ValueError, match='through share'):
+        detector.update(NORMAL + (0.1,), through=through)
+    assert detector.queue_length == 0
+
+
 def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():
     cfg = settling_config(tier0_normal_prior=0.8)
     detector = LostDetector(cfg)
@@ -519,6 +557,11 @@ def test_unknown_key_is_warned():
     ({'settle_readings': -1}, 'lost_detector/settle_readings=-1'),
     ({'settle_readings': 2.5}, 'lost_detector/settle_readings=2.5'),
     ({'settle_readings': True}, 'lost_detector/settle_readings=True'),
+    ({'through_lost': 0.0}, 'scan_check/through_lost=0.0'),
+    ({'through_lost': 1.5}, 'scan_check/through_lost=1.5'),
+    ({'through_lost': float('nan')}, 'scan_check/through_lost=nan'),
+    ({'through_min_reach': 0.0}, 'scan_check/through_min_reach=0.0'),
+    ({'through_min_reach': 'most'}, "scan_check/through_min_reach='most'"),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

@@ -7,7 +7,7 @@ from box_room import distance_to_walls
 
 from lost_and_found.core.scan_agreement import (
     DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, end_points,
-    miss_counts, miss_fraction)
+    miss_counts, miss_fraction, through_share)
 
 RES = 0.05
 
@@ -195,6 +195,24 @@ def test_through_misses_are_beams_through_a_wall_or_off_the_map():
     # Placed 0.5 m before the outer wall, they end off the map: through misses too.
     off = (3.5, 2.0, 0.0)
     assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 1.0
+
+
+def test_through_share_is_of_the_beams_that_reached_and_clutter_leaves_it_alone():
+    room = box_room()
+    truth = (1.0, 2.0, 0.0)
+    ranges = ray_cast_box(truth, LaserMount(), 4.0, ANGLES)
+    ranges[20:41] = [1.0] * 21                    # an unmapped box: short misses only
+    through, short, beams = miss_counts(room, truth, LaserMount(), scan_of(ranges), 0.1, 100,
+                                        10)
+    assert through == 0 and short == 21
+    assert through_share(through / beams, short / beams, 0.2) == 0.0
+    # 1 through and 3 short in 10 beams: 1 of the 7 that reached went through.
+    assert through_share(0.1, 0.3, 0.2) == pytest.approx(1 / 7)
+    assert through_share(0.5, 0.0, 0.2) == 0.5
+    # Fewer beams reached than min_reach: no share (the box filled the view).
+    assert through_share(0.05, 0.85, 0.2) is None
+    assert through_share(0.0, 1.0, 0.2) is None
+    assert through_share(0.2, 0.8, 0.2) == pytest.approx(1.0)
 
 
 def test_open_beams_agree_where_the_map_is_open_and_miss_where_it_has_a_wall():

@@ -41,7 +41,7 @@ from sklearn.naive_bayes import GaussianNB
 from lost_and_found.bench import detection, detectors, report
 from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
     covariance_features
-from lost_and_found.core.scan_agreement import weighted_miss
+from lost_and_found.core.scan_agreement import through_share, weighted_miss
 
 #: The stream's columns, in the order detection.write_stream writes them: the miss fraction
 #: as the recording config weighed it, then its two kinds (the through and short fractions,
@@ -110,6 +110,8 @@ class Grid:
         window_meta_tier0_normal: candidate runs of normal readings ending tier 2.
         settle_readings: candidate numbers of readings judged by the scan alone after a
             start or reset.
+        through_lost: candidate ``scan_check/through_lost`` values (1: off, the default grid's
+            only one; ``tools/calibrate_detector.py --through-lost`` names others).
     """
 
     prob_thresh: tuple = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999)
@@ -118,11 +120,12 @@ class Grid:
     queue_min: tuple = (3, 5)
     window_meta_tier0_normal: tuple = (4, 6, 10, 15)
     settle_readings: tuple = (0, 8, 12, 16)
+    through_lost: tuple = (1.0,)
 
     def combinations(self):
         """Every valid parameter dict, in a fixed order."""
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
-                'queue_min', 'window_meta_tier0_normal', 'settle_readings')
+                'queue_min', 'window_meta_tier0_normal', 'settle_readings', 'through_lost')
         for values in itertools.product(*(getattr(self, k) for k in keys)):
             params = dict(zip(keys, values))
             if params['queue_min'] <= params['window_meta_tier2_lost']:
@@ -189,7 +192,9 @@ class Recording:
     def weighed(self, short_weight, min_range=None, open_beams=None):
         """This recording with every reading's miss fraction weighed with ``short_weight``,
         measured without the beams shorter than ``min_range`` and with or without the open
-        beams (``open_beams``; None for either: as recorded).
+        beams (``open_beams``; None for either: as recorded). Each reading then carries its
+        through and short fractions too, as a seventh and eighth value (None without a scan
+        feature), from which the detector takes its through share.
 
         Raises:
             CalibrationError: the recording has no split misses and was recorded with
@@ -205,8 +210,8 @@ class Recording:
                     % (self.path, self.scan_check['short_weight'], short_weight))
             return self
         pairs = self.split_pairs(min_range, open_beams)
-        readings = [r[:5] + (None if pair is None else
-                             weighted_miss(pair[0], pair[1], short_weight),)
+        readings = [r[:5] + ((None, None, None) if pair is None else
+                             (weighted_miss(pair[0], pair[1], short_weight),) + tuple(pair))
                     for r, pair in zip(self.readings, pairs)]
         return dataclasses.replace(self, readings=readings, scan_check=dict(
             self.scan_check, short_weight=short_weight, min_range=min_range,
@@ -616,14 +621,16 @@ def label_readings(errors, phases):
 
 
 def reading_features(readings):
-    """The node's features of every reading, as an (N, 3) array.
+    """The node's features of every reading, as an (N, 5) array.
 
     Columns: the two covariance features, computed exactly as the node does
     (:func:`covariance_features` of the 36-covariance built by :func:`detectors.covariance_of`),
     NaN for a covariance the node would refuse; the scan miss fraction, NaN when the reading
-    has none.
+    has none; the through and short miss fractions of its scan (a reading's seventh and eighth
+    values, :meth:`Recording.weighed`), NaN when it has none (the detector's through share
+    comes from them).
     """
-    out = np.full((len(readings), 3), np.nan)
+    out = np.full((len(readings), 5), np.nan)
     for i, reading in enumerate(readings):
         try:
             out[i, :2] = covariance_features(detectors.covariance_of(reading))
@@ -631,6 +638,8 @@ def reading_features(readings):
             pass
         if len(reading) > 5 and reading[5] is not None:
             out[i, 2] = reading[5]
+        if len(reading) > 7 and reading[6] is not None and reading[7] is not None:
+            out[i, 3:5] = reading[6:8]
     return out
 
 
@@ -736,7 +745,8 @@ def make_config(fit, params):
         window_meta_tier2_lost=int(params['window_meta_tier2_lost']),
         ratio_thresh_detections_tier2_lost=float(params['ratio_thresh_detections_tier2_lost']),
         window_meta_tier0_normal=int(params['window_meta_tier0_normal']),
-        settle_readings=int(params.get('settle_readings', 0)))
+        settle_readings=int(params.get('settle_readings', 0)),
+        through_lost=float(params.get('through_lost', 1.0)))
     config.validate()
     return config
 
@@ -744,13 +754,16 @@ def make_config(fit, params):
 # ----------------------------------------------------------------------------- replay, score
 
 def reading_probabilities(features, config):
-    """``(P(lost), scanned, P(lost | scan))`` of every reading under ``config`` (None for a
-    refused reading).
+    """``(P(lost), scanned, P(lost | scan), through share)`` of every reading under
+    ``config`` (None for a refused reading).
 
     Computed one reading at a time with :meth:`LostDetector.probability_lost`, the node's own
     code path; ``scanned`` says whether the reading had the scan feature (which the detector's
     rule 0 needs); the third value is the scan-only P(lost) a settling detector uses (None
-    without a scan). It depends only on the classifier, so the grid search computes it once.
+    without a scan); the fourth the scan's through share
+    (:func:`~lost_and_found.core.scan_agreement.through_share` with the config's
+    ``through_min_reach``; None without one, or for features without the split columns). It
+    depends only on the classifier, so the grid search computes it once.
     """
     detector = LostDetector(config)
     out = []
@@ -761,8 +774,10 @@ def reading_probabilities(features, config):
             continue
         miss = float(row[2]) if len(row) > 2 and np.isfinite(row[2]) and config.scan_check \
             else None
+        through = through_share(float(row[3]), float(row[4]), config.through_min_reach) \
+            if miss is not None and len(row) > 4 and np.all(np.isfinite(row[3:5])) else None
         out.append((detector.probability_lost((row[0], row[1], miss)), miss is not None,
-                    None if miss is None else detector.probability_lost_scan(miss)))
+                    None if miss is None else detector.probability_lost_scan(miss), through))
     return out
 
 
@@ -782,9 +797,10 @@ def replay_tiers(probabilities, config, resets=frozenset()):
         if reading is None:
             tiers.append(int(detector.tier))
         else:
-            probability, scanned, scan_only = reading
+            probability, scanned, scan_only = reading[:3]
+            through = reading[3] if len(reading) > 3 else None
             tiers.append(int(detector.add(scan_only if detector.settling else probability,
-                                          scanned)))
+                                          scanned, detector.through_says_lost(through))))
     return tiers
 
 
@@ -933,11 +949,13 @@ def objective(score):
 
 
 def _caution(params):
-    """Among equal scores prefer the most cautious parameters (longer windows, higher bars),
-    then the shortest settle time (the covariance ignored for as few readings as will do)."""
+    """Among equal scores prefer the most cautious parameters (longer windows, higher bars,
+    the through share off or highest), then the shortest settle time (the covariance ignored
+    for as few readings as will do)."""
     return (-params['window_meta_tier2_lost'], -params['queue_min'],
             -params['window_meta_tier0_normal'], -params['prob_thresh'],
-            -params['ratio_thresh_detections_tier2_lost'], params.get('settle_readings', 0))
+            -params['ratio_thresh_detections_tier2_lost'], -params.get('through_lost', 1.0),
+            params.get('settle_readings', 0))
 
 
 @dataclasses.dataclass
@@ -1026,7 +1044,7 @@ def grid_search(recordings, fit, grid=None, features=None):
         if not frontier or within > frontier[-1][1]:
             frontier.append((count, within, score['silent_ge2m']['within'], params))
     margin = {}
-    for name in ('prob_thresh', 'ratio_thresh_detections_tier2_lost'):
+    for name in ('prob_thresh', 'ratio_thresh_detections_tier2_lost', 'through_lost'):
         values = sorted(getattr(grid, name))
         index = values.index(best[1][name])
         if index > 0:
@@ -1498,7 +1516,7 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
     lines += SCAN_CHECK_YAML.format(
         enabled=str(config.scan_check).lower(), base_frame=config.base_frame,
         hit_tolerance=_yaml_float(config.hit_tolerance),
-        short_weight='\n'.join(_indented(short_weight_text(calibration)) + [
+        short_weight='\n'.join(_indented(short_weight_text(calibration, options)) + [
             '  short_weight: %s' % _yaml_float(config.short_weight)]),
         min_range='\n'.join(_indented(min_range_text(calibration)) + [
             '  min_range: %s' % _yaml_float(config.min_range)]),
@@ -1507,12 +1525,34 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         max_beams=config.max_beams,
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
-        hold_readings=config.hold_readings).splitlines()
+        hold_readings=config.hold_readings,
+        through_lost='\n'.join(_indented(through_lost_text(search, short_score)) + [
+            '  through_lost: %s' % _yaml_float(config.through_lost)]),
+        through_min_reach=_yaml_float(config.through_min_reach)).splitlines()
     return '\n'.join(lines) + '\n'
 
 
-def short_weight_text(calibration):
-    """The comment above scan_check/short_weight: what it is and how it was chosen."""
+def through_lost_text(search, short_score):
+    """The comment above scan_check/through_lost: what it is and how it was chosen."""
+    text = ('A settled reading whose scan\'s through share (of the beams that reached the map\'s '
+            'obstacles, not short misses, the share that passed through one) is strictly above '
+            'this is lost whatever P(lost) says, in (0, 1]; 1: never (off). Unmapped clutter '
+            'makes beams short, never makes them pass through a wall, so this holds among '
+            'clutter where the miss fraction does not; a map that is wrong (a door mapped shut '
+            'and standing open) makes through misses at a right pose.')
+    values = search.grid.through_lost
+    if len(values) > 1:
+        text += ' Grid search over %s. %s%s' % (
+            _values(values), short_score, _margin(search, 'through_lost'))
+    else:
+        text += ' Not searched: the only value tried (tools/calibrate_detector.py ' \
+            '--through-lost names others).'
+    return text
+
+
+def short_weight_text(calibration, options=()):
+    """The comment above scan_check/short_weight: what it is and how it was chosen
+    (``options``: the command line's, where ``--short-weights`` may have named one value)."""
     text = ('What a missed beam that ended in free space, short of the map\'s walls, counts '
             'towards the miss fraction, in [0, 1]; a miss that passed through a mapped obstacle '
             'or left the map counts 1. Unmapped people and furniture stop beams short but never '
@@ -1524,6 +1564,8 @@ def short_weight_text(calibration):
                 _values([w for w, _ in calibration.weights]),
                 '; '.join('%s: %s' % (_yaml_float(w), score_sentence(score))
                           for w, score in calibration.weights))
+    elif '--short-weights' in options:
+        text += ' Set by --short-weights, not chosen by training score.'
     else:
         text += ' Not fitted: the training runs recorded their misses weighed with it.'
     return text
@@ -1608,7 +1650,12 @@ scan_check:
   # scan feature that the covariance alone calls normal are skipped (integer >= 1): a tight
   # cloud is no evidence against the laser, but a laser that stays blind must not freeze the
   # detector for ever.
-  hold_readings: {hold_readings}"""
+  hold_readings: {hold_readings}
+{through_lost}
+  # The through share counts only when at least this share of the scan's used beams reached
+  # the map's obstacles (hits and through misses), in (0, 1]: a few beams that got past the
+  # clutter say little. Not fitted.
+  through_min_reach: {through_min_reach}"""
 
 
 def evaluation_rows(name, score):

@@ -124,8 +124,8 @@ class Stream(Motion):
     """Recorded readings and ground truth, with the errors of every reading.
 
     Args:
-        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, scan miss]) of every
-            amcl_pose, in order.
+        readings: (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, scan miss[, through,
+            short, ...]]) of every amcl_pose, in order.
         truth: (t, x, y, yaw) of the ground truth, in order.
     """
 
@@ -139,8 +139,8 @@ class Stream(Motion):
 
     def detector_readings(self):
         """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw,
-        scan miss fraction or None)."""
-        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
+        scan miss fraction or None[, through and short miss fractions or None])."""
+        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,) + tuple(r[9:11])
                 for r in self.readings]
 
     def window(self, start, end):
@@ -462,7 +462,7 @@ def rescore(folder, config, out, label=None):
         raise ValueError('%s: no ground truth or no trials to score' % folder)
     misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
                                     data.get('min_ranges'), config, folder)
-    stream = Stream([tuple(row[:8]) + (misses.miss(row, i),)
+    stream = Stream([tuple(row[:8]) + misses.values(row, i)
                      for i, row in enumerate(data['readings'])], truth)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES

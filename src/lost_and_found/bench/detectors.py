@@ -23,6 +23,7 @@ from lost_and_found.core.config import config_from_params
 from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
     covariance_features
+from lost_and_found.core.scan_agreement import through_share
 
 #: The estimate is wrong (delocalized) beyond these (m, rad)...
 LOST_XY, LOST_YAW = 0.5, 0.35
@@ -184,20 +185,32 @@ class StreamMisses:
             ValueError: naming the stream and the row when its ``scan_near`` or
                 ``scan_open`` cell is bad.
         """
+        return self.values(row, index)[0]
+
+    def values(self, row, index=0):
+        """``(miss, through, short)`` of row ``index`` as the config computes them: the miss
+        fraction and the through and short fractions it was weighed from (each None without a
+        scan feature or with the config's scan check off; the two fractions also None for a
+        stream that did not record its misses by kind).
+
+        Raises:
+            ValueError: as :meth:`miss`.
+        """
         from lost_and_found.core.scan_agreement import weighted_miss
         field = self._field
         if not self._config.scan_check:
-            return None
+            return None, None, None
         if not self._split:
-            return row[field['scan_miss']] if 'scan_miss' in field else None
+            return (row[field['scan_miss']] if 'scan_miss' in field else None), None, None
         near = near_pairs(row[field[self._column]], len(self._min_ranges),
                           '%s: reading %d' % (self._source, index), self._column) \
             if self._min_ranges and self._column in field else None
         pair = split_at(row[field['scan_through']], row[field['scan_short']], near,
                         self._min_ranges, self._recorded['min_range'], self._config.min_range,
                         self._config.open_beams == self._recorded['open_beams'])
-        return None if pair is None else weighted_miss(pair[0], pair[1],
-                                                       self._config.short_weight)
+        if pair is None:
+            return None, None, None
+        return (weighted_miss(pair[0], pair[1], self._config.short_weight),) + tuple(pair)
 
 
 def check_scan_check(recorded, config, source, reweighable=False, min_ranges=(),
@@ -334,7 +347,9 @@ def lost_detector_tiers(readings, config, resets=()):
 
     A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
     A sixth value of a reading is its scan miss fraction (None: none), used only when the
-    config's scan check is on, as in the node. ``resets`` are the times of pose fixes (an
+    config's scan check is on, as in the node; a seventh and eighth, its scan's through and
+    short miss fractions (None: none), give the detector its through share
+    (``scan_check/through_lost``). ``resets`` are the times of pose fixes (an
     initial pose from a person or a fiducial): lost_service resets the detector on each (but
     not while LOCALIZING, which the replay does not model), so the replay does too, before the
     first reading at or after it (fix times are the publisher's clock, readings carry amcl's
@@ -347,9 +362,12 @@ def lost_detector_tiers(readings, config, resets=()):
         if index in before:
             detector.reset()
         miss = reading[5] if len(reading) > 5 and config.scan_check else None
+        through = through_share(reading[6], reading[7], config.through_min_reach) \
+            if miss is not None and len(reading) > 7 and reading[6] is not None \
+            and reading[7] is not None else None
         try:
             features = covariance_features(covariance_of(reading)) + (miss,)
-            tiers.append(int(detector.update(features)))
+            tiers.append(int(detector.update(features, through)))
         except ValueError:
             tiers.append(int(detector.tier))
     return tiers

@@ -324,11 +324,11 @@ def rescore_unmodified(run, streams, config):
 
 
 def _stream_readings(stream, misses):
-    """The detector's readings ``(t, var_x, var_y, cov_xy, var_yaw, miss)`` of one recorded
-    replay, and their errors ``(error_xy, error_yaw)``."""
+    """The detector's readings ``(t, var_x, var_y, cov_xy, var_yaw, miss, through, short)``
+    of one recorded replay, and their errors ``(error_xy, error_yaw)``."""
     field = {name: i for i, name in enumerate(stream['fields'])}
     rows = stream['readings']
-    readings = [(r[0],) + tuple(r[4:8]) + (misses.miss(r, i),) for i, r in enumerate(rows)]
+    readings = [(r[0],) + tuple(r[4:8]) + misses.values(r, i) for i, r in enumerate(rows)]
     errors = [(r[field['error_xy']], r[field['error_yaw']]) for r in rows]
     return readings, errors
 
@@ -729,7 +729,7 @@ def _evaluate(record, result, data, config, start, end):
     times = [r[0] for r in readings]
     errors = reading_errors(readings, data.truth) if readings else []
     tiers = detectors.run_all([(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
-                               for r in readings], config)
+                               + tuple(r[9:11]) for r in readings], config)
     statuses = result['statuses']
     # The node publishes its initial 'normal', then one status per reading, in order.
     live = [TIERS.get(s, 0) for s in statuses[1:]]

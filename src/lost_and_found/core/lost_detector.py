@@ -44,7 +44,12 @@ readings as said above):
    *lost* reading always counts: a wide cloud is lost whatever the scan said.
 1. Classify the reading, append its label to ``queue`` (the oldest label drops out once the
    queue holds ``window_meta_tier2_lost`` labels) and update ``normal_run`` (a lost reading
-   sets it to 0).
+   sets it to 0). A settled reading whose scan's through share (of the beams that reached the
+   map's obstacles, those that went through one: :func:`~lost_and_found.core.scan_agreement.
+   through_share`) is above ``through_lost`` is lost whatever P(lost) says: unmapped clutter
+   makes beams short, never makes them pass through walls, so this evidence holds among
+   clutter where the miss fraction does not. While settling it is not used (a fix a few
+   centimetres off puts beams just behind the walls they hit).
 2. Sticky tier 2: if the previous tier was ``LOST`` then, when ``normal_run`` has reached
    ``window_meta_tier0_normal``, reset the detector entirely (empty the queue, ``normal_run``
    0) and return ``NORMAL``; otherwise return ``LOST``, whatever this reading says.
@@ -152,6 +157,11 @@ class LostDetectorConfig:
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
         hold_readings: rule 0 skips at most this many covariance-only normal readings after a
             scan said lost; the next ones count again.
+        through_lost: a settled reading whose scan's through share (of the beams that reached
+            the map's obstacles, those that passed through one; see :func:`through_share`) is
+            strictly above this is lost, whatever P(lost) says, in (0, 1]; 1 never (off).
+        through_min_reach: the through share counts only when at least this share of the
+            scan's used beams reached the map's obstacles (were not short misses), in (0, 1].
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -178,6 +188,8 @@ class LostDetectorConfig:
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
     hold_readings: int = param_field('scan_check/hold_readings', 10)
+    through_lost: float = param_field('scan_check/through_lost', 1.0)
+    through_min_reach: float = param_field('scan_check/through_min_reach', 0.2)
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -199,6 +211,8 @@ class LostDetectorConfig:
         check.positive_int('hold_readings')
         check.non_negative_int('settle_readings')
         check.positive('stamp_tolerance')
+        check.in_range('through_lost', 0.0, 1.0, low_open=True)
+        check.in_range('through_min_reach', 0.0, 1.0, low_open=True)
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
             check.problem('scan_check/min_beams=%r must be <= scan_check/max_beams=%r (never '
@@ -431,28 +445,40 @@ class LostDetector:
         prob_thresh (what :meth:`update` uses once the detector has settled)."""
         return self.probability_lost(features) > self._config.prob_thresh
 
-    def update(self, features):
+    def update(self, features, through=None):
         """Add one reading and return the new tier.
 
         Args:
             features: (sigma_xy_major [m], sigma_theta [rad]) from :func:`covariance_features`,
                 optionally followed by the scan miss fraction (None: not available).
+            through: the scan's through share in [0, 1]
+                (:func:`~lost_and_found.core.scan_agreement.through_share`), or None (no scan
+                feature, or too few beams reached).
 
         Returns:
             The :class:`Tier` for this reading.
 
         Raises:
-            ValueError: for bad features; the detector's state is then unchanged.
+            ValueError: for bad features or a bad through share; the detector's state is then
+                unchanged.
         """
         values = check_features(features)
         scanned = len(values) == 3
+        if through is not None and not (_is_number(through) and 0.0 <= through <= 1.0):
+            raise ValueError('through share must be a number in [0, 1] or None, got %r'
+                             % (through,))
         if self.settling:
             probability = self._probability(values[2:]) if scanned else None
         else:
             probability = self._probability(values)
-        return self.add(probability, scanned)
+        return self.add(probability, scanned, self.through_says_lost(through))
 
-    def add(self, probability, scanned):
+    def through_says_lost(self, through):
+        """Whether a through share (or None) makes a reading lost on its own: above
+        ``through_lost``, once the detector has settled (rule 1)."""
+        return through is not None and not self.settling and through > self._config.through_lost
+
+    def add(self, probability, scanned, through_lost=False):
         """Add one already classified reading and return the new tier.
 
         :meth:`update` classifies and calls this; a replay that has the probabilities already
@@ -464,6 +490,8 @@ class LostDetector:
                 scan feature alone), or, only while settling, None for a reading without the
                 scan feature (counted, nothing else).
             scanned: whether the reading had the scan feature.
+            through_lost: the reading's through share says lost (:meth:`through_says_lost`):
+                it is labelled lost whatever ``probability`` says.
 
         Returns:
             The :class:`Tier` for this reading.
@@ -482,7 +510,7 @@ class LostDetector:
         if not 0.0 <= probability <= 1.0:           # also NaN
             raise ValueError('P(lost) must be in [0, 1], got %r' % probability)
         self._readings += 1
-        lost = probability > self._config.prob_thresh
+        lost = probability > self._config.prob_thresh or bool(through_lost)
         self.last_probability = probability
         if scanned:
             self._scan_says_lost, self._held = lost, 0

@@ -40,6 +40,13 @@ drivers' way of saying "no return") are never used. Off by default; the calibrat
 unless ``--open-beams`` sets it (off in config/lost_detector.yaml, on in
 config/lost_detector_open_beams.yaml).
 
+**Through share.** Clutter only ever adds short misses, so the beams that were *not* short
+(hits and through misses: those that reached the map's obstacles) say the most about the
+pose: at a right pose almost none of them passes through a wall, at a wrong one many do. The
+*through share* (:func:`through_share`) is ``through / (1 - short)``, given only when at least
+``min_reach`` of the used beams reached (too few beams that reached say nothing). The lost
+detector may call a reading lost on it alone (``scan_check/through_lost``).
+
 With fewer than ``min_beams`` usable beams (a blinded laser, a view filled by something near,
 and without open beams an open hall) there is no feature.
 Pure numpy/scipy: no ROS.
@@ -66,6 +73,17 @@ def check_short_weight(short_weight):
 def weighted_miss(through, short, short_weight):
     """The miss fraction from the through and short fractions (see the module docstring)."""
     return through + short_weight * short
+
+
+def through_share(through, short, min_reach):
+    """The share of the beams that reached the map's obstacles (not short misses) that passed
+    through one, from the through and short fractions of the used beams; None when fewer than
+    ``min_reach`` of the used beams reached (see the module docstring)."""
+    reached = 1.0 - short
+    # Fractions are counts over beams: 1 - 0.8 must not fall below 0.2 by round-off.
+    if reached < min_reach - 1e-9 or reached <= 0.0:
+        return None
+    return min(1.0, through / reached)
 
 
 class DistanceMap:

@@ -13,7 +13,8 @@ from std_msgs.msg import Empty, Float64, String
 from lost_and_found.core.lost_detector import (
     CovarianceError, CovarianceFitWatch, LostDetector, LostDetectorConfig, Tier,
     covariance_features, stamp_order)
-from lost_and_found.core.scan_agreement import NoReturnWatch, ScanChecker
+from lost_and_found.core.scan_agreement import (
+    NoReturnWatch, ScanChecker, through_share, weighted_miss)
 from lost_and_found.nodes.conversions import (
     distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.laser_mounts import LaserMounts
@@ -64,7 +65,8 @@ class LostDetectorNode:
             ratio_thresh_detections_tier2_lost, window_meta_tier0_normal, settle_readings}``,
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
-            open_beams, max_beams, min_beams, stamp_tolerance, hold_readings}``: see
+            open_beams, max_beams, min_beams, stamp_tolerance, hold_readings, through_lost,
+            through_min_reach}``: see
             :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
@@ -119,10 +121,13 @@ class LostDetectorNode:
         rospy.loginfo('%s: watching %s%s, status %s; after a start or reset the first %d '
                       'readings are judged by the scan alone', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
-                      ' with %s on %s (short misses count %g, returns from %g m, open beams %s)'
+                      ' with %s on %s (short misses count %g, returns from %g m, open beams %s, '
+                      'lost on a through share above %s)'
                       % (rospy.resolve_name('scan'), rospy.resolve_name('map'),
                          checker.short_weight, checker.min_range,
-                         'used' if checker.open_beams else 'not used')
+                         'used' if checker.open_beams else 'not used',
+                         '%g' % self._config.through_lost if self._config.through_lost < 1.0
+                         else 'never (off)')
                       if checker is not None else ' (scan check off)',
                       self._detector.tier.status, self._config.settle_readings)
 
@@ -155,14 +160,21 @@ class LostDetectorNode:
         if warning:
             rospy.logwarn('%s: %s', rospy.get_name(), warning)
 
-    def _classify(self, features, miss):
+    def _classify(self, features, fractions):
         """Update the detector with one reading and publish its tier. Call with the lock held.
+
+        ``fractions``: the (through, short) miss fractions of the reading's scan, or None.
         """
         if self._checker is not None:
             self._log_scan_reason()
+        miss = through = None
+        if fractions is not None:
+            miss = weighted_miss(fractions[0], fractions[1], self._checker.short_weight)
+            through = through_share(fractions[0], fractions[1],
+                                    self._config.through_min_reach)
         before, settling = self._detector.tier, self._detector.settling
         try:
-            tier = self._detector.update(features + (miss,))
+            tier = self._detector.update(features + (miss,), through)
         except ValueError as error:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
@@ -175,9 +187,10 @@ class LostDetectorNode:
             self._p_lost_pub.publish(Float64(data=self._detector.p_lost))
         if tier != before:
             rospy.loginfo('%s: %s -> %s (sigma_xy %.3f m, sigma_theta %.3f rad, scan miss %s, '
-                          'P(lost) %.3f%s)', rospy.get_name(), before.status, tier.status,
-                          features[0], features[1],
+                          'through share %s, P(lost) %.3f%s)', rospy.get_name(), before.status,
+                          tier.status, features[0], features[1],
                           'n/a' if miss is None else '%.2f' % miss,
+                          'n/a' if through is None else '%.2f' % through,
                           self._detector.last_probability,
                           ', settling: the scan alone' if settling else '')
 
@@ -210,11 +223,11 @@ class LostDetectorNode:
         Call with the lock held.
         """
         stamp, pose, features = self._pending
-        miss = self._checker.feature(stamp, pose)
-        if miss is None and self._checker.waiting:
+        fractions = self._checker.measure(stamp, pose)
+        if fractions is None and self._checker.waiting:
             return
         self._pending = None
-        self._classify(features, miss)
+        self._classify(features, fractions)
 
     def on_pose(self, msg):
         """Classify one amcl pose and publish the tier; skip bad input with a warning.
