@@ -112,6 +112,24 @@ def test_a_tight_pose_whose_scan_misses_the_map_is_lost(node):
     assert node._status_pub.data[-1] == 'lost'
 
 
+@pytest.mark.parametrize('through_lost, expected', [(0.5, 'lost'), (1.0, 'normal')])
+def test_the_through_share_alone_makes_a_reading_lost(through_lost, expected):
+    # A classifier turned upside down (a full miss is the normal class's mean) leaves only the
+    # through share to say that the beams ran through the wall at x = 5 m.
+    config = LostDetectorConfig(queue_min=1, window_meta_tier2_lost=2,
+                                ratio_thresh_detections_tier2_lost=0.5,
+                                scan_miss_mu=(1.0, 0.0), through_lost=through_lost)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n.on_map(wall_map())
+    for stamp in (1.0, 1.5):
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, WRONG))
+    assert n._status_pub.data[-1] == expected
+    assert n._p_lost_pub.data[-1] < 0.5          # the classifier's own verdict: normal
+
+
 def test_a_tight_pose_whose_scan_fits_stays_normal(node):
     for stamp in (1.0, 1.5, 2.0):
         node.on_scan(scan_msg(stamp))
