@@ -14,6 +14,14 @@ The first is the shipped default, for a laser that reports no return as NaN (a T
 Kinect through depthimage_to_laserscan) or as +inf; the second is for a laser that reports it as
 +inf (REP 117) only. Each file's header names itself by its scan_check/open_beams.
 
+Or keep a generated YAML's fit and choose only ``scan_check/through_lost`` (the through share of
+the scan that makes a reading lost on its own) on the training runs; ``--through-lost``
+alone instead adds it to the full grid search above (each value multiplies its time)::
+
+    /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \
+        --keep-fit config/lost_detector.yaml --through-lost 1 0.4 0.3 0.25 0.2 \
+        --out config/lost_detector.yaml [--date YYYY-MM-DD]
+
 Evaluate one or more YAMLs offline on recorded streams (held out: the office, Willow Garage, Intel
 and ACES maps, seeds 0-99), on identical inputs::
 
@@ -76,6 +84,10 @@ def parser():
                    help='the scan_check/through_lost values the grid search tries, each in '
                    '(0, 1] (default: 1 only, the rule off; every value multiplies the search '
                    'time)')
+    p.add_argument('--keep-fit', metavar='BASE_YAML',
+                   help='keep this generated YAML\'s classifier, windows and scan check and '
+                   'choose only scan_check/through_lost (among --through-lost) on TRAIN_DIRs; '
+                   'writes the base with that key and a header saying so')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -121,9 +133,9 @@ def run_calibration(args):
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise calibration.CalibrationError('--out %s: %s does not exist or is not writable '
                                            '(create it first)' % (args.out, folder))
-    # A shipped file is only ever regenerated with its own open_beams.
-    for path, choice in ((calibration.TARGET_PATH, 'off'),
-                         (calibration.OPEN_BEAMS_TARGET_PATH, 'on')):
+    # A shipped file is only ever regenerated with its own open_beams (--keep-fit keeps it).
+    shipped = ((calibration.TARGET_PATH, 'off'), (calibration.OPEN_BEAMS_TARGET_PATH, 'on'))
+    for path, choice in () if args.keep_fit else shipped:
         if os.path.realpath(args.out) == os.path.realpath(path) and \
                 (args.real_logs or args.open_beams != choice):
             raise calibration.CalibrationError(
@@ -147,6 +159,8 @@ def run_calibration(args):
         print('training: %s (map %s, seed %s): %d readings, %d trials%s' % (
             recording.path, recording.label, recording.seed, len(recording.readings),
             len(recording.trials), ' (inferred)' if recording.trials_inferred else ''))
+    if args.keep_fit:
+        return keep_fit(args, recordings, date)
     options = []
     for min_range in args.min_ranges or ():
         missing = [r.path for r in recordings if min_range not in r.min_ranges]
@@ -215,6 +229,46 @@ def run_calibration(args):
     print('per reading: %d/%d lost readings and %d/%d normal readings labelled lost' % (
         result.quality['lost']['labelled_lost'], result.quality['lost']['readings'],
         result.quality['normal']['labelled_lost'], result.quality['normal']['readings']))
+    print()
+    print('Training score (not held out):')
+    print()
+    print(report.markdown_table(calibration.EVALUATION_HEADERS,
+                                [calibration.evaluation_rows('`%s`' % args.out, check)]))
+    print()
+    print('wrote %s' % args.out)
+
+
+def keep_fit(args, recordings, date):
+    """--keep-fit: choose scan_check/through_lost for a generated YAML, write, check."""
+    if not args.through_lost:
+        raise calibration.CalibrationError('--keep-fit needs --through-lost R [R ...]')
+    for option in ('min_ranges', 'short_weights', 'real_logs'):
+        if getattr(args, option):
+            raise calibration.CalibrationError('--keep-fit keeps the base\'s scan check: no --%s'
+                                               % option.replace('_', '-'))
+    base = detectors.load_detector_config(args.keep_fit)
+    with open(args.keep_fit) as stream:
+        base_text = stream.read()
+    values = tuple(sorted(set(args.through_lost), reverse=True))
+    config, scores = calibration.choose_through_lost(recordings, base, values)
+    command = '/usr/bin/python3 tools/calibrate_detector.py %s --keep-fit %s --through-lost %s ' \
+        '--date %s --out %s' % (' '.join(args.train), args.keep_fit,
+                                ' '.join('%g' % v for v in values), date, args.out)
+    text = calibration.render_keep_fit(base_text, config, scores, args.train, date, command)
+    scratch = args.out + '.tmp'
+    with open(scratch, 'w') as stream:
+        stream.write(text)
+    chosen = dict(scores)[config.through_lost]
+    written = detectors.load_detector_config(scratch)
+    check = calibration.evaluate(recordings, written)
+    if written != config or calibration.objective(check) != calibration.objective(chosen):
+        raise calibration.CalibrationError('%s does not load as the chosen config or does not '
+                                           'reproduce its training score; left in %s'
+                                           % (args.out, scratch))
+    os.replace(scratch, args.out)
+    for value, score in scores:
+        print('scan_check/through_lost %g: %s' % (value, calibration.score_sentence(score)))
+    print('chosen: scan_check/through_lost %g' % config.through_lost)
     print()
     print('Training score (not held out):')
     print()

@@ -482,6 +482,43 @@ def test_a_searched_through_lost_is_written_with_how_it_was_chosen(tmp_path):
     assert 'Not searched' in ' '.join(line.lstrip('# ') for line in off.splitlines())
 
 
+def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
+    recordings = synthetic_training()
+    base_text = cal.render_yaml(cal.calibrate(recordings, small_grid()), ['a', 'b'],
+                                '2025-01-02')
+    path = tmp_path / 'base.yaml'
+    path.write_text(base_text)
+    base = detectors.load_detector_config(str(path))
+    config, scores = cal.choose_through_lost(recordings, base, (1.0, 0.5))
+    assert [v for v, _ in scores] == [1.0, 0.5]
+    assert config == dataclasses.replace(base, through_lost=config.through_lost)
+    # Without split misses in the synthetic streams the rule never acts: a tie, so the most
+    # cautious value (off) is kept.
+    assert cal.objective(scores[0][1]) == cal.objective(scores[1][1])
+    assert config.through_lost == 1.0
+    text = cal.render_keep_fit(base_text, dataclasses.replace(config, through_lost=0.5), scores,
+                               ['a', 'b'], '2025-01-03', 'CMD')
+    assert text.startswith(cal.KEEP_FIT_MARK) and '#   CMD' in text
+    # The base as it was, but its own through-share keys, which come last, chosen.
+    body = text[text.index('\n#\n') + 3:]
+    kept = base_text[:base_text.index("  # A settled reading whose scan's through share")]
+    assert body.startswith(kept) and body.count('through_min_reach:') == 1
+    out = tmp_path / 'out.yaml'
+    out.write_text(text)
+    loaded = detectors.load_detector_config(str(out))
+    assert loaded == dataclasses.replace(base, through_lost=0.5)
+    assert all(len(line) <= 100 for line in text.splitlines() if not line.startswith('#   '))
+    # Redone on its own output: the header and the keys are replaced, not added again.
+    again = cal.render_keep_fit(text, dataclasses.replace(config, through_lost=0.5), scores,
+                                ['a', 'b'], '2025-01-03', 'CMD')
+    assert again == text and again.count('through_lost:') == 1
+    with pytest.raises(cal.CalibrationError, match='in \\(0, 1\\]'):
+        cal.choose_through_lost(recordings, base, (0.0,))
+    with pytest.raises(cal.CalibrationError, match='scan_check section'):
+        cal.render_keep_fit('lost_detector:\n  queue_min: 3\n', config, scores, ['a'],
+                            '2025-01-03', 'CMD')
+
+
 def test_same_inputs_give_a_byte_identical_file():
     first = cal.render_yaml(cal.calibrate(synthetic_training(), small_grid()), ['a', 'b'],
                             '2025-01-02')

@@ -1209,6 +1209,93 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
     return Calibration(weighed, fit, search, quality, counts, tried, per_range, per_open)
 
 
+def choose_through_lost(recordings, base, values):
+    """Search only ``scan_check/through_lost`` over ``values``, keeping everything else of the
+    ``base`` config (its fit, windows and scan check), on training recordings.
+
+    Each value is replayed as the node runs (:func:`evaluate`) and the best by
+    :func:`objective` wins; on a tie the highest value (the most cautious; 1 is off).
+
+    Returns:
+        ``(chosen config, [(value, score), ...] in the order of values)``.
+
+    Raises:
+        CalibrationError: no values, a value outside (0, 1], or recordings whose scan feature
+            was computed otherwise than ``base`` computes it.
+    """
+    if not values:
+        raise CalibrationError('no through_lost values to try')
+    bad = [v for v in values if not 0.0 < v <= 1.0]
+    if bad:
+        raise CalibrationError('through_lost %s: must be in (0, 1]' % _values(bad))
+    scores = [(v, evaluate(recordings, dataclasses.replace(base, through_lost=float(v))))
+              for v in values]
+    value, _ = min(scores, key=lambda vs: (objective(vs[1]), -vs[0]))
+    return dataclasses.replace(base, through_lost=float(value)), scores
+
+
+#: The lines :func:`render_keep_fit` writes above and into a base YAML: its header and the
+#: through share's keys (replaced when the base has them, so that a rerun gives the same bytes).
+KEEP_FIT_MARK = '# scan_check/through_lost chosen by tools/calibrate_detector.py --keep-fit'
+_THROUGH_BLOCK = re.compile(r'(?:^  #[^\n]*\n)*^  through_lost: [^\n]*\n'
+                            r'(?:^  #[^\n]*\n)*^  through_min_reach: [^\n]*\n?', re.MULTILINE)
+
+
+def render_keep_fit(base_text, config, scores, train_args, date, command):
+    """``base_text`` (a generated YAML) with ``scan_check/through_lost`` and
+    ``through_min_reach`` set from :func:`choose_through_lost`, and a header that says so.
+
+    Args:
+        base_text: the base YAML's text (its own header and keys kept as they are, but a
+            previous --keep-fit header and through-share keys, which are replaced).
+        config: the chosen config.
+        scores: the per-value training scores.
+        train_args: the training folders as given.
+        date: ISO date for the header.
+        command: the command line that made the file (for the header).
+
+    Raises:
+        CalibrationError: the base text does not end with its ``scan_check:`` section (the
+            keys are appended to it).
+    """
+    lines = base_text.splitlines()
+    while lines and lines[0].startswith(KEEP_FIT_MARK.split(' by ')[0]):
+        # A previous --keep-fit header runs up to its blank comment line.
+        end = lines.index('#') if '#' in lines else 0
+        lines = lines[end + 1:]
+    text = '\n'.join(lines) + '\n'
+    text = _THROUGH_BLOCK.sub('', text)
+    sections = re.findall(r'^(\w+):\s*$', text, re.MULTILINE)
+    if not sections or sections[-1] != 'scan_check':
+        raise CalibrationError('the base YAML must end with its scan_check section (as '
+                               'tools/calibrate_detector.py writes it), found %s'
+                               % (', '.join(sections) or 'no section'))
+    chosen = config.through_lost
+    text = text.rstrip('\n') + '\n' + '\n'.join(
+        _indented('A settled reading whose scan\'s through share (of the beams that reached the '
+                  'map\'s obstacles, not short misses, the share that passed through one) is '
+                  'strictly above this is lost whatever P(lost) says, in (0, 1]; 1: never '
+                  '(off). Unmapped clutter makes beams short, never makes them pass through a '
+                  'wall, so this holds among clutter where the miss fraction does not; a map '
+                  'that is wrong (a door mapped shut and standing open) makes through misses at '
+                  'a right pose. Chosen with this file\'s classifier and windows kept (--keep-fit) '
+                  'among %s on the training runs: %s.' % (
+                      _values([float(v) for v, _ in scores]),
+                      '; '.join('%s: %s' % (_yaml_float(float(v)), score_sentence(sc))
+                                for v, sc in scores)))
+        + ['  through_lost: %s' % _yaml_float(chosen)]
+        + _indented('The through share counts only when at least this share of the scan\'s used '
+                    'beams reached the map\'s obstacles (hits and through misses), in (0, 1]: '
+                    'a few beams that got past the clutter say little. Not fitted.')
+        + ['  through_min_reach: %s' % _yaml_float(config.through_min_reach)]) + '\n'
+    header = _wrap('%s on %s; everything else is the file as generated below (its '
+                   'classifier, windows and scan check kept). Redo (same inputs and date -> '
+                   'byte-identical file):' % (KEEP_FIT_MARK[2:], date), prefix='# ')
+    header += ['#   ' + command]
+    header += _wrap('Training runs: %s.' % ', '.join(train_args), prefix='# ') + ['#']
+    return '\n'.join(header) + '\n' + text
+
+
 def evaluate(recordings, config):
     """Scores of a config on recordings (held-out ones, normally), replayed as the node runs.
 
