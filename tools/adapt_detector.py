@@ -65,6 +65,10 @@ def parser():
                    help='the lost_detector YAML to adapt, one fitted on the simulator '
                    '(default: the shipped %s; or the shipped open-beam file)'
                    % calibration.TARGET)
+    p.add_argument('--keep-through-lost', action='store_true',
+                   help='keep the source\'s scan_check/through_lost (default: write 1, off: '
+                   'on the real Intel and ACES logs the through share raised false alarms '
+                   'with adapted covariance models; bench/RESULTS.md, "Beams through walls")')
     p.add_argument('--out', required=True, help='the YAML to write')
     p.add_argument('--date', help='date written in the header, YYYY-MM-DD (default: today, '
                    'UTC)')
@@ -161,13 +165,18 @@ def adapt_config(args, argv):
         'multiplied by the factors below; every other number, and every comment below this '
         'header (they describe the source\'s own fit), is the source\'s: regenerating the '
         'source does not regenerate this file; run this tool again.' % shown,
-    ] + summary + notes + [
+    ] + summary + notes + ([] if args.keep_through_lost or config.through_lost >= 1.0 else [
+        'scan_check/through_lost set to 1 (off; the source has %g): on the real Intel and ACES '
+        'logs, with covariance models adapted like this one, the through share raised false '
+        'alarms held out (bench/RESULTS.md, "Beams through walls"); --keep-through-lost keeps '
+        'the source\'s.' % config.through_lost]) + [
         'Check /lost_detector/status on the robot with this file before acting on it: the '
         'factors assume that the readings used were localized, and that the localizer\'s '
         'cloud is wider (or narrower) than the simulated one by the same factor whether it is '
         'right or lost.',
     ]
-    text = adapt.render(source_text, config, factors, header)
+    text = adapt.render(source_text, config, factors, header,
+                        None if args.keep_through_lost else 1.0)
     detectors.config_from_text(text, args.out)   # what is written loads in the node
     with open(args.out, 'w') as stream:
         stream.write(text)

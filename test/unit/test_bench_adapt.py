@@ -111,6 +111,19 @@ def test_render_puts_the_header_on_top_and_keeps_every_other_line():
     assert yaml.safe_load(text) is not None
 
 
+def test_render_can_turn_the_through_share_off_and_changes_nothing_else():
+    source = _source_text()
+    assert yaml.safe_load(source)['scan_check']['through_lost'] < 1.0   # the shipped file's
+    text = adapt.render(source, SHIPPED, (2.0, 2.0), [], through_lost=1.0)
+    assert yaml.safe_load(text)['scan_check']['through_lost'] == 1.0
+    changed = [a.split(':')[0].strip() for a, b in zip(source.splitlines(), text.splitlines())
+               if a != b]
+    assert changed == ['slice_mu', 'slice_sigma', 'through_lost']
+    kept = adapt.render(source, SHIPPED, (2.0, 2.0), [])
+    assert yaml.safe_load(kept)['scan_check']['through_lost'] == \
+        yaml.safe_load(source)['scan_check']['through_lost']
+
+
 def test_render_refuses_a_yaml_without_the_one_line_lists():
     source = _source_text()
     no_mu = '\n'.join(line for line in source.splitlines()

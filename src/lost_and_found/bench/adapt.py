@@ -182,15 +182,20 @@ def lost_share(features, config):
     return float(np.mean(p_lost > config.prob_thresh))
 
 
-def render(source_text, config, factors, header):
+def render(source_text, config, factors, header, through_lost=None):
     """The YAML ``source_text`` with its ``slice_mu`` and ``slice_sigma`` scaled by
     ``factors`` and ``header`` (paragraphs, each wrapped into comment lines at 100 columns)
-    on top; every other line as in the source.
+    on top; every other line as in the source, but ``scan_check/through_lost``, set to
+    ``through_lost`` when that is given and the source has the key (without it the node's
+    default, off, holds anyway).
 
     Raises:
         AdaptError: the source does not hold each scaled key exactly once, on one line.
     """
     text = source_text
+    if through_lost is not None:
+        text = re.sub(r'^(\s*through_lost:\s*)[^\s#]+', lambda m: m.group(1) + '%g' % through_lost,
+                      text, flags=re.MULTILINE)
     for key in SCALED_KEYS:
         pattern = re.compile(r'^(\s*%s:\s*)\[[^\]\n]*\](.*)$' % key, re.MULTILINE)
         if len(pattern.findall(text)) != 1:
