@@ -230,12 +230,17 @@ def run_calibration(args):
         result.quality['lost']['labelled_lost'], result.quality['lost']['readings'],
         result.quality['normal']['labelled_lost'], result.quality['normal']['readings']))
     print()
+    print_training_score(args.out, check)
+
+
+def print_training_score(out, check):
+    """The written file's training score, as a Markdown table, and where it went."""
     print('Training score (not held out):')
     print()
     print(report.markdown_table(calibration.EVALUATION_HEADERS,
-                                [calibration.evaluation_rows('`%s`' % args.out, check)]))
+                                [calibration.evaluation_rows('`%s`' % out, check)]))
     print()
-    print('wrote %s' % args.out)
+    print('wrote %s' % out)
 
 
 def keep_fit(args, recordings, date):
@@ -270,12 +275,7 @@ def keep_fit(args, recordings, date):
         print('scan_check/through_lost %g: %s' % (value, calibration.score_sentence(score)))
     print('chosen: scan_check/through_lost %g' % config.through_lost)
     print()
-    print('Training score (not held out):')
-    print()
-    print(report.markdown_table(calibration.EVALUATION_HEADERS,
-                                [calibration.evaluation_rows('`%s`' % args.out, check)]))
-    print()
-    print('wrote %s' % args.out)
+    print_training_score(args.out, check)
 
 
 def run_evaluation(args):
