@@ -251,7 +251,20 @@ def keep_fit(args, recordings, date):
         if getattr(args, option):
             raise calibration.CalibrationError('--keep-fit keeps the base\'s scan check: no --%s'
                                                % option.replace('_', '-'))
+    if args.open_beams != 'both':
+        raise calibration.CalibrationError('--keep-fit keeps the base\'s scan_check/open_beams: '
+                                           'no --open-beams')
     base = detectors.load_detector_config(args.keep_fit)
+    # A shipped file is only ever written from a base with its own open_beams.
+    for path, open_beams in ((calibration.TARGET_PATH, False),
+                             (calibration.OPEN_BEAMS_TARGET_PATH, True)):
+        if os.path.realpath(args.out) == os.path.realpath(path) and base.open_beams != open_beams:
+            raise calibration.CalibrationError(
+                '--out %s: the shipped %s is fitted %s open beams, and --keep-fit %s has '
+                'scan_check/open_beams %s' % (
+                    args.out, calibration.target_file(open_beams),
+                    'with' if open_beams else 'without', args.keep_fit,
+                    str(base.open_beams).lower()))
     with open(args.keep_fit) as stream:
         base_text = stream.read()
     values = tuple(sorted(set(args.through_lost), reverse=True))

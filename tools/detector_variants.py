@@ -76,7 +76,7 @@ def evidence(probabilities, prior_normal):
         if reading is None:
             out.append(None)
             continue
-        probability, _, scan_only = reading
+        probability, _, scan_only = reading[:3]
         out.append((log_odds(probability) - shift,
                     None if scan_only is None else log_odds(scan_only) - shift))
     return out
@@ -154,7 +154,8 @@ class SplitModel:
         return lost / (lost + normal)
 
     def probabilities(self, features):
-        """``(P(lost), scanned, P(lost | scan))`` per row, as reading_probabilities gives."""
+        """``(P(lost), scanned, P(lost | scan))`` per row, as reading_probabilities gives
+        (without its through share: this model has no scan_check/through_lost)."""
         out = []
         for row in features:
             if not np.all(np.isfinite(row[:2])):
@@ -201,9 +202,9 @@ def cusum_caution(candidate):
 
 def window_grid(config):
     """The shipped detector's config with every tier-parameter combination of the
-    calibration's grid."""
-    return [dataclasses.replace(config, **params)
-            for params in calibration.Grid().combinations()]
+    calibration's grid (its scan_check/through_lost kept)."""
+    grid = calibration.Grid(through_lost=(config.through_lost,))
+    return [dataclasses.replace(config, **params) for params in grid.combinations()]
 
 
 def split_caution(config):

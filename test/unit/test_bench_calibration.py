@@ -489,13 +489,10 @@ def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
     path = tmp_path / 'base.yaml'
     path.write_text(base_text)
     base = detectors.load_detector_config(str(path))
-    config, scores = cal.choose_through_lost(recordings, base, (1.0, 0.5))
-    assert [v for v, _ in scores] == [1.0, 0.5]
-    assert config == dataclasses.replace(base, through_lost=config.through_lost)
-    # Without split misses in the synthetic streams the rule never acts: a tie, so the most
-    # cautious value (off) is kept.
-    assert cal.objective(scores[0][1]) == cal.objective(scores[1][1])
-    assert config.through_lost == 1.0
+    # The synthetic streams have no split misses: only 1 (off) can be scored on them.
+    assert all(r.splits is None for r in recordings)
+    config, scores = cal.choose_through_lost(recordings, base, (1.0,))
+    assert [v for v, _ in scores] == [1.0] and config == base
     text = cal.render_keep_fit(base_text, dataclasses.replace(config, through_lost=0.5), scores,
                                ['a', 'b'], '2025-01-03', 'CMD')
     assert text.startswith(cal.KEEP_FIT_MARK) and '#   CMD' in text
@@ -514,6 +511,11 @@ def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
     assert again == text and again.count('through_lost:') == 1
     with pytest.raises(cal.CalibrationError, match='in \\(0, 1\\]'):
         cal.choose_through_lost(recordings, base, (0.0,))
+    with pytest.raises(cal.CalibrationError, match='outside the block'):
+        cal.render_keep_fit(text.replace('  through_min_reach: 0.2\n', ''), config, scores,
+                            ['a'], '2025-01-03', 'CMD')
+    with pytest.raises(cal.CalibrationError, match='not recorded by kind'):
+        cal.choose_through_lost(recordings, base, (1.0, 0.5))
     with pytest.raises(cal.CalibrationError, match='scan_check section'):
         cal.render_keep_fit('lost_detector:\n  queue_min: 3\n', config, scores, ['a'],
                             '2025-01-03', 'CMD')

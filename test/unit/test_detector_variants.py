@@ -14,6 +14,18 @@ def test_evidence_is_the_log_likelihood_ratio_without_the_prior():
     assert llrs[0] == pytest.approx((0.0, 0.0), abs=1e-9) and llrs[1] is None
 
 
+def test_evidence_takes_what_the_calibration_gives_and_window_keeps_through_lost():
+    import dataclasses
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    config = LostDetectorConfig(through_lost=0.4)
+    given = calibration.reading_probabilities(np.array([[0.05, 0.03, 0.1, 0.5, 0.0]]), config)
+    assert len(given[0]) == 4 and given[0][3] == 0.5
+    assert variants.evidence(given, prior_normal=0.75)[0][0] == pytest.approx(
+        variants.log_odds(given[0][0]) - variants.log_odds(0.25))
+    grid = variants.window_grid(dataclasses.replace(config))
+    assert grid and {c.through_lost for c in grid} == {0.4}
+
+
 def test_cusum_needs_enough_evidence_and_falls_back_when_it_is_spent():
     lost, normal = (2.0, 2.0), (-3.0, -3.0)
     tiers = variants.cusum_tiers([lost] * 6 + [normal] * 3, set(), clip=5.0, drift=0.5,

@@ -213,6 +213,9 @@ def test_through_share_is_of_the_beams_that_reached_and_clutter_leaves_it_alone(
     assert through_share(0.05, 0.85, 0.2) is None
     assert through_share(0.0, 1.0, 0.2) is None
     assert through_share(0.2, 0.8, 0.2) == pytest.approx(1.0)
+    # Not fractions: no share (never a "lost" verdict from bad input).
+    for bad in ((float('nan'), 0.1), (0.1, float('nan')), (1.5, 0.0), (0.1, -0.2), (None, 0.1)):
+        assert through_share(bad[0], bad[1], 0.2) is None
 
 
 def test_open_beams_agree_where_the_map_is_open_and_miss_where_it_has_a_wall():

@@ -8,7 +8,8 @@ next to ``DIR/detection.json`` (the trials, the seed and the command). From *tra
 1. labels every reading (:func:`label_readings`): *normal* when the estimate is right in a
    phase of normal operation, *lost* when it is wrong in any phase, otherwise dropped;
 2. computes the node's features of every reading (:func:`reading_features`): the two
-   covariance features, and the scan miss fraction when the stream has it;
+   covariance features, and the scan miss fraction when the stream has it (with the through
+   and short fractions it is weighed from, for ``scan_check/through_lost``);
 3. fits ``sklearn.naive_bayes.GaussianNB`` on the labelled readings (:func:`fit_classifier`):
    class means and standard deviations become ``slice_mu`` / ``slice_sigma`` (and
    ``scan_miss_mu`` / ``scan_miss_sigma``, fitted on the readings that have a scan: Naive
@@ -1228,6 +1229,10 @@ def choose_through_lost(recordings, base, values):
     bad = [v for v in values if not 0.0 < v <= 1.0]
     if bad:
         raise CalibrationError('through_lost %s: must be in (0, 1]' % _values(bad))
+    unsplit = [r.path for r in recordings if r.splits is None]
+    if unsplit and any(v < 1.0 for v in values):
+        raise CalibrationError('%s: misses not recorded by kind, so no through share to score '
+                               'through_lost on: record them again' % ', '.join(unsplit))
     scores = [(v, evaluate(recordings, dataclasses.replace(base, through_lost=float(v))))
               for v in values]
     value, _ = min(scores, key=lambda vs: (objective(vs[1]), -vs[0]))
@@ -1265,6 +1270,11 @@ def render_keep_fit(base_text, config, scores, train_args, date, command):
         lines = lines[end + 1:]
     text = '\n'.join(lines) + '\n'
     text = _THROUGH_BLOCK.sub('', text)
+    left = re.findall(r'^\s+(through_lost|through_min_reach):', text, re.MULTILINE)
+    if left:
+        raise CalibrationError('the base YAML has %s outside the block this tool writes '
+                               '(through_lost, then through_min_reach, each with its comment): '
+                               'remove them by hand' % ' and '.join(left))
     sections = re.findall(r'^(\w+):\s*$', text, re.MULTILINE)
     if not sections or sections[-1] != 'scan_check':
         raise CalibrationError('the base YAML must end with its scan_check section (as '

@@ -78,7 +78,10 @@ def weighted_miss(through, short, short_weight):
 def through_share(through, short, min_reach):
     """The share of the beams that reached the map's obstacles (not short misses) that passed
     through one, from the through and short fractions of the used beams; None when fewer than
-    ``min_reach`` of the used beams reached (see the module docstring)."""
+    ``min_reach`` of the used beams reached, or for fractions that are not numbers in [0, 1]
+    (see the module docstring)."""
+    if not all(isinstance(v, (int, float)) and 0.0 <= v <= 1.0 for v in (through, short)):
+        return None                                 # also NaN: no share, never "lost"
     reached = 1.0 - short
     # Fractions are counts over beams: 1 - 0.8 must not fall below 0.2 by round-off.
     if reached < min_reach - 1e-9 or reached <= 0.0:
