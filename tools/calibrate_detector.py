@@ -133,16 +133,16 @@ def run_calibration(args):
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise calibration.CalibrationError('--out %s: %s does not exist or is not writable '
                                            '(create it first)' % (args.out, folder))
-    # A shipped file is only ever regenerated with its own open_beams (--keep-fit keeps it).
-    shipped = ((calibration.TARGET_PATH, 'off'), (calibration.OPEN_BEAMS_TARGET_PATH, 'on'))
-    for path, choice in () if args.keep_fit else shipped:
-        if os.path.realpath(args.out) == os.path.realpath(path) and \
-                (args.real_logs or args.open_beams != choice):
-            raise calibration.CalibrationError(
-                '--out %s: the shipped %s is fitted %s open beams; regenerate it with '
-                '--open-beams %s (TRAIN_DIRs only), or write elsewhere' % (
-                    args.out, calibration.target_file(choice == 'on'),
-                    'with' if choice == 'on' else 'without', choice))
+    # A shipped file is only ever regenerated with its own open_beams (--keep-fit: below).
+    shipped = shipped_open_beams(args.out)
+    choice = {True: 'on', False: 'off'}.get(shipped)
+    if not args.keep_fit and shipped is not None and \
+            (args.real_logs or args.open_beams != choice):
+        raise calibration.CalibrationError(
+            '--out %s: the shipped %s is fitted %s open beams; regenerate it with '
+            '--open-beams %s (TRAIN_DIRs only), or write elsewhere' % (
+                args.out, calibration.target_file(shipped),
+                'with' if shipped else 'without', choice))
     if args.real_logs:
         recordings = calibration.load_real_log_recordings(args.real_logs, args.log,
                                                           args.profile)
@@ -243,6 +243,16 @@ def print_training_score(out, check):
     print('wrote %s' % out)
 
 
+def shipped_open_beams(out):
+    """The scan_check/open_beams of the shipped file ``out`` is (True, False), or None when
+    ``out`` is not one of them."""
+    for path, open_beams in ((calibration.TARGET_PATH, False),
+                             (calibration.OPEN_BEAMS_TARGET_PATH, True)):
+        if os.path.realpath(out) == os.path.realpath(path):
+            return open_beams
+    return None
+
+
 def keep_fit(args, recordings, date):
     """--keep-fit: choose scan_check/through_lost for a generated YAML, write, check."""
     if not args.through_lost:
@@ -256,15 +266,13 @@ def keep_fit(args, recordings, date):
                                            'no --open-beams')
     base = detectors.load_detector_config(args.keep_fit)
     # A shipped file is only ever written from a base with its own open_beams.
-    for path, open_beams in ((calibration.TARGET_PATH, False),
-                             (calibration.OPEN_BEAMS_TARGET_PATH, True)):
-        if os.path.realpath(args.out) == os.path.realpath(path) and base.open_beams != open_beams:
-            raise calibration.CalibrationError(
-                '--out %s: the shipped %s is fitted %s open beams, and --keep-fit %s has '
-                'scan_check/open_beams %s' % (
-                    args.out, calibration.target_file(open_beams),
-                    'with' if open_beams else 'without', args.keep_fit,
-                    str(base.open_beams).lower()))
+    shipped = shipped_open_beams(args.out)
+    if shipped is not None and base.open_beams != shipped:
+        raise calibration.CalibrationError(
+            '--out %s: the shipped %s is fitted %s open beams, and --keep-fit %s has '
+            'scan_check/open_beams %s' % (
+                args.out, calibration.target_file(shipped), 'with' if shipped else 'without',
+                args.keep_fit, str(base.open_beams).lower()))
     with open(args.keep_fit) as stream:
         base_text = stream.read()
     values = tuple(sorted(set(args.through_lost), reverse=True))

@@ -1280,24 +1280,10 @@ def render_keep_fit(base_text, config, scores, train_args, date, command):
         raise CalibrationError('the base YAML must end with its scan_check section (as '
                                'tools/calibrate_detector.py writes it), found %s'
                                % (', '.join(sections) or 'no section'))
-    chosen = config.through_lost
-    text = text.rstrip('\n') + '\n' + '\n'.join(
-        _indented('A settled reading whose scan\'s through share (of the beams that reached the '
-                  'map\'s obstacles, not short misses, the share that passed through one) is '
-                  'strictly above this is lost whatever P(lost) says, in (0, 1]; 1: never '
-                  '(off). Unmapped clutter makes beams short, never makes them pass through a '
-                  'wall, so this holds among clutter where the miss fraction does not; a map '
-                  'that is wrong (a door mapped shut and standing open) makes through misses at '
-                  'a right pose. Chosen with this file\'s classifier and windows kept (--keep-fit) '
-                  'among %s on the training runs: %s.' % (
-                      _values([float(v) for v, _ in scores]),
-                      '; '.join('%s: %s' % (_yaml_float(float(v)), score_sentence(sc))
-                                for v, sc in scores)))
-        + ['  through_lost: %s' % _yaml_float(chosen)]
-        + _indented('The through share counts only when at least this share of the scan\'s used '
-                    'beams reached the map\'s obstacles (hits and through misses), in (0, 1]: '
-                    'a few beams that got past the clutter say little. Not fitted.')
-        + ['  through_min_reach: %s' % _yaml_float(config.through_min_reach)]) + '\n'
+    how = ' Chosen with this file\'s classifier and windows kept (--keep-fit) among %s on the ' \
+        'training runs: %s.' % (_values([float(v) for v, _ in scores]), '; '.join(
+            '%s: %s' % (_yaml_float(float(v)), score_sentence(sc)) for v, sc in scores))
+    text = text.rstrip('\n') + '\n' + through_yaml(config, how) + '\n'
     header = _wrap('%s on %s; everything else is the file as generated below (its '
                    'classifier, windows and scan check kept). Redo (same inputs and date -> '
                    'byte-identical file):' % (KEEP_FIT_MARK[2:], date), prefix='# ')
@@ -1623,28 +1609,43 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
         hold_readings=config.hold_readings,
-        through_lost='\n'.join(_indented(through_lost_text(search, short_score)) + [
-            '  through_lost: %s' % _yaml_float(config.through_lost)]),
-        through_min_reach=_yaml_float(config.through_min_reach)).splitlines()
+        through=through_yaml(config, through_lost_text(search, short_score))).splitlines()
     return '\n'.join(lines) + '\n'
 
 
+#: What the YAML says above scan_check/through_lost and through_min_reach (how through_lost was
+#: chosen is added to the first).
+THROUGH_LOST_TEXT = (
+    'A settled reading whose scan\'s through share (of the beams that reached the map\'s '
+    'obstacles, not short misses, the share that passed through one) is strictly above this is '
+    'lost whatever P(lost) says, in (0, 1]; 1: never (off). Unmapped clutter makes beams '
+    'short, never makes them pass through a wall, so this holds among clutter where the miss '
+    'fraction does not; a map that is wrong (a door mapped shut and standing open) makes '
+    'through misses at a right pose.')
+THROUGH_MIN_REACH_TEXT = (
+    'The through share counts only when at least this share of the scan\'s used beams reached '
+    'the map\'s obstacles (hits and through misses), in (0, 1]: a few beams that got past the '
+    'clutter say little. Not fitted.')
+
+
+def through_yaml(config, how):
+    """The scan_check/through_lost and through_min_reach lines of the YAML, each with its
+    comment (``how``: how through_lost was chosen, appended to its comment)."""
+    return '\n'.join(
+        _indented(THROUGH_LOST_TEXT + how)
+        + ['  through_lost: %s' % _yaml_float(config.through_lost)]
+        + _indented(THROUGH_MIN_REACH_TEXT)
+        + ['  through_min_reach: %s' % _yaml_float(config.through_min_reach)])
+
+
 def through_lost_text(search, short_score):
-    """The comment above scan_check/through_lost: what it is and how it was chosen."""
-    text = ('A settled reading whose scan\'s through share (of the beams that reached the map\'s '
-            'obstacles, not short misses, the share that passed through one) is strictly above '
-            'this is lost whatever P(lost) says, in (0, 1]; 1: never (off). Unmapped clutter '
-            'makes beams short, never makes them pass through a wall, so this holds among '
-            'clutter where the miss fraction does not; a map that is wrong (a door mapped shut '
-            'and standing open) makes through misses at a right pose.')
+    """How the grid search chose scan_check/through_lost, for its comment."""
     values = search.grid.through_lost
     if len(values) > 1:
-        text += ' Grid search over %s. %s%s' % (
+        return ' Grid search over %s. %s%s' % (
             _values(values), short_score, _margin(search, 'through_lost'))
-    else:
-        text += ' Not searched: the only value tried (tools/calibrate_detector.py ' \
-            '--through-lost names others).'
-    return text
+    return ' Not searched: the only value tried (tools/calibrate_detector.py --through-lost ' \
+        'names others).'
 
 
 def short_weight_text(calibration, options=()):
@@ -1748,11 +1749,7 @@ scan_check:
   # cloud is no evidence against the laser, but a laser that stays blind must not freeze the
   # detector for ever.
   hold_readings: {hold_readings}
-{through_lost}
-  # The through share counts only when at least this share of the scan's used beams reached
-  # the map's obstacles (hits and through misses), in (0, 1]: a few beams that got past the
-  # clutter say little. Not fitted.
-  through_min_reach: {through_min_reach}"""
+{through}"""
 
 
 def evaluation_rows(name, score):

@@ -113,6 +113,13 @@ class Motion:
         return float(cumulative[i1] - cumulative[i0])
 
 
+def detector_reading(row):
+    """One recorded reading ``(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, miss[, through,
+    short, ...]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy, var_yaw, scan miss
+    fraction or None[, through and short miss fractions or None])."""
+    return (row[0],) + tuple(row[4:8]) + (row[8] if len(row) > 8 else None,) + tuple(row[9:11])
+
+
 def reading_window(times, start, end):
     """Indices of the sorted reading ``times`` with ``start <= t < end``, as a range."""
     lo = int(np.searchsorted(times, start, side='left'))
@@ -140,8 +147,7 @@ class Stream(Motion):
     def detector_readings(self):
         """The readings as :mod:`detectors` takes them: (t, var_x, var_y, cov_xy, var_yaw,
         scan miss fraction or None[, through and short miss fractions or None])."""
-        return [(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,) + tuple(r[9:11])
-                for r in self.readings]
+        return [detector_reading(r) for r in self.readings]
 
     def window(self, start, end):
         """Indices of the readings with ``start <= t < end``."""

@@ -46,7 +46,7 @@ from lost_and_found.bench.cli import package_dir
 from lost_and_found.bench.detectors import LOST_XY, LOST_YAW, is_right, is_wrong, \
     reading_errors
 from lost_and_found.bench.graph import GraphError, RosGraph
-from lost_and_found.bench.detection import scan_values
+from lost_and_found.bench.detection import detector_reading, scan_values
 from lost_and_found.core.scan_agreement import DistanceMap
 from lost_and_found.sim.gridmap import load_map
 
@@ -728,8 +728,7 @@ def _evaluate(record, result, data, config, start, end):
     readings = [(carmen.log_time_of(data, r[0]),) + tuple(r[1:]) for r in result['readings']]
     times = [r[0] for r in readings]
     errors = reading_errors(readings, data.truth) if readings else []
-    tiers = detectors.run_all([(r[0],) + tuple(r[4:8]) + (r[8] if len(r) > 8 else None,)
-                               + tuple(r[9:11]) for r in readings], config)
+    tiers = detectors.run_all([detector_reading(r) for r in readings], config)
     statuses = result['statuses']
     # The node publishes its initial 'normal', then one status per reading, in order.
     live = [TIERS.get(s, 0) for s in statuses[1:]]
