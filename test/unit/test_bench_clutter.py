@@ -71,3 +71,109 @@ def test_same_seed_same_clutter_and_zero_density_adds_nothing():
 def test_bad_clutter_is_refused_naming_the_value(density, sides, match):
     with pytest.raises(ClutterError, match=match):
         add_clutter(two_rooms(), np.random.default_rng(0), density, sides)
+
+
+def test_openings_cut_only_mapped_obstacles_the_robot_faces_and_the_map_stays_as_it_was():
+    grid = two_rooms()
+    before = grid.occupied.copy()
+    region = FreeSpace(grid)
+    world, openings = clutter.remove_obstacles(grid, np.random.default_rng(3), 6.0)
+    assert np.array_equal(grid.occupied, before)                     # a copy was cut
+    assert 0 < len(openings) <= round(6.0 * region.area / 100.0)
+    removed = grid.occupied & ~world.occupied
+    assert removed.any() and not (world.occupied & ~grid.occupied).any()
+    assert world.free[removed].all()                                  # cut cells are free
+    assert sum(o[4] for o in openings) == removed.sum()
+    for x0, y0, x1, y1, cells in openings:
+        assert cells >= 1
+        assert x1 - x0 <= 1.2 + 2 * RES and y1 - y0 <= 1.2 + 2 * RES
+    # Whatever the robot could reach it still can.
+    assert not (region.mask & ~FreeSpace(world).mask).any()
+
+
+def test_an_opening_in_a_thin_wall_lets_the_laser_through_where_the_map_has_a_wall():
+    from lost_and_found.sim.laser import cast_rays
+    grid = two_rooms()
+    wall_x = (grid.shape[1] // 2 + 0.5) * RES
+    world, openings = clutter.remove_obstacles(grid, np.random.default_rng(0), 40.0)
+    # Openings in the shared wall away from the door: a beam across it hits the wall on the
+    # map and the far room's wall in the world.
+    y_door = 0.5 * grid.shape[0] * RES
+    cut = [(0.5 * (y0 + y1)) for x0, y0, x1, y1, _ in openings
+           if x0 < wall_x < x1 and abs(0.5 * (y0 + y1) - y_door) > 0.9 and
+           0.4 < 0.5 * (y0 + y1) < 4.6]
+    assert cut
+    y = cut[0]
+    on_map = cast_rays(grid, 3.0, y, np.array([0.0]), 10.0)[0]
+    in_world = cast_rays(world, 3.0, y, np.array([0.0]), 10.0)[0]
+    assert on_map == pytest.approx(wall_x - 0.5 * RES - 3.0, abs=2 * RES)
+    assert in_world > on_map + 4.0
+
+
+def test_same_seed_same_openings_and_zero_density_cuts_nothing():
+    grid = two_rooms()
+    a, openings_a = clutter.remove_obstacles(grid, np.random.default_rng(5), 4.0)
+    b, openings_b = clutter.remove_obstacles(grid, np.random.default_rng(5), 4.0)
+    assert openings_a == openings_b and np.array_equal(a.occupied, b.occupied)
+    none, openings = clutter.remove_obstacles(grid, np.random.default_rng(5), 0.0)
+    assert openings == [] and np.array_equal(none.occupied, grid.occupied)
+
+
+@pytest.mark.parametrize('density, widths, match', [
+    (-2.0, (0.6, 1.2), 'stale-map density=-2.0'), (math.inf, (0.6, 1.2), 'density=inf'),
+    (True, (0.6, 1.2), 'density=True'), (2.0, (0.0, 1.2), 'widths='),
+    (2.0, (1.3, 1.2), 'widths=')])
+def test_bad_openings_are_refused_naming_the_value(density, widths, match):
+    with pytest.raises(ClutterError, match=match):
+        clutter.remove_obstacles(two_rooms(), np.random.default_rng(0), density, widths)
+
+
+def _ctx(tmp_path, grid, clutter_density=0.0, stale=0.0):
+    from types import SimpleNamespace
+    from lost_and_found.sim.gridmap import save_map
+    path = str(tmp_path / 'map.yaml')
+    save_map(grid, path)
+    args = SimpleNamespace(map=path, seed=7, clutter=clutter_density, stale=stale)
+    return SimpleNamespace(args=args, log_dir=str(tmp_path), progress=lambda _text: None)
+
+
+def test_world_for_writes_the_changed_world_and_draws_poses_free_in_both(tmp_path):
+    from lost_and_found.sim.gridmap import load_map
+    grid = two_rooms()
+    path, places, changes = clutter.world_for(_ctx(tmp_path, grid), grid)
+    assert path == str(tmp_path / 'map.yaml') and places is grid
+    assert changes == {'clutter': {'density': 0.0, 'boxes': 0},
+                       'stale': {'density': 0.0, 'openings': 0}}
+    # Openings only: poses are drawn on the map itself (the world has more free space).
+    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, stale=5.0), grid)
+    world = load_map(path)
+    assert path == str(tmp_path / 'world.yaml') and changes['stale']['openings'] > 0
+    assert (grid.occupied & ~world.occupied).any()
+    assert np.array_equal(places.occupied, grid.occupied)
+    assert np.array_equal(places.free, grid.free)
+    # Clutter only: the places are the cluttered world, as they were before openings existed.
+    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0), grid)
+    world = load_map(path)
+    assert changes['clutter']['boxes'] > 0 and changes['stale']['openings'] == 0
+    assert np.array_equal(places.occupied, world.occupied)
+    assert np.array_equal(places.free, world.free)
+    # Both: boxes stand in the world and in the places; openings only in the world.
+    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0, 5.0), grid)
+    world = load_map(path)
+    assert changes['clutter']['boxes'] > 0 and changes['stale']['openings'] > 0
+    assert (world.occupied & ~grid.occupied).any() and (grid.occupied & ~world.occupied).any()
+    assert np.array_equal(places.occupied, grid.occupied | world.occupied)
+
+
+def test_the_tables_say_how_the_world_differed_and_the_cli_checks_the_densities():
+    from lost_and_found.bench import cli, detection
+    assert detection.world_changes({}) == ''
+    text = detection.world_changes({'clutter': {'density': 8.0, 'boxes': 12},
+                                    'stale': {'density': 2.0, 'openings': 3}})
+    assert text == (', among 12 unmapped boxes (8 per 100 m^2: --clutter), with 3 openings '
+                    'in mapped obstacles (2 per 100 m^2: --stale)')
+    assert cli.parser().parse_args(['detection', '--stale', '2']).stale == 2.0
+    with pytest.raises(SystemExit, match='--stale -1.0'):
+        cli.resolve_inputs(cli.parser().parse_args(['detection', '--stale', '-1']))
+    with pytest.raises(SystemExit, match='--stale is for the detection suite only'):
+        cli.resolve_inputs(cli.parser().parse_args(['recovery', '--stale', '1']))

@@ -105,6 +105,10 @@ def parser():
                    '100 m^2 of free space in the simulated world (chairs, bins, people: the '
                    'laser sees them, the localizer\'s and the lost detector\'s map does not; '
                    'default 0)')
+    p.add_argument('--stale', type=float, default=0.0, help='detection: openings per 100 '
+                   'm^2 of free space cut into the mapped obstacles of the simulated world '
+                   '(doors open that were shut when mapped, furniture moved away: the laser '
+                   'sees through mapped walls; default 0)')
     p.add_argument('--label', help='a name for this map in the tables (default: the map '
                    'file\'s name)')
     p.add_argument('--laser-no-return', choices=NO_RETURN, help='detection/recovery: how the '
@@ -146,10 +150,12 @@ def resolve_inputs(args):
         args.label = os.path.splitext(os.path.basename(args.map))[0]
     if args.trials is not None and args.trials < 1:
         raise SystemExit('bench: --trials %d: must be >= 1' % args.trials)
-    if not (args.clutter >= 0 and args.clutter < float('inf')):
-        raise SystemExit('bench: --clutter %r: must be a finite number >= 0' % args.clutter)
-    if args.clutter and args.suite != 'detection':
-        raise SystemExit('bench: --clutter is for the detection suite only')
+    for name in ('clutter', 'stale'):
+        value = getattr(args, name)
+        if not (value >= 0 and value < float('inf')):
+            raise SystemExit('bench: --%s %r: must be a finite number >= 0' % (name, value))
+        if value and args.suite != 'detection':
+            raise SystemExit('bench: --%s is for the detection suite only' % name)
     if args.laser_no_return and args.suite not in ('detection', 'recovery'):
         raise SystemExit('bench: --laser-no-return is for the detection and recovery suites '
                          'only (the others do not run the simulated laser)')

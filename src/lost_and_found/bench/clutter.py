@@ -1,4 +1,5 @@
-"""Unmapped clutter: a world that holds more than the map the robot was given.
+"""A world that differs from the map the robot was given: unmapped clutter, and mapped
+obstacles that are gone.
 
 A real building is never its map: chairs, bins, boxes and people stand where the map says free
 space. The laser sees them, amcl's map and the lost detector's map do not. :func:`add_clutter`
@@ -13,12 +14,23 @@ every box the robot's free region (:class:`~lost_and_found.bench.places.FreeSpac
 only about what the box itself and the clearance around it cover. So every pose the
 benchmarks draw from the cluttered world's free space stays reachable.
 
+A map also goes stale the other way: a door that was shut when the building was mapped stands
+open, a cabinet or a stack of boxes drawn on the map has been moved away. The laser then sees
+*through* a mapped obstacle at the right pose, the one thing clutter never does (the lost
+detector's through share, ``scan_check/through_lost``, reads exactly that as a wrong pose).
+:func:`remove_obstacles` cuts such openings into a copy of a map: squares (sides drawn from
+``widths``) centred on random cells of the mapped obstacles' faces toward the robot's free
+region, as many as ``density`` per 100 m^2 of that region; their occupied cells become free. A
+thin wall opens right through (a door), a thick one loses a bite. Nothing the robot could reach
+becomes unreachable, so the poses the benchmarks draw stay where they were.
+
 Pure numpy/scipy: no ROS.
 """
 import math
 import os
 
 import numpy as np
+from scipy import ndimage
 
 from lost_and_found.bench.places import CLEARANCE, FreeSpace
 from lost_and_found.sim.gridmap import GridMap, save_map
@@ -29,6 +41,10 @@ SIDES = (0.3, 0.7)
 #: Mixed into the suite's seed for the clutter's own generator, so that the trials drawn from
 #: the suite's generator are the same draws with and without clutter.
 STREAM = 7919
+#: The same for the openings of a stale map.
+STALE_STREAM = 104729
+#: Opening widths (m): a narrow door (0.6 m) to a double door or a cabinet (1.2 m).
+WIDTHS = (0.6, 1.2)
 #: Draws per box before giving up on it (its place kept cutting the free space apart).
 TRIES = 20
 #: The free region may lose this much more than the box and its clearance ring cover (a box
@@ -37,7 +53,20 @@ SLACK = 1.5
 
 
 class ClutterError(ValueError):
-    """A bad clutter density or side range; the message names the value."""
+    """A bad clutter or opening density or size range; the message names the value."""
+
+
+def _check_density(what, density, sizes, size_name):
+    """Raise ClutterError unless density is a finite number >= 0 and 0 < sizes[0] <= sizes[1];
+    return the sizes as floats."""
+    if not (isinstance(density, (int, float)) and not isinstance(density, bool) and
+            math.isfinite(density) and density >= 0):
+        raise ClutterError('%s density=%r: must be a finite number >= 0 (per 100 m^2)'
+                           % (what, density))
+    low, high = (float(v) for v in sizes)
+    if not (0 < low <= high and math.isfinite(high)):
+        raise ClutterError('%s %s=%r: must be 0 < least <= largest' % (what, size_name, sizes))
+    return low, high
 
 
 def add_clutter(grid, rng, density, sides=SIDES, clearance=CLEARANCE, tries=TRIES):
@@ -58,12 +87,7 @@ def add_clutter(grid, rng, density, sides=SIDES, clearance=CLEARANCE, tries=TRIE
     Raises:
         ClutterError: a negative or non-finite density, bad sides.
     """
-    if not (isinstance(density, (int, float)) and math.isfinite(density) and density >= 0):
-        raise ClutterError('clutter density=%r: must be a finite number >= 0 (boxes per '
-                           '100 m^2)' % (density,))
-    low, high = (float(v) for v in sides)
-    if not (0 < low <= high and math.isfinite(high)):
-        raise ClutterError('clutter sides=%r: must be 0 < least <= largest' % (sides,))
+    low, high = _check_density('clutter', density, sides, 'sides')
     occupied = grid.occupied.copy()
     free = grid.free.copy()
     region = FreeSpace(grid, clearance)
@@ -94,19 +118,90 @@ def add_clutter(grid, rng, density, sides=SIDES, clearance=CLEARANCE, tries=TRIE
     return GridMap(occupied, free, res, grid.origin), boxes
 
 
-def world_for(ctx, grid):
-    """The world a suite's simulator runs in: ``grid`` itself, or with ``ctx.args.clutter``
-    a cluttered copy written next to the suite's logs.
+def remove_obstacles(grid, rng, density, widths=WIDTHS, clearance=CLEARANCE):
+    """A copy of ``grid`` with openings cut into the mapped obstacles the robot can see.
+
+    Args:
+        grid: a :class:`~lost_and_found.sim.gridmap.GridMap` (not changed).
+        rng: a ``numpy.random.Generator``.
+        density: openings per 100 m^2 of the robot's free region (>= 0).
+        widths: (least, largest) side of an opening's square (m), 0 < least <= largest.
+        clearance: the robot's clearance from obstacles (as FreeSpace).
 
     Returns:
-        ``(world grid, world map YAML path, boxes)``.
+        ``(world, openings)``: the GridMap without the cut cells (they are free in it) and the
+        openings, each ``(x_min, y_min, x_max, y_max, cells)``: the square in the grid's own axes
+        (m from its origin) and how many occupied cells it removed (>= 1).
+
+    Raises:
+        ClutterError: a negative or non-finite density, bad widths.
     """
-    density = getattr(ctx.args, 'clutter', 0.0) or 0.0
-    if not density:
-        return grid, ctx.args.map, []
-    world, boxes = add_clutter(grid, np.random.default_rng([ctx.args.seed, STREAM]), density)
+    low, high = _check_density('stale-map', density, widths, 'widths')
+    region = FreeSpace(grid, clearance)
+    count = int(round(density * region.area / 100.0))
+    occupied, free = grid.occupied.copy(), grid.free.copy()
+    if not count:
+        return GridMap(occupied, free, grid.resolution, grid.origin), []
+    # The free cells the robot can reach (its region's components, without the clearance) and
+    # the obstacle cells that face them: what its laser can see of the map.
+    labels, _ = ndimage.label(grid.free, structure=np.ones((3, 3), dtype=bool))
+    reached = np.isin(labels, np.unique(labels[region.mask & grid.free]))
+    reached &= labels > 0
+    faces = grid.occupied & ndimage.binary_dilation(reached, structure=np.ones((3, 3), bool))
+    rows, cols = np.nonzero(faces)
+    if not rows.size:
+        return GridMap(occupied, free, grid.resolution, grid.origin), []
+    res = grid.resolution
+    openings = []
+    for _ in range(count):
+        pick = int(rng.integers(rows.size))
+        side = rng.uniform(low, high)
+        half = 0.5 * side / res
+        r0, r1 = max(int(round(rows[pick] - half)), 0), int(round(rows[pick] + half)) + 1
+        c0, c1 = max(int(round(cols[pick] - half)), 0), int(round(cols[pick] + half)) + 1
+        cut = occupied[r0:r1, c0:c1]
+        cells = int(cut.sum())
+        if not cells:       # an earlier opening already took this one's cells
+            continue
+        free[r0:r1, c0:c1] |= cut
+        cut[...] = False
+        openings.append((c0 * res, r0 * res, c1 * res, r1 * res, cells))
+    return GridMap(occupied, free, res, grid.origin), openings
+
+
+def world_for(ctx, grid):
+    """The world a suite's simulator runs in: ``grid`` itself, or with ``ctx.args.stale``
+    and/or ``ctx.args.clutter`` a copy with openings cut and/or boxes added, written next to
+    the suite's logs.
+
+    Returns:
+        ``(world map YAML path, places grid, changes)``: the places grid is where the suite
+        may draw poses (free in both the map and the world: the map itself with openings only,
+        the world with clutter); changes is ``{'clutter': {'density', 'boxes'}, 'stale':
+        {'density', 'openings'}}`` (counts).
+    """
+    clutter_density = getattr(ctx.args, 'clutter', 0.0) or 0.0
+    stale_density = getattr(ctx.args, 'stale', 0.0) or 0.0
+    changes = {'clutter': {'density': clutter_density, 'boxes': 0},
+               'stale': {'density': stale_density, 'openings': 0}}
+    if not (clutter_density or stale_density):
+        return ctx.args.map, grid, changes
+    world = grid
+    if stale_density:
+        world, openings = remove_obstacles(
+            grid, np.random.default_rng([ctx.args.seed, STALE_STREAM]), stale_density)
+        changes['stale']['openings'] = len(openings)
+        ctx.progress('stale map: %d openings (%g per 100 m^2 of free space) cut into the '
+                     'mapped obstacles' % (len(openings), stale_density))
+    if clutter_density:
+        world, boxes = add_clutter(world, np.random.default_rng([ctx.args.seed, STREAM]),
+                                   clutter_density)
+        changes['clutter']['boxes'] = len(boxes)
+        ctx.progress('clutter: %d boxes (%g per 100 m^2 of free space)' % (
+            len(boxes), clutter_density))
     path = os.path.join(ctx.log_dir, 'world.yaml')
     save_map(world, path)
-    ctx.progress('clutter: %d boxes (%g per 100 m^2 of free space) in %s' % (
-        len(boxes), density, path))
-    return world, path, boxes
+    ctx.progress('the simulated world: %s' % path)
+    places = GridMap(grid.occupied | world.occupied, grid.free & world.free, grid.resolution,
+                     grid.origin)
+    return path, places, changes

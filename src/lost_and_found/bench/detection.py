@@ -20,7 +20,10 @@ is tier 2 within the observation window before amcl found the truth again by its
 
 With ``--clutter D`` the simulated world holds about D unmapped boxes per 100 m^2 of free space
 (:mod:`lost_and_found.bench.clutter`): the laser sees them, the localizer and the lost detector
-keep the clean map, as on a real robot among chairs and people.
+keep the clean map, as on a real robot among chairs and people. With ``--stale D`` about D
+openings per 100 m^2 are cut into the mapped obstacles of the simulated world (doors open that
+were shut when the building was mapped, furniture moved away): the laser sees through mapped
+walls at the right pose, and the normal-driving false alarms say what that costs.
 """
 import math
 import os
@@ -295,6 +298,20 @@ def summarize(trials, phases):
     return summary
 
 
+def world_changes(summary):
+    """How the run's simulated world differed from its map, for the table's first line."""
+    boxes = (summary.get('clutter') or {}).get('boxes')
+    openings = (summary.get('stale') or {}).get('openings')
+    parts = []
+    if boxes:
+        parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
+                     % (boxes, summary['clutter']['density']))
+    if openings:
+        parts.append('with %d openings in mapped obstacles (%g per 100 m^2: --stale)'
+                     % (openings, summary['stale']['density']))
+    return ''.join(', ' + part for part in parts)
+
+
 def markdown(summary, label):
     """The suite's tables."""
     rows = []
@@ -311,11 +328,9 @@ def markdown(summary, label):
             report.fmt(s['delay_m']['median'], 2), report.fmt(s['delay_m']['p95'], 2),
             '%d (%s/h)' % (n['false_alarms'], report.fmt(n['false_alarms_per_hour'], 2)),
             report.fmt(s['tier1_rate'], 1, '%') if name == 'lost_detector' else 'n/a'])
-    boxes = (summary.get('clutter') or {}).get('boxes')
     lines = ['Map `%s`: %d trials, %.2f h (%.2f km) of normal driving%s.' % (
         label, summary['trials'], summary['normal_driving_hours'],
-        summary['normal_driving_km'], ', among %d unmapped boxes (%g per 100 m^2: --clutter)'
-        % (boxes, summary['clutter']['density']) if boxes else ''), '',
+        summary['normal_driving_km'], world_changes(summary)), '',
         '**Silent delocalizations >= %.0f m** (teleport without lift; delays over the '
         'detected ones):' % HEADLINE_DISTANCE, '',
         report.markdown_table(
@@ -355,8 +370,8 @@ def run(ctx):
     phases = QUICK_PHASES if args.quick else PHASES
     count = args.trials or (QUICK_TRIALS if args.quick else DEFAULT_TRIALS)
     config = detectors.load_detector_config(args.detector_config)
-    grid, world_map, boxes = clutter.world_for(ctx, load_map(args.map))
-    free = FreeSpace(grid)
+    world_map, places, changes = clutter.world_for(ctx, load_map(args.map))
+    free = FreeSpace(places)
     plan = plan_trials(ctx.rng, count)
     start = free.sample(ctx.rng)
     driver_rng = np.random.default_rng(int(ctx.rng.integers(2 ** 31)))
@@ -407,7 +422,7 @@ def run(ctx):
     summary = summarize(trials, phases)
     summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
                     'readings': len(readings), 'detector_config': args.detector_config,
-                    'clutter': {'density': args.clutter, 'boxes': len(boxes)}})
+                    'clutter': changes['clutter'], 'stale': changes['stale']})
     write_stream(ctx.path('detection_stream.json'), stream, trials, args.label,
                  detectors.scan_check_of(config))
     write_truth(ctx.path(TRUTH_FILE), truth)
@@ -476,7 +491,7 @@ def rescore(folder, config, out, label=None):
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)
     # What the run knew beyond the scores (its phases, clutter, goals), as the run wrote it.
-    for key in ('phases', 'clutter', 'goals_sent', 'goals_aborted', 'readings'):
+    for key in ('phases', 'clutter', 'stale', 'goals_sent', 'goals_aborted', 'readings'):
         if key in (run.get('summary') or {}):
             summary[key] = run['summary'][key]
     label = label or data.get('map') or 'map'
