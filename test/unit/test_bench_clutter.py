@@ -177,3 +177,5 @@ def test_the_tables_say_how_the_world_differed_and_the_cli_checks_the_densities(
         cli.resolve_inputs(cli.parser().parse_args(['detection', '--stale', '-1']))
     with pytest.raises(SystemExit, match='--stale is for the detection suite only'):
         cli.resolve_inputs(cli.parser().parse_args(['recovery', '--stale', '1']))
+    one = detection.world_changes({'stale': {'density': 0.5, 'openings': 1}})
+    assert one == ', with 1 opening in mapped obstacles (0.5 per 100 m^2: --stale)'

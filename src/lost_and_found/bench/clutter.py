@@ -191,8 +191,9 @@ def world_for(ctx, grid):
         world, openings = remove_obstacles(
             grid, np.random.default_rng([ctx.args.seed, STALE_STREAM]), stale_density)
         changes['stale']['openings'] = len(openings)
-        ctx.progress('stale map: %d openings (%g per 100 m^2 of free space) cut into the '
-                     'mapped obstacles' % (len(openings), stale_density))
+        ctx.progress('stale map: %d opening%s (%g per 100 m^2 of free space) cut into the '
+                     'mapped obstacles' % (len(openings), '' if len(openings) == 1 else 's',
+                                           stale_density))
     if clutter_density:
         world, boxes = add_clutter(world, np.random.default_rng([ctx.args.seed, STREAM]),
                                    clutter_density)

@@ -307,8 +307,8 @@ def world_changes(summary):
         parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
                      % (boxes, summary['clutter']['density']))
     if openings:
-        parts.append('with %d openings in mapped obstacles (%g per 100 m^2: --stale)'
-                     % (openings, summary['stale']['density']))
+        parts.append('with %d opening%s in mapped obstacles (%g per 100 m^2: --stale)'
+                     % (openings, '' if openings == 1 else 's', summary['stale']['density']))
     return ''.join(', ' + part for part in parts)
 
 
