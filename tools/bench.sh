@@ -2,7 +2,7 @@
 # The standard benchmark set (what `make bench` runs after install + build): every suite on the
 # project's maps and, when ../shared/data is present, on the Willow Garage, Intel and ACES maps
 # (with fiducials placed by tools/place_fiducials.py) and the Intel and ACES Carmen logs; the
-# office detection also among unmapped clutter (--clutter 8).
+# office detection also among unmapped clutter (--clutter 8) and on a map out of date (--stale 3).
 # Writes everything into $BENCH_OUT (default build/bench) and the tables of all suites into
 # $BENCH_OUT/SUMMARY.md; bench/RESULTS.md quotes them with these commands.
 # Environment: BENCH_OUT, BENCH_SEED (default 1; seeds >= 100 on the lab map and the Stata
@@ -58,6 +58,9 @@ want detection && bench office detection --map "$ROOT/maps/office.yaml" --trials
 # The same among unmapped clutter (chairs, bins, people: seen by the laser, not on the map).
 want detection && bench office-clutter detection --map "$ROOT/maps/office.yaml" --trials 40 \
   --clutter 8
+# The same on a map out of date (doors open that were shut when mapped, furniture gone).
+want detection && bench office-stale detection --map "$ROOT/maps/office.yaml" --trials 40 \
+  --stale 3
 want recovery && bench office recovery --map "$ROOT/maps/office.yaml" --trials 20
 want recovery && bench lab recovery --map "$ROOT/maps/lab.yaml" --trials 20
 want compute && bench compute compute --map "$ROOT/maps/office.yaml"
