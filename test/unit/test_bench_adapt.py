@@ -122,6 +122,14 @@ def test_render_can_turn_the_through_share_off_and_changes_nothing_else():
     kept = adapt.render(source, SHIPPED, (2.0, 2.0), [])
     assert yaml.safe_load(kept)['scan_check']['through_lost'] == \
         yaml.safe_load(source)['scan_check']['through_lost']
+    twice = source + '\nother:\n  through_lost: 0.3\n'
+    with pytest.raises(adapt.AdaptError, match='through_lost more than once'):
+        adapt.render(twice, SHIPPED, (2.0, 2.0), [], through_lost=1.0)
+    # Without the key the node's default (off) holds: nothing to set, nothing refused.
+    without = '\n'.join(line for line in source.splitlines()
+                        if not line.strip().startswith('through_lost:'))
+    assert 'through_lost:' not in adapt.render(without, SHIPPED, (2.0, 2.0), [],
+                                               through_lost=1.0)
 
 
 def test_render_refuses_a_yaml_without_the_one_line_lists():

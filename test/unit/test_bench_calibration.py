@@ -516,6 +516,11 @@ def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
                             ['a'], '2025-01-03', 'CMD')
     with pytest.raises(cal.CalibrationError, match='not recorded by kind'):
         cal.choose_through_lost(recordings, base, (1.0, 0.5))
+    # A --keep-fit header edited by hand (its closing "#" gone): refused, not cut elsewhere.
+    edited = text.replace('\n#\n# lost_detector parameters', '\n# lost_detector parameters', 1)
+    assert edited != text
+    with pytest.raises(cal.CalibrationError, match='does not end with a line'):
+        cal.render_keep_fit(edited, config, scores, ['a'], '2025-01-03', 'CMD')
     with pytest.raises(cal.CalibrationError, match='scan_check section'):
         cal.render_keep_fit('lost_detector:\n  queue_min: 3\n', config, scores, ['a'],
                             '2025-01-03', 'CMD')

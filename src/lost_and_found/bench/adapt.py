@@ -190,12 +190,18 @@ def render(source_text, config, factors, header, through_lost=None):
     default, off, holds anyway).
 
     Raises:
-        AdaptError: the source does not hold each scaled key exactly once, on one line.
+        AdaptError: the source does not hold each scaled key exactly once, on one line, or
+            (with ``through_lost``) holds ``through_lost`` more than once.
     """
     text = source_text
     if through_lost is not None:
-        text = re.sub(r'^(\s*through_lost:\s*)[^\s#]+', lambda m: m.group(1) + '%g' % through_lost,
-                      text, flags=re.MULTILINE)
+        pattern = re.compile(r'^(\s*through_lost:\s*)[^\s#]+', re.MULTILINE)
+        if len(pattern.findall(text)) > 1:
+            # A YAML loader keeps one of them silently: which one the node reads is not ours
+            # to guess.
+            raise AdaptError('the detector YAML holds through_lost more than once: keep one '
+                             '(under scan_check)')
+        text = pattern.sub(lambda m: m.group(1) + '%g' % through_lost, text)
     for key in SCALED_KEYS:
         pattern = re.compile(r'^(\s*%s:\s*)\[[^\]\n]*\](.*)$' % key, re.MULTILINE)
         if len(pattern.findall(text)) != 1:
