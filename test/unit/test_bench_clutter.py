@@ -86,9 +86,30 @@ def test_openings_cut_only_mapped_obstacles_the_robot_faces_and_the_map_stays_as
     assert sum(o[4] for o in openings) == removed.sum()
     for x0, y0, x1, y1, cells in openings:
         assert cells >= 1
-        assert x1 - x0 <= 1.2 + 2 * RES and y1 - y0 <= 1.2 + 2 * RES
+        # A square of 0.6-1.2 m to the cell (clipped only at the grid's edges).
+        for low, high, size in ((x0, x1, grid.shape[1] * RES), (y0, y1, grid.shape[0] * RES)):
+            assert 0.0 <= low < high <= size + 1e-9
+            assert high - low <= 1.2 + 1e-9
+            assert high - low >= 0.6 - 1e-9 or low == 0.0 or high >= size - 1e-9
     # Whatever the robot could reach it still can.
     assert not (region.mask & ~FreeSpace(world).mask).any()
+
+
+def test_only_obstacles_facing_the_robot_s_region_are_cut():
+    # A room, a block 3.65 m thick with a free pocket inside, and a smaller room beyond it:
+    # the robot's region is the larger room. An opening is at most 24 cells (1.2 m) centred
+    # on a cell of a face the robot can see, so it reaches 12 cells into the block, never the
+    # pocket's walls nor the far room's.
+    rows, cols = 80, 240
+    occupied = np.zeros((rows, cols), dtype=bool)
+    occupied[:3, :] = occupied[-3:, :] = occupied[:, :3] = occupied[:, -3:] = True
+    occupied[:, 97:170] = True
+    occupied[30:50, 120:135] = False                  # the pocket
+    grid = GridMap.from_occupancy(occupied, RES)
+    world, openings = clutter.remove_obstacles(grid, np.random.default_rng(1), 60.0)
+    removed = grid.occupied & ~world.occupied
+    assert len(openings) >= 5 and removed[:, 97:109].any()
+    assert not removed[:, 109:].any()
 
 
 def test_an_opening_in_a_thin_wall_lets_the_laser_through_where_the_map_has_a_wall():
@@ -122,10 +143,16 @@ def test_same_seed_same_openings_and_zero_density_cuts_nothing():
 @pytest.mark.parametrize('density, widths, match', [
     (-2.0, (0.6, 1.2), 'stale-map density=-2.0'), (math.inf, (0.6, 1.2), 'density=inf'),
     (True, (0.6, 1.2), 'density=True'), (2.0, (0.0, 1.2), 'widths='),
-    (2.0, (1.3, 1.2), 'widths=')])
+    (2.0, (1.3, 1.2), 'widths='), (2.0, (0.6,), 'widths='), (2.0, ('a', 1.0), 'widths=')])
 def test_bad_openings_are_refused_naming_the_value(density, widths, match):
     with pytest.raises(ClutterError, match=match):
         clutter.remove_obstacles(two_rooms(), np.random.default_rng(0), density, widths)
+
+
+def test_a_numpy_density_is_a_number():
+    world, openings = clutter.remove_obstacles(two_rooms(), np.random.default_rng(0),
+                                               np.float64(4.0))
+    assert openings
 
 
 def _ctx(tmp_path, grid, clutter_density=0.0, stale=0.0):
@@ -140,29 +167,40 @@ def _ctx(tmp_path, grid, clutter_density=0.0, stale=0.0):
 def test_world_for_writes_the_changed_world_and_draws_poses_free_in_both(tmp_path):
     from lost_and_found.sim.gridmap import load_map
     grid = two_rooms()
-    path, places, changes = clutter.world_for(_ctx(tmp_path, grid), grid)
-    assert path == str(tmp_path / 'map.yaml') and places is grid
+    path, nav, places, changes = clutter.world_for(_ctx(tmp_path, grid), grid)
+    assert path == nav == str(tmp_path / 'map.yaml') and places is grid
     assert changes == {'clutter': {'density': 0.0, 'boxes': 0},
                        'stale': {'density': 0.0, 'openings': 0}}
-    # Openings only: poses are drawn on the map itself (the world has more free space).
-    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, stale=5.0), grid)
-    world = load_map(path)
+    # Openings only: poses are drawn on the map itself (the world has more free space), and
+    # the navigator plans on the map too (its static layer keeps the mapped walls).
+    path, nav, places, changes = clutter.world_for(_ctx(tmp_path, grid, stale=5.0), grid)
+    world, navigation = load_map(path), load_map(nav)
     assert path == str(tmp_path / 'world.yaml') and changes['stale']['openings'] > 0
     assert (grid.occupied & ~world.occupied).any()
     assert np.array_equal(places.occupied, grid.occupied)
     assert np.array_equal(places.free, grid.free)
-    # Clutter only: the places are the cluttered world, as they were before openings existed.
-    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0), grid)
+    assert np.array_equal(navigation.occupied, grid.occupied)
+    # Clutter only: the places are the cluttered world, the same draws as before openings
+    # existed (the clutter's own stream of the suite's seed), and the navigator's map.
+    path, nav, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0), grid)
     world = load_map(path)
-    assert changes['clutter']['boxes'] > 0 and changes['stale']['openings'] == 0
-    assert np.array_equal(places.occupied, world.occupied)
-    assert np.array_equal(places.free, world.free)
-    # Both: boxes stand in the world and in the places; openings only in the world.
-    path, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0, 5.0), grid)
-    world = load_map(path)
+    assert nav == path and changes['clutter']['boxes'] > 0
+    assert changes['stale']['openings'] == 0
+    alone, _ = add_clutter(grid, np.random.default_rng([7, clutter.STREAM]), 8.0)
+    assert np.array_equal(places.occupied, alone.occupied)
+    assert np.array_equal(places.free, alone.free)
+    assert np.array_equal(world.occupied, alone.occupied)
+    # Both: boxes stand in the world, the places and the navigator's map; openings only in
+    # the world.
+    path, nav, places, changes = clutter.world_for(_ctx(tmp_path, grid, 8.0, 5.0), grid)
+    world, navigation = load_map(path), load_map(nav)
     assert changes['clutter']['boxes'] > 0 and changes['stale']['openings'] > 0
-    assert (world.occupied & ~grid.occupied).any() and (grid.occupied & ~world.occupied).any()
+    boxes = world.occupied & ~grid.occupied
+    assert boxes.any() and (grid.occupied & ~world.occupied).any()
+    assert places.occupied[boxes].all() and not places.free[boxes].any()
     assert np.array_equal(places.occupied, grid.occupied | world.occupied)
+    assert np.array_equal(places.free, grid.free & world.free)
+    assert np.array_equal(navigation.occupied, places.occupied)
 
 
 def test_the_tables_say_how_the_world_differed_and_the_cli_checks_the_densities():
@@ -179,3 +217,5 @@ def test_the_tables_say_how_the_world_differed_and_the_cli_checks_the_densities(
         cli.resolve_inputs(cli.parser().parse_args(['recovery', '--stale', '1']))
     one = detection.world_changes({'stale': {'density': 0.5, 'openings': 1}})
     assert one == ', with 1 opening in mapped obstacles (0.5 per 100 m^2: --stale)'
+    none = detection.world_changes({'stale': {'density': 0.1, 'openings': 0}})
+    assert none == ', with 0 openings in mapped obstacles (0.1 per 100 m^2: --stale)'

@@ -22,11 +22,14 @@ detector's through share, ``scan_check/through_lost``, reads exactly that as a w
 ``widths``) centred on random cells of the mapped obstacles' faces toward the robot's free
 region, as many as ``density`` per 100 m^2 of that region; their occupied cells become free. A
 thin wall opens right through (a door), a thick one loses a bite. Nothing the robot could reach
-becomes unreachable, so the poses the benchmarks draw stay where they were.
+becomes unreachable, so the poses the benchmarks draw stay where they were. The navigator
+plans on the map with the openings shut (``nav_map_file`` of launch/sim.launch): move_base's
+static layer holds the mapped walls, and its obstacle layer does not clear them.
 
 Pure numpy/scipy: no ROS.
 """
 import math
+import numbers
 import os
 
 import numpy as np
@@ -57,15 +60,19 @@ class ClutterError(ValueError):
 
 
 def _check_density(what, density, sizes, size_name):
-    """Raise ClutterError unless density is a finite number >= 0 and 0 < sizes[0] <= sizes[1];
-    return the sizes as floats."""
-    if not (isinstance(density, (int, float)) and not isinstance(density, bool) and
+    """Raise ClutterError unless density is a finite number >= 0 and sizes two numbers with
+    0 < sizes[0] <= sizes[1]; return the sizes as floats."""
+    if not (isinstance(density, numbers.Real) and not isinstance(density, bool) and
             math.isfinite(density) and density >= 0):
         raise ClutterError('%s density=%r: must be a finite number >= 0 (per 100 m^2)'
                            % (what, density))
-    low, high = (float(v) for v in sizes)
+    try:
+        low, high = (float(v) for v in sizes)
+    except (TypeError, ValueError):
+        low = high = math.nan
     if not (0 < low <= high and math.isfinite(high)):
-        raise ClutterError('%s %s=%r: must be 0 < least <= largest' % (what, size_name, sizes))
+        raise ClutterError('%s %s=%r: must be two numbers, 0 < least <= largest'
+                           % (what, size_name, sizes))
     return low, high
 
 
@@ -155,17 +162,18 @@ def remove_obstacles(grid, rng, density, widths=WIDTHS, clearance=CLEARANCE):
     openings = []
     for _ in range(count):
         pick = int(rng.integers(rows.size))
-        side = rng.uniform(low, high)
-        half = 0.5 * side / res
-        r0, r1 = max(int(round(rows[pick] - half)), 0), int(round(rows[pick] + half)) + 1
-        c0, c1 = max(int(round(cols[pick] - half)), 0), int(round(cols[pick] + half)) + 1
+        side = max(1, int(round(rng.uniform(low, high) / res)))        # cells
+        r0, c0 = rows[pick] - side // 2, cols[pick] - side // 2
+        r0, r1 = max(r0, 0), min(r0 + side, grid.shape[0])
+        c0, c1 = max(c0, 0), min(c0 + side, grid.shape[1])
         cut = occupied[r0:r1, c0:c1]
         cells = int(cut.sum())
         if not cells:       # an earlier opening already took this one's cells
             continue
         free[r0:r1, c0:c1] |= cut
         cut[...] = False
-        openings.append((c0 * res, r0 * res, c1 * res, r1 * res, cells))
+        openings.append((float(c0 * res), float(r0 * res), float(c1 * res), float(r1 * res),
+                         cells))
     return GridMap(occupied, free, res, grid.origin), openings
 
 
@@ -175,17 +183,21 @@ def world_for(ctx, grid):
     the suite's logs.
 
     Returns:
-        ``(world map YAML path, places grid, changes)``: the places grid is where the suite
-        may draw poses (free in both the map and the world: the map itself with openings only,
-        the world with clutter); changes is ``{'clutter': {'density', 'boxes'}, 'stale':
-        {'density', 'openings'}}`` (counts).
+        ``(world map YAML, navigation map YAML, places grid, changes)``. The navigation map
+        is what sim_navigator plans on, as move_base's costmap would hold it: the map's
+        obstacles (its static layer never clears a mapped wall, so an opening stays shut to
+        the planner) and the world's unmapped ones (its obstacle layer marks what the laser
+        sees). The places grid is where the suite may draw poses: free in both the map and
+        the world (the map itself with openings only, the world with clutter only); it is
+        the navigation map's grid. ``changes`` is ``{'clutter': {'density', 'boxes'},
+        'stale': {'density', 'openings'}}`` (counts).
     """
     clutter_density = getattr(ctx.args, 'clutter', 0.0) or 0.0
     stale_density = getattr(ctx.args, 'stale', 0.0) or 0.0
     changes = {'clutter': {'density': clutter_density, 'boxes': 0},
                'stale': {'density': stale_density, 'openings': 0}}
     if not (clutter_density or stale_density):
-        return ctx.args.map, grid, changes
+        return ctx.args.map, ctx.args.map, grid, changes
     world = grid
     if stale_density:
         world, openings = remove_obstacles(
@@ -205,4 +217,9 @@ def world_for(ctx, grid):
     ctx.progress('the simulated world: %s' % path)
     places = GridMap(grid.occupied | world.occupied, grid.free & world.free, grid.resolution,
                      grid.origin)
-    return path, places, changes
+    nav_path = path
+    if stale_density:
+        nav_path = os.path.join(ctx.log_dir, 'navigation.yaml')
+        save_map(places, nav_path)
+        ctx.progress('the navigator\'s map (the openings shut): %s' % nav_path)
+    return path, nav_path, places, changes

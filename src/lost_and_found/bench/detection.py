@@ -306,7 +306,7 @@ def world_changes(summary):
     if boxes:
         parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
                      % (boxes, summary['clutter']['density']))
-    if openings:
+    if (summary.get('stale') or {}).get('density'):
         parts.append('with %d opening%s in mapped obstacles (%g per 100 m^2: --stale)'
                      % (openings, '' if openings == 1 else 's', summary['stale']['density']))
     return ''.join(', ' + part for part in parts)
@@ -370,13 +370,13 @@ def run(ctx):
     phases = QUICK_PHASES if args.quick else PHASES
     count = args.trials or (QUICK_TRIALS if args.quick else DEFAULT_TRIALS)
     config = detectors.load_detector_config(args.detector_config)
-    world_map, places, changes = clutter.world_for(ctx, load_map(args.map))
+    world_map, nav_map, places, changes = clutter.world_for(ctx, load_map(args.map))
     free = FreeSpace(places)
     plan = plan_trials(ctx.rng, count)
     start = free.sample(ctx.rng)
     driver_rng = np.random.default_rng(int(ctx.rng.integers(2 ** 31)))
     records = []
-    with SimSession(ctx, start, 'detection', world_map=world_map) as session:
+    with SimSession(ctx, start, 'detection', world_map=world_map, nav_map=nav_map) as session:
         session.start(navigator=True)
         driver = Driver(session, free, driver_rng)
         for spec in plan:

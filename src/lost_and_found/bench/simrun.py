@@ -170,14 +170,17 @@ class SimSession:
         ctx: the suite's BenchContext (map, fiducials, speed, particles, seed, log folder).
         start_pose: where the robot starts.
         name: a name for the log files.
-        world_map: map_server YAML of the world sim_world and sim_navigator run in (default:
-            the map itself; see bench/clutter.py).
+        world_map: map_server YAML of the world sim_world runs in (default: the map itself;
+            see bench/clutter.py).
+        nav_map: map_server YAML sim_navigator plans on (default: ``world_map``; see
+            ``nav_map_file`` in launch/sim.launch).
     """
 
-    def __init__(self, ctx, start_pose, name='sim', world_map=None):
+    def __init__(self, ctx, start_pose, name='sim', world_map=None, nav_map=None):
         """Nothing runs until :meth:`start`."""
         self.ctx = ctx
         self.world_map = world_map or ctx.args.map
+        self.nav_map = nav_map or self.world_map
         self.start_pose = start_pose
         self.name = name
         self.graph = RosGraph(os.path.join(ctx.log_dir, name))
@@ -206,6 +209,7 @@ class SimSession:
         launch_args = fiducial_launch_args(args.fiducials)
         launch_args.update({
             'map_file': args.map, 'world_map_file': self.world_map,
+            'nav_map_file': self.nav_map,
             'sim_params': params, 'speed': args.speed, 'particles': args.particles,
             'min_particles': min(500, args.particles), 'seed': args.seed,
             'navigator': 'true' if navigator else 'false'})
