@@ -151,9 +151,9 @@ def remove_obstacles(grid, rng, density, widths=WIDTHS, clearance=CLEARANCE):
         return GridMap(occupied, free, grid.resolution, grid.origin), []
     # The free cells the robot can reach (its region's components, without the clearance) and
     # the obstacle cells that face them: what its laser can see of the map.
+    # (The region's cells are free cells, so their labels are the components' own, never 0.)
     labels, _ = ndimage.label(grid.free, structure=np.ones((3, 3), dtype=bool))
-    reached = np.isin(labels, np.unique(labels[region.mask & grid.free]))
-    reached &= labels > 0
+    reached = np.isin(labels, np.unique(labels[region.mask]))
     faces = grid.occupied & ndimage.binary_dilation(reached, structure=np.ones((3, 3), bool))
     rows, cols = np.nonzero(faces)
     if not rows.size:

@@ -300,15 +300,15 @@ def summarize(trials, phases):
 
 def world_changes(summary):
     """How the run's simulated world differed from its map, for the table's first line."""
-    boxes = (summary.get('clutter') or {}).get('boxes')
-    openings = (summary.get('stale') or {}).get('openings')
+    added, cut = summary.get('clutter') or {}, summary.get('stale') or {}
     parts = []
-    if boxes:
+    if added.get('boxes'):
         parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
-                     % (boxes, summary['clutter']['density']))
-    if (summary.get('stale') or {}).get('density'):
+                     % (added['boxes'], added['density']))
+    if cut.get('density'):
+        openings = cut.get('openings', 0)
         parts.append('with %d opening%s in mapped obstacles (%g per 100 m^2: --stale)'
-                     % (openings, '' if openings == 1 else 's', summary['stale']['density']))
+                     % (openings, '' if openings == 1 else 's', cut['density']))
     return ''.join(', ' + part for part in parts)
 
 
