@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Try two other ways of using the lost detector's evidence, offline, on recorded streams.
+"""Try other ways of using the lost detector's evidence, offline, on recorded streams.
 
-Neither ships; this is how the results of "More training runs, and other ways to use the same
-evidence" in bench/RESULTS.md were measured, and the place to try the next idea against the
-same inputs::
+None ships; this is how the results of "More training runs, and other ways to use the same
+evidence" (``cusum``, ``split``) and of "Bursts of beams through walls" (``burst``) in
+bench/RESULTS.md were measured, and the place to try the next idea against the same inputs::
 
     /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
-        --variant window|cusum|split [--allow N] [--config config/lost_detector.yaml]
+        --variant window|cusum|split|burst [--allow N] [--config config/lost_detector.yaml]
 
 Variants (each chosen on the training runs by the calibration's own objective: no false tier-2
 alarm first, then the most delocalizations caught within 15 s of driving; then scored on the
@@ -28,6 +28,14 @@ count against it, the calibration's zero being ``--allow 0``:
 - ``split``: the two kinds of scan miss as two features of the naive Bayes classifier (the
   share of beams through a mapped obstacle, and of beams that ended short in free space),
   instead of one weighed sum: unmapped clutter makes beams short, never longer than the map.
+- ``burst``: the shipped detector as it is (its ``scan_check/through_lost`` included), and on
+  top of it tier 2 while at least ``k`` of the last ``n`` settled readings with a through share
+  had one above ``share`` (a reading without a share is skipped; a reset or the detector
+  settling empties the count). After a silent delocalization the through share often comes in
+  a short burst, higher than anywhere at a right pose, then drops as amcl's cloud settles on
+  a wrong place that fits; the window (13 lost readings of 20) does not fill on a burst of 5.
+  A model of the rule, not the node's: the burst's tier 2 lasts while the count holds, the
+  node's would last until its own exit rule.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
 the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the
@@ -55,6 +63,9 @@ SPLIT_GRID = dict(prob_thresh=(0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 0.99999),
                   window_meta_tier2_lost=(8, 10, 12, 15, 20),
                   ratio_thresh_detections_tier2_lost=(0.4, 0.5, 0.6, 0.7),
                   window_meta_tier0_normal=(6, 15), settle_readings=(0, 8, 16))
+#: The ``burst`` grid: (k, n) readings, and the through share a reading must exceed.
+BURST_GRID = dict(counts=((3, 3), (3, 4), (4, 4), (4, 5), (4, 6), (5, 6), (5, 8), (6, 8)),
+                  share=(0.3, 0.4, 0.5, 0.6, 0.7, 0.8))
 #: Readings since a reset before tier 2 may be raised (as the shipped queue_min).
 QUEUE_MIN = 5
 #: Bounds of a probability turned into log-odds.
@@ -112,6 +123,42 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
             tier = 1 if value > 0.0 else 0
         tiers.append(tier)
     return tiers
+
+
+def burst_tiers(probabilities, config, resets, count, window, share):
+    """The shipped detector's tiers (:func:`calibration.replay_tiers`), raised to 2 while at
+    least ``count`` of the last ``window`` settled readings with a through share had one above
+    ``share`` (see the module docstring)."""
+    from collections import deque
+    from lost_and_found.core.lost_detector import LostDetector
+    detector = LostDetector(config)
+    recent = deque(maxlen=window)
+    tiers = []
+    for index, reading in enumerate(probabilities):
+        if index in resets:
+            detector.reset()
+            recent.clear()
+        if reading is None:
+            tiers.append(max(int(detector.tier), 2 if sum(recent) >= count else 0))
+            continue
+        probability, scanned, scan_only = reading[:3]
+        through = reading[3] if len(reading) > 3 else None
+        settling = detector.settling
+        tier = int(detector.add(scan_only if settling else probability, scanned,
+                                detector.through_says_lost(through)))
+        if settling:
+            recent.clear()
+        elif through is not None:
+            recent.append(through > share)
+        tiers.append(2 if sum(recent) >= count else tier)
+    return tiers
+
+
+def burst_caution(candidate):
+    """Among equal scores prefer the higher share, then the larger count of the shorter
+    window."""
+    (count, window), share = candidate
+    return (-share, -count, window)
 
 
 @dataclasses.dataclass
@@ -244,6 +291,19 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
             llrs[0][i], streams[0][i].resets, *c), cusum_caution, allow)
         print('chosen on training: clip %g, drift %g, threshold %g, settle %d' % chosen)
         tiers = [cusum_tiers(llr, r.resets, *chosen) for llr, r in zip(llrs[1], streams[1])]
+    elif variant == 'burst':
+        streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
+        probabilities = [[calibration.reading_probabilities(
+            calibration.reading_features(r.readings), config) for r in group]
+            for group in streams]
+        grid = list(itertools.product(*BURST_GRID.values()))
+        chosen, score = choose(grid, streams[0], lambda c, i: burst_tiers(
+            probabilities[0][i], config, streams[0][i].resets, *c[0], c[1]), burst_caution,
+            allow)
+        print('chosen on training: %d of %d readings with a through share above %g'
+              % (chosen[0] + (chosen[1],)))
+        tiers = [burst_tiers(p, config, r.resets, *chosen[0], chosen[1])
+                 for p, r in zip(probabilities[1], streams[1])]
     elif variant == 'window':
         streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
         probabilities = [[calibration.reading_probabilities(
@@ -288,11 +348,11 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
 
 def main(argv=None):
     """Parse the command line and run; exit 1 with a message on bad input."""
-    p = argparse.ArgumentParser(description='Try the window, cusum or split variant of the '
-                                'lost detector offline on recorded detection runs.')
+    p = argparse.ArgumentParser(description='Try the window, cusum, split or burst variant of '
+                                'the lost detector offline on recorded detection runs.')
     p.add_argument('train', nargs='+', metavar='TRAIN_DIR')
     p.add_argument('--evaluate', nargs='+', required=True, metavar='EVAL_DIR')
-    p.add_argument('--variant', choices=('window', 'cusum', 'split'), required=True)
+    p.add_argument('--variant', choices=('window', 'cusum', 'split', 'burst'), required=True)
     p.add_argument('--allow', type=int, default=0, metavar='N',
                    help='training false alarms the choice may take before they count '
                    '(default 0, the calibration\'s rule)')

@@ -112,3 +112,29 @@ def test_choose_counts_up_to_allow_training_alarms_as_none(monkeypatch):
 def test_a_negative_allowance_is_refused():
     with pytest.raises(ValueError, match='--allow -1'):
         variants.run([], [], 'window', 'unused.yaml', allow=-1)
+
+
+def test_a_burst_of_beams_through_walls_raises_tier_2_while_it_lasts():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    config = LostDetectorConfig(settle_readings=2, queue_min=3, window_meta_tier2_lost=10)
+
+    def reading(through):      # a reading the classifier calls normal, with its through share
+        return (0.01, True, 0.01, through)
+
+    shares = [0.9, 0.9, 0.1, 0.9, None, 0.9, 0.9, 0.1, 0.1, 0.1]
+    tiers = variants.burst_tiers([reading(s) for s in shares], config, set(), 3, 4, 0.5)
+    # The first two readings settle (their shares do not count); then 0.1, 0.9, (None:
+    # skipped), 0.9, 0.9 make 3 of 4 at index 6; the rule holds until a second low share
+    # leaves 2 of the last 4.
+    assert tiers == [0, 0, 0, 0, 0, 0, 2, 2, 0, 0]
+    # The same without the burst rule is the shipped detector's replay.
+    plain = variants.burst_tiers([reading(s) for s in shares], config, set(), 5, 4, 0.5)
+    assert plain == calibration.replay_tiers([reading(s) for s in shares], config) == [0] * 10
+    # A reset empties the count: the two high shares before it do not add to the one after
+    # (no settling here, so that only the reset can empty it).
+    settled = LostDetectorConfig(settle_readings=0, queue_min=3, window_meta_tier2_lost=10)
+    reset = variants.burst_tiers([reading(s) for s in [0.1, 0.9, 0.9, 0.9, 0.1]], settled,
+                                 {3}, 3, 4, 0.5)
+    assert reset == [0] * 5
+    assert variants.burst_tiers([reading(s) for s in [0.1, 0.9, 0.9, 0.9, 0.1]], settled,
+                                set(), 3, 4, 0.5) == [0, 0, 0, 2, 2]
