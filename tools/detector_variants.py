@@ -270,6 +270,14 @@ def line(name, score):
                score['false_alarms'], score['normal_hours'], score['settle_false_alarms']))
 
 
+def weighed_probabilities(train, held, weigh, config):
+    """The training and held-out recordings weighed with ``weigh`` (two lists), and their
+    readings' :func:`calibration.reading_probabilities` under ``config`` (the same shape)."""
+    streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
+    return streams, [[calibration.reading_probabilities(
+        calibration.reading_features(r.readings), config) for r in group] for group in streams]
+
+
 def run(train_dirs, eval_dirs, variant, config_path, allow=0):
     """Choose the variant on the training runs, score it on the held-out ones; print both."""
     if allow < 0:
@@ -292,10 +300,7 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
         print('chosen on training: clip %g, drift %g, threshold %g, settle %d' % chosen)
         tiers = [cusum_tiers(llr, r.resets, *chosen) for llr, r in zip(llrs[1], streams[1])]
     elif variant == 'burst':
-        streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
-        probabilities = [[calibration.reading_probabilities(
-            calibration.reading_features(r.readings), config) for r in group]
-            for group in streams]
+        streams, probabilities = weighed_probabilities(train, held, weigh, config)
         grid = list(itertools.product(*BURST_GRID.values()))
         chosen, score = choose(grid, streams[0], lambda c, i: burst_tiers(
             probabilities[0][i], config, streams[0][i].resets, *c[0], c[1]), burst_caution,
@@ -305,10 +310,7 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
         tiers = [burst_tiers(p, config, r.resets, *chosen[0], chosen[1])
                  for p, r in zip(probabilities[1], streams[1])]
     elif variant == 'window':
-        streams = [r.weighed(**weigh) for r in train], [r.weighed(**weigh) for r in held]
-        probabilities = [[calibration.reading_probabilities(
-            calibration.reading_features(r.readings), config) for r in group]
-            for group in streams]
+        streams, probabilities = weighed_probabilities(train, held, weigh, config)
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
                 'queue_min', 'window_meta_tier0_normal', 'settle_readings')
         chosen, score = choose(window_grid(config), streams[0], lambda c, i:
