@@ -47,10 +47,12 @@ import dataclasses
 import itertools
 import math
 import sys
+from collections import deque
 
 import numpy as np
 
 from lost_and_found.bench import calibration, detectors
+from lost_and_found.core.lost_detector import LostDetector
 
 #: The ``cusum`` grid: clip, drift k, threshold h, settle readings (scan-only evidence).
 CUSUM_GRID = dict(clip=(2.0, 3.0, 5.0, 8.0, 12.0, 20.0),
@@ -129,8 +131,6 @@ def burst_tiers(probabilities, config, resets, count, window, share):
     """The shipped detector's tiers (:func:`calibration.replay_tiers`), raised to 2 while at
     least ``count`` of the last ``window`` settled readings with a through share had one above
     ``share`` (see the module docstring)."""
-    from collections import deque
-    from lost_and_found.core.lost_detector import LostDetector
     detector = LostDetector(config)
     recent = deque(maxlen=window)
     tiers = []
@@ -138,19 +138,17 @@ def burst_tiers(probabilities, config, resets, count, window, share):
         if index in resets:
             detector.reset()
             recent.clear()
-        if reading is None:
-            tiers.append(max(int(detector.tier), 2 if sum(recent) >= count else 0))
-            continue
-        probability, scanned, scan_only = reading[:3]
-        through = reading[3] if len(reading) > 3 else None
-        settling = detector.settling
-        tier = int(detector.add(scan_only if settling else probability, scanned,
-                                detector.through_says_lost(through)))
-        if settling:
-            recent.clear()
-        elif through is not None:
-            recent.append(through > share)
-        tiers.append(2 if sum(recent) >= count else tier)
+        if reading is not None:     # a refused reading keeps the tier, as in replay_tiers
+            probability, scanned, scan_only = reading[:3]
+            through = reading[3] if len(reading) > 3 else None
+            settling = detector.settling
+            detector.add(scan_only if settling else probability, scanned,
+                         detector.through_says_lost(through))
+            if settling:
+                recent.clear()
+            elif through is not None:
+                recent.append(through > share)
+        tiers.append(2 if sum(recent) >= count else int(detector.tier))
     return tiers
 
 
