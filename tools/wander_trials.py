@@ -4,7 +4,7 @@
 Usage (with the workspace's devel space sourced, or from the repository root)::
 
     /usr/bin/python3 tools/wander_trials.py MAP.yaml [--trials 20] [--seconds 180] [--seed 0]
-        [--delay 0.2] [--unstamped] [--start X,Y]
+        [--delay 0.2] [--unstamped] [--start X,Y] [--fiducials FID.yaml] [--set KEY=VALUE ...]
 
 No ROS: the recovery core (``core/recovery.py``, strategy ``reactive``, with the real
 ``ReactiveWander`` and its obstacle memory) drives the simulator's TurtleBot2
@@ -24,8 +24,17 @@ scan at its own stamp is worth. Messages and commands are handled on the world's
 (a delay between steps acts as the next step); odometry arriving at once is the model's
 simplification (on a busy machine it is late too, by less: it is small and comes at 20 Hz).
 
+``--fiducials`` also times the search the way a recovery needs it: the first sim second at which
+the simulated camera, from the true pose, sees a mapped tag that fiducial_localizer would keep
+(its distance, view-angle and object-error gates, as the recovery suite's fix bound counts
+them). The trial drives on regardless (nothing localizes here), so the same run also gives the
+share of trials that would have seen a tag within any budget. ``--set`` overrides a recovery
+node parameter (``config/lost_and_found.yaml``'s keys, e.g. ``look_around_every=2``) to compare
+settings on the same start poses.
+
 Prints one line per trial (its collisions: where the contact began, the speeds it stopped, the
-wander's state) and the total. Deterministic for a map, its arguments and the seed. Exit
+wander's state; with ``--fiducials`` when it first saw a kept tag; the 1 m cells its path
+crossed) and the total. Deterministic for a map, its arguments and the seed. Exit
 status 1 on a bad map or argument.
 """
 import argparse
@@ -40,10 +49,15 @@ except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src'))
 
 import numpy as np  # noqa: E402
+import yaml  # noqa: E402
 
+from lost_and_found.bench.oracle import load_camera_config, localizer_acceptance  # noqa: E402
+from lost_and_found.core.config import ConfigError, config_from_params  # noqa: E402
+from lost_and_found.core.fiducial import load_fiducial_map  # noqa: E402
 from lost_and_found.core.reactive import Scan  # noqa: E402
 from lost_and_found.core.recovery import RecoveryConfig, RecoveryCore  # noqa: E402
 from lost_and_found.core.scan_agreement import LaserMount  # noqa: E402
+from lost_and_found.sim.camera import Camera  # noqa: E402
 from lost_and_found.sim.gridmap import MapError, load_map  # noqa: E402
 from lost_and_found.sim.world import SimWorldConfig, World  # noqa: E402
 from lost_and_found.state import State  # noqa: E402
@@ -67,13 +81,72 @@ def parser():
                    'spread evenly around the circle')
     p.add_argument('--unstamped', action='store_true',
                    help='hand the scans over without their stamp (placed at the latest pose)')
+    p.add_argument('--fiducials', help='fiducial map YAML: also time the first kept tag in view')
+    p.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                   help='a recovery node parameter (repeatable), e.g. look_around_every=2')
     return p
 
 
-def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None):
-    """One trial from ``start`` ``(x, y, yaw)`` (None: a random free pose); returns
-    ``(start, driven, collisions)``: the metres driven and each collision as
-    ``(t, x, y, yaw, v, w, wander state)``.
+def parse_overrides(items):
+    """``['key=value', ...]`` -> {key: YAML value}; ValueError naming a malformed item."""
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition('=')
+        if not sep or not key.strip():
+            raise ValueError('--set %r: must be KEY=VALUE' % item)
+        try:
+            overrides[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError('--set %r: the value is not valid YAML' % item) from None
+    return overrides
+
+
+#: Side (m) of the cells whose count tells how much ground a trial's path covered.
+CELL = 1.0
+
+Trial = collections.namedtuple('Trial', 'start driven collisions first_tag cells')
+Trial.__doc__ = """One trial: ``start`` (x, y, yaw), metres ``driven``, ``collisions`` (each
+``(t, x, y, yaw, v, w, wander state)``), ``first_tag`` (sim s of the first kept tag in view, or
+None: no tags given, or none seen) and ``cells`` (the CELL x CELL cells the path crossed)."""
+
+
+class TagView:
+    """Whether the simulated camera sees, from a true pose, a mapped tag fiducial_localizer
+    keeps (the recovery suite's fix bound counts the same detections)."""
+
+    def __init__(self, grid, fiducials_file):
+        """Raises ConfigError on a bad fiducial file or package config."""
+        self.config = load_camera_config()
+        self.camera = Camera(self.config, load_fiducial_map(fiducials_file), grid)
+        self.acceptance = localizer_acceptance()
+
+    def sees(self, pose):
+        """True when a kept tag is in view from base pose ``(x, y, yaw)``."""
+        return any(self.acceptance.accepts(self.config, d.distance, d.view_angle)
+                   for d in self.camera.detect(pose))
+
+
+def recovery_config(seconds, overrides=None):
+    """The recovery node's reactive search with its defaults, ``overrides`` (parameter name ->
+    value, as in config/lost_and_found.yaml) on top, and a budget longer than ``seconds``.
+
+    Raises:
+        ConfigError: naming a bad value.
+    """
+    params = dict(overrides or {})
+    params.update(strategy='reactive', max_search_time=seconds + 60.0)
+    return config_from_params(RecoveryConfig, params, warn=_unknown)
+
+
+def _unknown(text):
+    raise ConfigError([text])
+
+
+def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None, tags=None,
+              config=None):
+    """One trial from ``start`` ``(x, y, yaw)`` (None: a random free pose), searching with
+    ``config`` (None: :func:`recovery_config`); with ``tags`` (a :class:`TagView`) it also
+    notes the first kept tag in view, checked every control step. Returns a :class:`Trial`.
 
     Raises:
         ValueError: the robot does not fit at ``start``.
@@ -84,13 +157,15 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None):
     world.odometry.reset()
     laser = world.laser
     mount = LaserMount(x=laser.config.x, y=laser.config.y, yaw=laser.config.yaw)
-    core = RecoveryCore(RecoveryConfig(strategy='reactive', max_search_time=seconds + 60.0))
+    core = RecoveryCore(config or recovery_config(seconds))
     core.on_move_base_available(False)
     core.on_state(State.LOST, 0.0)
     inbox = []                          # (arrival time, order, kind, payload, stamp)
     commands = collections.deque()      # (effective time, v, w)
     collisions = []
     driven = 0.0
+    first_tag = None
+    cells = set()
     steps = int(round(seconds / STEP))
     for k in range(steps + 1):
         t = round(k * STEP, 9)
@@ -108,6 +183,9 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None):
             else:
                 core.on_scan(payload, t, mount, None if unstamped else stamp)
         if k % int(round(CONTROL / STEP)) == 0:
+            cells.add((math.floor(world.pose[0] / CELL), math.floor(world.pose[1] / CELL)))
+            if tags is not None and first_tag is None and tags.sees(world.pose):
+                first_tag = t
             command = core.step(t)
             if command.twist is not None:
                 commands.append((t + delay,) + tuple(command.twist))
@@ -120,7 +198,7 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None):
         if world.collisions > before:
             collisions.append((t,) + tuple(world.drive.last_collision)
                               + (core.wander.state.name,))
-    return start, driven, collisions
+    return Trial(start, driven, collisions, first_tag, len(cells))
 
 
 def main(argv=None):
@@ -145,28 +223,58 @@ def main(argv=None):
     except (MapError, OSError) as error:
         print('wander_trials: %s' % error, file=sys.stderr)
         return 1
+    try:
+        config = recovery_config(args.seconds, parse_overrides(args.set))
+        tags = TagView(grid, args.fiducials) if args.fiducials else None
+    except (ValueError, ConfigError) as error:
+        print('wander_trials: %s' % error, file=sys.stderr)
+        return 1
     seeds = np.random.SeedSequence(args.seed).generate_state(args.trials)
-    total, distance = 0, 0.0
+    total, distance, firsts, cells = 0, 0.0, [], []
     for trial, seed in enumerate(seeds):
         start = None if place is None else place + (2.0 * math.pi * trial / args.trials,)
         try:
-            start, driven, collisions = run_trial(grid, args.map, int(seed), args.seconds,
-                                                  args.delay, args.unstamped, start)
+            result = run_trial(grid, args.map, int(seed), args.seconds, args.delay,
+                               args.unstamped, start, tags, config)
         except ValueError as error:         # the robot does not fit at --start
             print('wander_trials: %s' % error, file=sys.stderr)
             return 1
+        start, collisions = result.start, result.collisions
         total += len(collisions)
-        distance += driven
-        print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m, %d collision(s)%s' % (
-            trial, start[0], start[1], start[2], driven, len(collisions), ''.join(
-                '\n  at %.1f s: (%.2f, %.2f, %.0f deg), v %.2f m/s, w %.2f rad/s, wander %s'
-                % (c[0], c[1], c[2], math.degrees(c[3]), c[4], c[5], c[6])
-                for c in collisions)))
+        distance += result.driven
+        cells.append(result.cells)
+        seen = ''
+        if tags is not None:
+            firsts.append(result.first_tag)
+            seen = ', no kept tag in view' if result.first_tag is None else \
+                ', a kept tag in view at %.1f s' % result.first_tag
+        print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m over %d cells%s, %d collision(s)%s'
+              % (trial, start[0], start[1], start[2], result.driven, result.cells, seen,
+                 len(collisions), ''.join(
+                     '\n  at %.1f s: (%.2f, %.2f, %.0f deg), v %.2f m/s, w %.2f rad/s, wander %s'
+                     % (c[0], c[1], c[2], math.degrees(c[3]), c[4], c[5], c[6])
+                     for c in collisions)))
         sys.stdout.flush()
     print('%d collision(s) in %d trials of %.0f s, %.0f m driven (delay %.2f s, scans %s)' % (
         total, args.trials, args.seconds, distance, args.delay,
         'unstamped' if args.unstamped else 'stamped'))
+    print('cells crossed per trial: median %.0f' % float(np.median(cells)))
+    if tags is not None:
+        print(sight_summary(firsts))
     return 0
+
+
+def sight_summary(firsts, budgets=(30.0, 60.0, 120.0)):
+    """One line: how many trials saw a kept tag within each budget (s), and the median time."""
+    seen = sorted(t for t in firsts if t is not None)
+    parts = ['%d/%d within %.0f s' % (sum(t <= b for t in seen), len(firsts), b)
+             for b in budgets]
+    # Unseen trials count as later than any seen one, so the median is over all trials.
+    times = seen + [math.inf] * (len(firsts) - len(seen))
+    median = times[(len(times) - 1) // 2] if len(times) % 2 else \
+        (times[len(times) // 2 - 1] + times[len(times) // 2]) / 2.0
+    return 'a kept tag in view: %s; median %s' % (
+        ', '.join(parts), 'never' if not math.isfinite(median) else '%.1f s' % median)
 
 
 if __name__ == '__main__':

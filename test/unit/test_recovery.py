@@ -1164,3 +1164,88 @@ def test_strategy_none_resumes_the_saved_goal_once_localized():
     core.on_state(State.IDLE, runner.t)
     command = runner.step()
     assert command.resend_saved_goal and command.request_state == State.NAVIGATING
+
+
+#: A flat wall 1 m ahead, as 101 beams over +-1 rad see it (a Kinect's columns are as dense).
+WALL_AHEAD = Scan(ranges=tuple(1.0 / math.cos(-1.0 + 0.02 * i) for i in range(101)),
+                  angle_min=-1.0, angle_increment=0.02, range_min=0.1, range_max=10.0)
+
+
+def explore_core(**overrides):
+    """A reactive core that drove 3 m along +x in 'odom' (from x = -3 to 0, facing +x) and
+    saw a wall 1 m ahead in the look-around spin that followed; returns (core, runner, x),
+    x where the spin began."""
+    core = make_core(strategy='reactive', look_around_every=3.0, **dict(
+        {'explore': True}, **overrides))
+    runner = Runner(core)
+    core.on_odom(-3.0, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.run(core.config.spin_duration + DT)         # the first spin: nothing seen
+    assert core.phase == Phase.WANDER
+    x = -3.0
+    while core.phase == Phase.WANDER:
+        x += 0.05
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        runner.step()
+    assert core.phase == Phase.SPIN and x == pytest.approx(0.0, abs=0.15)
+    core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    core.on_scan(WALL_AHEAD, runner.t, stamp=runner.t)
+    assert len(core._memory) > 0
+    return core, runner, x
+
+
+def finish_spin(core, runner, x):
+    """Step through the spin with fresh odometry at (x, 0) facing +x (the spin is open-loop;
+    the odometry only has to be fresh when it ends)."""
+    while core.phase == Phase.SPIN:
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+        runner.step()
+    assert core.phase == Phase.WANDER
+
+
+def test_after_a_look_around_the_wander_first_turns_toward_new_ground():
+    """Back is where the robot came from, ahead is a wall: it turns to a side, on odometry,
+    at no more than the spin speed, and only then hands over to the wander."""
+    core, runner, x = explore_core()
+    steps = len(core.wander.scans)
+    finish_spin(core, runner, x)
+    yaw, turns = 0.0, []
+    for _ in range(50):
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=yaw, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        twist = runner.step().twist
+        if len(core.wander.scans) > steps:
+            break
+        assert twist[0] == 0.0 and 0.0 < abs(twist[1]) <= core.config.spin_speed
+        turns.append(twist[1])
+        yaw += twist[1] * DT
+    assert turns and len(set(math.copysign(1.0, w) for w in turns)) == 1
+    # Sideways: not back over the driven metres, not into the wall.
+    assert math.radians(45.0) < abs(yaw) < math.radians(135.0)
+
+
+def test_without_explore_or_a_heading_the_wander_starts_at_once():
+    for overrides, with_yaw in (({'explore': False}, True), ({}, False)):
+        core, runner, x = explore_core(**overrides)
+        finish_spin(core, runner, x)
+        steps = len(core.wander.scans)
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0 if with_yaw else None,
+                     stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        assert runner.step().twist == core.wander.twist
+        assert len(core.wander.scans) == steps + 1
+
+
+def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
+    """Odometry whose heading never changes (a wheel slipping): the wander takes over after
+    half a spin and a second at most."""
+    core, runner, x = explore_core()
+    finish_spin(core, runner, x)
+    start, steps = runner.t, len(core.wander.scans)
+    while len(core.wander.scans) == steps:
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        runner.step()
+        assert runner.t - start <= core.config.spin_duration / 2.0 + 1.0 + 2 * DT
+    assert runner.t - start > 1.0

@@ -3,7 +3,12 @@
 Smoke tests of the harness: in this simple room stamped and unstamped scans give the same run;
 what placing a scan at its stamp does is tested on the core in test_recovery.py.
 """
+import math
+
 import numpy as np
+import pytest
+
+from lost_and_found.core.config import ConfigError
 
 from lost_and_found.sim.gridmap import GridMap, save_map
 from tool_loader import load_tool
@@ -23,12 +28,60 @@ def test_the_search_wanders_the_room_without_touching_a_wall(tmp_path):
     tool = load_tool('wander_trials')
     path = room(tmp_path)
     grid = tool.load_map(path)
-    start, driven, collisions = tool.run_trial(grid, path, seed=4, seconds=40.0, delay=0.2,
-                                               unstamped=False)
-    assert grid.is_free(start[0], start[1])
+    result = tool.run_trial(grid, path, seed=4, seconds=40.0, delay=0.2, unstamped=False)
+    assert grid.is_free(result.start[0], result.start[1])
     # 40 s: a 5 s spin, then the wander at up to 0.2 m/s with a look-around every 3 m.
-    assert 2.0 < driven < 7.0
-    assert collisions == []
+    assert 2.0 < result.driven < 7.0
+    assert result.collisions == []
+    assert result.first_tag is None                 # no tags asked for
+    assert 3 <= result.cells <= 36                  # the room is 6 x 6 cells of 1 m
+
+
+def tag_file(tmp_path, x, y, facing):
+    """A fiducial map of one tag at (x, y), 0.3 m up, its face turned to yaw ``facing``."""
+    path = tmp_path / 'tags.yaml'
+    path.write_text('fiducials:\n  - {id: 7, position: [%r, %r, 0.3], facing_yaw: %r}\n'
+                    % (x, y, facing))
+    return str(path)
+
+
+def test_a_tag_in_view_from_the_start_is_seen_at_once_and_one_behind_a_wall_never(tmp_path):
+    tool = load_tool('wander_trials')
+    path = room(tmp_path)
+    grid = tool.load_map(path)
+    # On the room's west wall, facing east, and the robot 1.5 m in front of it looking at it.
+    west = tool.TagView(grid, tag_file(tmp_path, 0.12, 1.5, 0.0))
+    assert west.sees((1.6, 1.5, math.pi))
+    assert not west.sees((1.6, 1.5, 0.0))           # looking away
+    result = tool.run_trial(grid, path, seed=4, seconds=2.0, delay=0.0, unstamped=False,
+                            start=(1.6, 1.5, math.pi), tags=west)
+    assert result.first_tag == 0.0
+    # Inside the pillar's far face it is hidden from a robot on the other side of the pillar.
+    hidden = tool.TagView(grid, tag_file(tmp_path, 3.52, 3.0, 0.0))
+    assert not hidden.sees((1.6, 3.0, 0.0))
+
+
+def test_parameters_are_set_by_name_and_bad_ones_are_refused():
+    tool = load_tool('wander_trials')
+    overrides = tool.parse_overrides(['look_around_every=2', 'explore=false'])
+    config = tool.recovery_config(60.0, overrides)
+    assert config.look_around_every == 2.0 and config.explore is False
+    assert config.strategy == 'reactive' and config.max_search_time == 120.0
+    for bad in (['look_around_every'], ['=3'], ['explore=[']):
+        with pytest.raises(ValueError):
+            tool.parse_overrides(bad)
+    with pytest.raises(ConfigError):
+        tool.recovery_config(60.0, {'look_around_evry': 2.0})
+    with pytest.raises(ConfigError):
+        tool.recovery_config(60.0, {'look_around_every': -1.0})
+
+
+def test_the_summary_counts_unseen_trials_as_later_than_every_budget():
+    tool = load_tool('wander_trials')
+    line = tool.sight_summary([0.0, 20.0, None, 100.0])
+    assert line == ('a kept tag in view: 2/4 within 30 s, 2/4 within 60 s, 3/4 within 120 s; '
+                    'median 60.0 s')
+    assert tool.sight_summary([None, 5.0, None]).endswith('median never')
 
 
 def test_bad_arguments_and_maps_exit_1(tmp_path, capsys):
@@ -38,6 +91,9 @@ def test_bad_arguments_and_maps_exit_1(tmp_path, capsys):
     assert tool.main([room(tmp_path), '--delay', '-1']) == 1
     assert tool.main([room(tmp_path), '--start', '1,x']) == 1
     assert tool.main([room(tmp_path), '--start', '3.0,3.0']) == 1     # inside the pillar
+    assert tool.main([room(tmp_path), '--set', 'explore']) == 1
+    assert tool.main([room(tmp_path), '--set', 'spin_speed=-1']) == 1
+    assert tool.main([room(tmp_path), '--fiducials', str(tmp_path / 'none.yaml')]) == 1
     assert 'wander_trials' in capsys.readouterr().err
 
 
@@ -46,8 +102,17 @@ def test_main_prints_every_trial_and_the_total(tmp_path, capsys):
     assert tool.main([room(tmp_path), '--trials', '2', '--seconds', '8', '--seed', '1']) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split(' from ')[0] for line in out[:2]] == ['trial 0', 'trial 1']
-    assert out[-1].startswith('0 collision(s) in 2 trials of 8 s')
-    assert out[-1].endswith('(delay 0.00 s, scans stamped)')
+    assert out[-2].startswith('0 collision(s) in 2 trials of 8 s')
+    assert out[-2].endswith('(delay 0.00 s, scans stamped)')
+    assert out[-1].startswith('cells crossed per trial: median ')
+    tags = tag_file(tmp_path, 0.12, 1.5, 0.0)
+    assert tool.main([room(tmp_path), '--trials', '2', '--seconds', '8', '--start', '1.6,1.5',
+                      '--fiducials', tags, '--set', 'explore=false']) == 0
+    out = capsys.readouterr().out.splitlines()
+    # Trial 0 faces east, away from the tag: the first spin turns it toward the tag.
+    assert 'a kept tag in view at ' in out[0] and 'a kept tag in view at 0.0 s' in out[1]
+    assert out[-1] == ('a kept tag in view: 2/2 within 30 s, 2/2 within 60 s, 2/2 within '
+                       '120 s; median %s' % out[-1].rsplit('median ', 1)[1])
     assert tool.main([room(tmp_path), '--trials', '4', '--seconds', '1', '--start', '1,1']) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split(': drove')[0] for line in out[:4]] == [

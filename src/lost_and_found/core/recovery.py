@@ -61,6 +61,8 @@ import math
 
 from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
 from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.explore import pick_heading
+from lost_and_found.core.geometry import wrap_angle
 from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
 from lost_and_found.core.scan_agreement import LaserMount
@@ -99,6 +101,10 @@ ODOM_STALE = 2.0
 ODOM_HISTORY = 2.0
 #: Scans stamped after the newest odometry wait for it; at most this many (the oldest go).
 PENDING_SCANS = 5
+#: The episode's path (``explore``) keeps a position each time the odometry moved this far (m).
+PATH_STEP = 0.25
+#: A heading ``explore`` may turn to must be free this far (m): room for the wander to start.
+EXPLORE_MIN_OPEN = 1.0
 
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
@@ -172,6 +178,11 @@ class RecoveryConfig:
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
             them face-on.
+        explore: after every spin that the wander follows (the first spin of a reactive
+            search, every look-around), turn to the open heading whose end point lies farthest
+            from the path driven in this episode (core/explore.py), so that the wander heads
+            for ground the camera has not looked at instead of on in the direction the robot
+            happened to face.
         look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
             docked, move_base up), drive to the viewpoint fiducial_localizer names and stand
             there, so that its tag check can refute a wrong estimate; then resume the saved
@@ -218,6 +229,7 @@ class RecoveryConfig:
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
     look_around_every: float = 3.0
+    explore: bool = False
     look_before_resume: bool = False
     look_timeout: float = 45.0
     look_dwell: float = 3.0
@@ -283,6 +295,7 @@ class RecoveryConfig:
         check.non_negative('resume_retry_delay')
         check.non_negative_int('max_doubts')
         check.non_negative('look_around_every')
+        check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
         check.require(isinstance(self.look_before_resume, bool), 'look_before_resume',
@@ -495,6 +508,8 @@ class RecoveryCore:
         self._pending_scans = collections.deque(maxlen=PENDING_SCANS)
         self._wandered = 0.0            # odometry metres the wander drove since the last spin
         self._wander_from = None        # the odometry position that distance was counted to
+        self._path = []                 # this episode's odometry positions, PATH_STEP apart
+        self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._docked = False            # the base reports it is on its dock
@@ -761,6 +776,9 @@ class RecoveryCore:
             return
         self._odom, self._odom_t = (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
+        if self.phase in _SEARCHING and (not self._path or math.hypot(
+                x - self._path[-1][0], y - self._path[-1][1]) >= PATH_STEP):
+            self._path.append(self._odom)
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
         if yaw is None:
@@ -896,6 +914,8 @@ class RecoveryCore:
                     setattr(self, name, value + delta)
             if self._approach is not None:
                 self._approach.shift(delta)
+            if self._heading_goal is not None:
+                self._heading_goal = (self._heading_goal[0], self._heading_goal[1] + delta)
             self._warned = {key: when + delta for key, when in self._warned.items()}
         self._last_t = t
         return t
@@ -970,6 +990,7 @@ class RecoveryCore:
         self.wander.reset()
         # The robot was carried here: what it saw before is somewhere else.
         self._memory.clear()
+        self._path = [self._odom] if self._odom is not None else []
         self._pending_scans.clear()
         if self.strategy == 'none':
             _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
@@ -985,6 +1006,7 @@ class RecoveryCore:
         self.phase = Phase.SPIN
         self._phase_end = t + self.config.spin_duration
         self._out['twist'] = (0.0, self.config.spin_speed)
+        self._heading_goal = None
         # The wander counts its distance from the end of the latest spin.
         self._wandered, self._wander_from = 0.0, None
 
@@ -1005,6 +1027,23 @@ class RecoveryCore:
                 self._send_leg(t)
                 return
         self.phase = Phase.WANDER
+        if self.config.explore:
+            self._choose_heading(t)
+
+    def _choose_heading(self, t):
+        """After a spin the wander follows: turn first toward new ground (``explore``)."""
+        pose = self._odom_pose(t)
+        if pose is None:
+            return
+        reactive = self.config.reactive_config()
+        heading = pick_heading(pose, self._memory.points_around(pose), self._path,
+                               reactive.half_width, self._memory.config.mark_range,
+                               EXPLORE_MIN_OPEN)
+        if heading is None:
+            return
+        self._heading_goal = (heading, t + self.config.spin_duration / 2.0 + 1.0)
+        _log.info('recovery: heading for new ground, %.0f deg from here',
+                  math.degrees(wrap_angle(heading - pose[2])))
 
     def _here(self):
         """The robot's latest (x, y) in the spiral's frame, or None when there is none."""
@@ -1074,6 +1113,10 @@ class RecoveryCore:
             self._warn('scan', 'no fresh scan (timeout %.2f s): standing still'
                        % self.config.scan_timeout)
             return (0.0, 0.0)
+        if self._heading_goal is not None:
+            turn = self._turn_to_heading(t)
+            if turn is not None:
+                return turn
         odom = self._odom if self._odom_t is not None and \
             t - self._odom_t <= self.config.scan_timeout else None
         pose = self._odom_pose(t)
@@ -1087,6 +1130,22 @@ class RecoveryCore:
             self._warn('wander', 'the wander returned a non-finite twist: standing still')
             return (0.0, 0.0)
         return (float(v), float(w))
+
+    def _turn_to_heading(self, t):
+        """The twist turning in place toward the chosen heading, or None when it is faced (or
+        cannot be: no fresh odometry heading, or the turn's deadline passed) and the wander
+        takes over."""
+        heading, deadline = self._heading_goal
+        pose = self._odom_pose(t)
+        error = None if pose is None else float(wrap_angle(heading - pose[2]))
+        if error is None or abs(error) <= self.config.reactive_heading_tolerance or \
+                t >= deadline:
+            self._heading_goal = None
+            self.wander.reset()
+            return None
+        speed = min(self.config.spin_speed, max(self.config.reactive_min_turn_speed,
+                                                self.config.reactive_turn_gain * abs(error)))
+        return (0.0, math.copysign(speed, error))
 
     def _look_around_due(self, t):
         """Add the fresh odometry's progress to the distance wandered since the last spin;
