@@ -30,7 +30,7 @@ def test_the_search_wanders_the_room_without_touching_a_wall(tmp_path):
     grid = tool.load_map(path)
     result = tool.run_trial(grid, path, seed=4, seconds=40.0, delay=0.2, unstamped=False)
     assert grid.is_free(result.start[0], result.start[1])
-    # 40 s: a 5 s spin, then the wander at up to 0.2 m/s with a look-around every 3 m.
+    # 40 s: a 5 s spin, then the wander at up to 0.3 m/s with a look-around every 3 m.
     assert 2.0 < result.driven < 7.0
     assert result.collisions == []
     assert result.first_tag is None                 # no tags asked for

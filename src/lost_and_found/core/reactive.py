@@ -62,7 +62,8 @@ class ReactiveConfig:
         discontinuity: adjacent ranges differing by more than this (m) mark a gap edge.
         robot_radius: radius of the robot's footprint (m); the Kobuki is 0.177 m.
         side_margin: extra clearance on each side (m) when fitting through a gap.
-        max_speed: forward speed in open space (m/s); slow for a robot that may be lost.
+        max_speed: forward speed in open space (m/s): move_base's TurtleBot2 speed (the
+            Kobuki does 0.7 m/s), slowed near obstacles (``slow_distance``).
         slow_distance: below this front range (m) the forward speed is scaled down.
         stop_distance: a front-sector range below this (m) stops FORWARD and looks for a gap.
         front_half_angle: half-width of the front sector (rad) checked by ``stop_distance``.
@@ -96,7 +97,7 @@ class ReactiveConfig:
     discontinuity: float = 0.5
     robot_radius: float = 0.18
     side_margin: float = 0.05
-    max_speed: float = 0.2
+    max_speed: float = 0.3
     slow_distance: float = 1.0
     stop_distance: float = 0.5
     front_half_angle: float = 0.35
