@@ -134,6 +134,10 @@ def recovery_config(seconds, overrides=None):
         ConfigError: naming a bad value.
     """
     params = dict(overrides or {})
+    fixed = sorted({'strategy', 'max_search_time'} & set(params))
+    if fixed:
+        raise ConfigError(['%s: set by the tool (the reactive search, a budget longer than the '
+                           'trial), not by --set' % ', '.join(fixed)])
     params.update(strategy='reactive', max_search_time=seconds + 60.0)
     return config_from_params(RecoveryConfig, params, warn=_unknown)
 

@@ -1229,6 +1229,8 @@ def test_without_explore_or_a_heading_the_wander_starts_at_once():
     for overrides, with_yaw in (({'explore': False}, True), ({}, False)):
         core, runner, x = explore_core(**overrides)
         finish_spin(core, runner, x)
+        # With explore on a turn is pending; the heading-less odometry below drops it.
+        assert (core._heading_goal is not None) == (overrides == {})
         steps = len(core.wander.scans)
         core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0 if with_yaw else None,
                      stamp=runner.t)
@@ -1248,4 +1250,15 @@ def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
         core.on_scan(NOTHING, runner.t, stamp=runner.t)
         runner.step()
         assert runner.t - start <= core.config.spin_duration / 2.0 + 1.0 + 2 * DT
-    assert runner.t - start > 1.0
+    assert runner.t - start == pytest.approx(core.config.spin_duration / 2.0 + 1.0, abs=2 * DT)
+
+
+def test_an_odometry_reset_starts_the_path_anew():
+    """A base driver restarted mid-search: its odometry jumps, and the positions of the old
+    frame must not count as ground already searched."""
+    core, runner, x = explore_core()
+    assert len(core._path) > 10
+    core.on_odom(x + 7.0, 4.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    assert core._path == [(x + 7.0, 4.0)]
+    core.on_odom(x + 7.3, 4.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    assert core._path == [(x + 7.0, 4.0), (x + 7.3, 4.0)]

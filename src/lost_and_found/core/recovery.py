@@ -105,6 +105,8 @@ PENDING_SCANS = 5
 PATH_STEP = 0.25
 #: A heading ``explore`` may turn to must be free this far (m): room for the wander to start.
 EXPLORE_MIN_OPEN = 1.0
+#: The turn to that heading may take half a spin plus this margin (s), then the wander starts.
+EXPLORE_TURN_MARGIN = 1.0
 
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
@@ -776,9 +778,13 @@ class RecoveryCore:
             return
         self._odom, self._odom_t = (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
-        if self.phase in _SEARCHING and (not self._path or math.hypot(
-                x - self._path[-1][0], y - self._path[-1][1]) >= PATH_STEP):
-            self._path.append(self._odom)
+        if self.phase in _SEARCHING:
+            step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
+                if self._path else math.inf
+            if step > self._memory.config.jump_distance:
+                self._path = [self._odom]       # first, or the odometry was reset: start anew
+            elif step >= PATH_STEP:
+                self._path.append(self._odom)
         if isinstance(frame_id, str) and frame_id.strip('/ '):
             self._odom_frame = frame_id.lstrip('/')
         if yaw is None:
@@ -1041,8 +1047,9 @@ class RecoveryCore:
                                EXPLORE_MIN_OPEN)
         if heading is None:
             return
-        self._heading_goal = (heading, t + self.config.spin_duration / 2.0 + 1.0)
-        _log.info('recovery: heading for new ground, %.0f deg from here',
+        self._heading_goal = (heading,
+                              t + self.config.spin_duration / 2.0 + EXPLORE_TURN_MARGIN)
+        _log.info('recovery: turning %+.0f deg toward new ground before wandering',
                   math.degrees(wrap_angle(heading - pose[2])))
 
     def _here(self):
@@ -1140,6 +1147,10 @@ class RecoveryCore:
         error = None if pose is None else float(wrap_angle(heading - pose[2]))
         if error is None or abs(error) <= self.config.reactive_heading_tolerance or \
                 t >= deadline:
+            if error is not None and abs(error) > self.config.reactive_heading_tolerance:
+                self._warn('explore_turn', 'the turn toward new ground is still %.0f deg off '
+                           'at its deadline (is the odometry heading changing?): wandering on'
+                           % math.degrees(abs(error)))
             self._heading_goal = None
             self.wander.reset()
             return None
