@@ -51,7 +51,8 @@ except ImportError:
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
-from lost_and_found.bench.oracle import load_camera_config, localizer_acceptance  # noqa: E402
+from lost_and_found.bench.oracle import (  # noqa: E402
+    load_camera_config, localizer_acceptance, seen_ids)
 from lost_and_found.core.config import ConfigError, config_from_params  # noqa: E402
 from lost_and_found.core.fiducial import load_fiducial_map  # noqa: E402
 from lost_and_found.core.reactive import Scan  # noqa: E402
@@ -116,14 +117,12 @@ class TagView:
 
     def __init__(self, grid, fiducials_file):
         """Raises ConfigError on a bad fiducial file or package config."""
-        self.config = load_camera_config()
-        self.camera = Camera(self.config, load_fiducial_map(fiducials_file), grid)
+        self.camera = Camera(load_camera_config(), load_fiducial_map(fiducials_file), grid)
         self.acceptance = localizer_acceptance()
 
     def sees(self, pose):
         """True when a kept tag is in view from base pose ``(x, y, yaw)``."""
-        return any(self.acceptance.accepts(self.config, d.distance, d.view_angle)
-                   for d in self.camera.detect(pose))
+        return bool(seen_ids(self.camera, pose, self.acceptance))
 
 
 def recovery_config(seconds, overrides=None):

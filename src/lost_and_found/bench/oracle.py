@@ -384,6 +384,14 @@ def localizer_acceptance(localizer_yaml=None, sim_world_yaml=None):
                       noise)
 
 
+def seen_ids(camera, pose, acceptance=None):
+    """Ids of the tags a simulated ``camera`` (:class:`Camera`) reports from base pose
+    ``(x, y, yaw)``, nearest first; with ``acceptance`` (an :class:`Acceptance`) only those
+    it keeps."""
+    return [d.fiducial_id for d in camera.detect(pose) if acceptance is None
+            or acceptance.accepts(camera.config, d.distance, d.view_angle)]
+
+
 def _reach(camera_config):
     """Farthest base-to-tag planar distance (m) at which a tag can be seen."""
     return camera_config.max_range + math.hypot(camera_config.x, camera_config.y)
@@ -640,11 +648,7 @@ class Oracle:
 
     def _seen_ids(self, pose):
         """Ids the camera reports from ``pose`` (that the acceptance, if any, keeps)."""
-        detections = self._camera.detect(pose)
-        if self.acceptance is not None:
-            detections = [d for d in detections if self.acceptance.accepts(
-                self.camera_config, d.distance, d.view_angle)]
-        return [d.fiducial_id for d in detections]
+        return seen_ids(self._camera, pose, self.acceptance)
 
     def _turn_in_place(self, x, y, yaw):
         """``(rotation bound rad, seeing yaw)`` of turning in place at ``(x, y)``, or None."""
