@@ -510,7 +510,7 @@ class RecoveryCore:
         self._pending_scans = collections.deque(maxlen=PENDING_SCANS)
         self._wandered = 0.0            # odometry metres the wander drove since the last spin
         self._wander_from = None        # the odometry position that distance was counted to
-        self._path = []                 # this episode's odometry positions, PATH_STEP apart
+        self._path = []                 # with explore: the episode's odometry, PATH_STEP apart
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
@@ -778,7 +778,7 @@ class RecoveryCore:
             return
         self._odom, self._odom_t = (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
-        if self.phase in _SEARCHING:
+        if self.config.explore and self.phase in _SEARCHING:
             step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
                 if self._path else math.inf
             if step > self._memory.config.jump_distance:
