@@ -956,7 +956,7 @@ def test_config_defaults_and_reactive_group():
     default = RecoveryConfig()
     assert (default.spin_speed, default.spiral_step, default.goal_timeout,
             default.max_search_time, default.rate, default.map_frame) == (
-        pytest.approx(1.2566, abs=1e-4), 1.0, 5.0, 120.0, 10.0, 'map')
+        pytest.approx(1.2566, abs=1e-4), 1.0, 5.0, 165.0, 10.0, 'map')
     assert (default.spiral_anchor, default.goal_timeout_per_metre) == ('odom', 5.0)
     assert default.reactive_config() == ReactiveConfig()
 

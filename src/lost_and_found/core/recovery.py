@@ -217,7 +217,7 @@ class RecoveryConfig:
     spiral_anchor: str = 'odom'
     goal_timeout: float = 5.0
     goal_timeout_per_metre: float = 5.0
-    max_search_time: float = 120.0
+    max_search_time: float = 165.0
     rate: float = 10.0
     map_frame: str = 'map'
     base_frame: str = 'base_footprint'
