@@ -188,3 +188,12 @@ def test_interpolate_pose_takes_the_shorter_arc_and_wraps():
     assert yaw == pytest.approx(3.0 + 0.75 * (2.0 * math.pi - 6.0) - 2.0 * math.pi)
     assert geometry.interpolate_pose((1.0, 2.0, 0.5), (3.0, 4.0, 0.7), 0.0) == \
         pytest.approx((1.0, 2.0, 0.5))
+
+
+def test_turn_rate_is_proportional_clamped_and_signed():
+    # gain 2, bounds [0.3, 1.0]: a small error turns at the floor, a large one at the cap.
+    assert geometry.turn_rate(0.4, 2.0, 0.3, 1.0) == pytest.approx(0.8)
+    assert geometry.turn_rate(-0.4, 2.0, 0.3, 1.0) == pytest.approx(-0.8)
+    assert geometry.turn_rate(0.05, 2.0, 0.3, 1.0) == pytest.approx(0.3)
+    assert geometry.turn_rate(-3.0, 2.0, 0.3, 1.0) == pytest.approx(-1.0)
+    assert geometry.turn_rate(0.0, 2.0, 0.3, 1.0) == 0.0

@@ -17,7 +17,7 @@ Pure Python: no ROS, time is an argument.
 import dataclasses
 import math
 
-from lost_and_found.core.geometry import wrap_angle
+from lost_and_found.core.geometry import turn_rate, wrap_angle
 
 #: Heading error (rad) above which the approach turns in place instead of driving.
 TURN_IN_PLACE = 0.4
@@ -138,6 +138,5 @@ class Approach:
 
     def _turn(self, error):
         """Turn in place towards ``error`` (rad), at least a fifth of the turn speed."""
-        speed = max(0.2 * self._limits.turn_speed,
-                    min(self._limits.turn_speed, HEADING_GAIN * abs(error)))
-        return math.copysign(speed, error)
+        turn = self._limits.turn_speed
+        return turn_rate(error, HEADING_GAIN, 0.2 * turn, turn)

@@ -18,6 +18,15 @@ def wrap_angle(angle):
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
+def turn_rate(error, gain, min_rate, max_rate):
+    """Yaw rate (rad/s) that turns in place toward a heading ``error`` (rad) away:
+    ``gain * |error|`` clamped to ``[min_rate, max_rate]``, with the error's sign; 0 for no
+    error."""
+    if error == 0.0:
+        return 0.0
+    return math.copysign(min(max_rate, max(min_rate, gain * abs(error))), error)
+
+
 def interpolate_pose(pose0, pose1, fraction):
     """The pose ``fraction`` (0..1) of the way from ``pose0`` to ``pose1`` (each
     ``(x, y, yaw)``): linear in x and y, along the shorter arc in yaw (wrapped)."""

@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker
-from lost_and_found.core.geometry import wrap_angle as normalize_angle
+from lost_and_found.core.geometry import turn_rate, wrap_angle as normalize_angle
 
 _log = logging.getLogger('rosout')
 
@@ -479,8 +479,7 @@ class ReactiveWander:
     def _rotate_toward(self, angle):
         """In-place rotation toward ``angle`` (rad, normalised): proportional, clamped."""
         cfg = self.config
-        mag = min(cfg.max_turn_speed, max(cfg.min_turn_speed, cfg.turn_gain * abs(angle)))
-        return math.copysign(mag, angle) if angle != 0.0 else 0.0
+        return turn_rate(angle, cfg.turn_gain, cfg.min_turn_speed, cfg.max_turn_speed)
 
     def _pick(self, spans, prep):
         """The span to head for: the best, or after BACK_UP the best on the side away.

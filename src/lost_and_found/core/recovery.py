@@ -62,7 +62,7 @@ import math
 from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.explore import pick_heading
-from lost_and_found.core.geometry import wrap_angle
+from lost_and_found.core.geometry import turn_rate, wrap_angle
 from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
 from lost_and_found.core.scan_agreement import LaserMount
@@ -1154,9 +1154,9 @@ class RecoveryCore:
             self._heading_goal = None
             self.wander.reset()
             return None
-        speed = min(self.config.spin_speed, max(self.config.reactive_min_turn_speed,
-                                                self.config.reactive_turn_gain * abs(error)))
-        return (0.0, math.copysign(speed, error))
+        cfg = self.config
+        return (0.0, turn_rate(error, cfg.reactive_turn_gain, cfg.reactive_min_turn_speed,
+                               cfg.spin_speed))
 
     def _look_around_due(self, t):
         """Add the fresh odometry's progress to the distance wandered since the last spin;

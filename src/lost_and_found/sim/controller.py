@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker, ConfigError
-from lost_and_found.core.geometry import wrap_angle
+from lost_and_found.core.geometry import turn_rate, wrap_angle
 from lost_and_found.sim.planner import PlannerConfig
 
 _log = logging.getLogger('rosout')
@@ -275,8 +275,7 @@ class PathFollower:
     def _turn(self, error):
         """Yaw rate to turn in place by ``error`` (rad): proportional, clamped both ways."""
         c = self.config
-        rate = min(c.max_angular, max(c.min_angular, c.angular_gain * abs(error)))
-        return math.copysign(rate, error)
+        return turn_rate(error, c.angular_gain, c.min_angular, c.max_angular)
 
     def _progress(self, value, step, now):
         """Update the progress clock with ``value`` (lower is better); True when stalled."""
