@@ -335,3 +335,9 @@ def test_the_wander_tells_the_clearance_ahead_from_the_scan_and_memory():
                range_max=5.0)
     assert wander.clearance_ahead(bad) == 0.0
     assert wander.state.value == 'STOPPED'   # the state machine was left alone
+
+
+def test_approach_limits_default_to_the_wanders_speeds_and_stop_distance():
+    limits, wander = ApproachLimits(), ReactiveConfig()
+    assert (limits.max_speed, limits.turn_speed, limits.stop_distance) == (
+        wander.max_speed, wander.max_turn_speed, wander.stop_distance)

@@ -62,7 +62,7 @@ class ApproachLimits:
         blocked_time: standing blocked this long (s) ends the approach.
     """
 
-    max_speed: float = 0.2
+    max_speed: float = 0.3
     turn_speed: float = 1.0
     stop_distance: float = 0.5
     timeout: float = 30.0
