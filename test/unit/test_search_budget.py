@@ -1,0 +1,58 @@
+"""tools/search_budget.py: the LOST episodes a shorter search budget would have cut."""
+import json
+
+import pytest
+
+from tool_loader import load_tool
+
+
+def trial(strategy, states, resumed):
+    return {'strategy': strategy, 'states': states, 'resumed': resumed}
+
+
+def test_episodes_run_from_lost_to_the_first_state_that_is_not_a_search():
+    tool = load_tool('search_budget')
+    states = [[-2.7, 'FLYING'], [0.1, 'LOST'], [50.0, 'LOCALIZING'], [52.0, 'LOST'],
+              [130.0, 'LOCALIZING'], [132.0, 'IDLE'], [140.0, 'LOST']]
+    assert tool.episodes(states) == [
+        (0.1, 132.0, 'IDLE', [(0.1, 50.0), (52.0, 130.0)]),
+        (140.0, None, None, [(140.0, None)])]
+    assert tool.episodes([[0.0, 'LOCALIZING'], [1.0, 'IDLE']]) == []
+
+
+def test_an_episode_is_cut_when_it_is_lost_after_the_budget():
+    tool = load_tool('search_budget')
+    # In LOCALIZING across the budget, confirmed: the node waits for the verdict, not cut.
+    waited = tool.episodes([[0.0, 'LOST'], [119.0, 'LOCALIZING'], [123.0, 'IDLE']])[0]
+    assert not tool.is_cut(waited, 120.0)
+    # The fix refuted after the budget: LOST again, help asked for then.
+    refuted = tool.episodes([[0.0, 'LOST'], [119.0, 'LOCALIZING'], [123.0, 'LOST'],
+                             [150.0, 'IDLE']])[0]
+    assert tool.is_cut(refuted, 120.0) and not tool.is_cut(refuted, 160.0)
+    # A record that ends while searching is cut by any budget past its start.
+    assert tool.is_cut(tool.episodes([[10.0, 'LOST']])[0], 1000.0)
+
+
+def test_the_report_counts_how_each_cut_episode_ended(tmp_path):
+    tool = load_tool('search_budget')
+    run = {'trials': [
+        trial('spiral', [[0.0, 'LOST'], [134.0, 'LOCALIZING'], [136.0, 'IDLE'],
+                         [136.1, 'NAVIGATING']], True),                     # found late: resumed
+        trial('spiral', [[0.0, 'LOST'], [165.0, 'NEED_HELP']], False),     # help, later
+        trial('spiral', [[0.0, 'LOST'], [30.0, 'IDLE']], True),            # not cut
+        trial('spiral', [[0.0, 'LOST'], [125.0, 'IDLE'], [140.0, 'LOST'],
+                         [150.0, 'IDLE']], True),      # a localization, then another episode
+        trial('reactive', [[5.0, 'LOST']], False)]}                         # record ended
+    (tmp_path / 'recovery.json').write_text(json.dumps(run))
+    lines = tool.report([str(tmp_path)], 120.0).splitlines()
+    assert 'cut by a 120 s budget' in lines[0]
+    assert lines[2].endswith('| `spiral` | 4 | 5 | 3 | 1 | 1 | 1 | 0 | 136, 165, 125 |')
+    assert lines[3] == '|  | `reactive` | 1 | 1 | 1 | 0 | 0 | 0 | 1 | - |'
+
+
+def test_a_bad_budget_or_folder_is_refused(tmp_path):
+    tool = load_tool('search_budget')
+    with pytest.raises(SystemExit):
+        tool.main(['--budget', '0', str(tmp_path)])
+    with pytest.raises(SystemExit, match='cannot read'):
+        tool.main([str(tmp_path)])

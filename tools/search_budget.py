@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Which searches a shorter budget would have cut: the LOST episodes of a recovery-suite run
+still searching when a budget of B seconds ran out, and how each of them ended.
+
+Usage: tools/search_budget.py [--budget B] DIR [DIR ...]   (output folders of `bench recovery`;
+B defaults to 120, the recovery node's `max_search_time` before 2026-11-29)
+
+An episode begins when lost_service enters ``LOST`` from any state but ``LOCALIZING`` and ends
+at the first later state that is neither ``LOST`` nor ``LOCALIZING``: the recovery node's
+budget runs from the same moment, and a fix that is not confirmed (``LOCALIZING`` -> ``LOST``)
+does not restart it. With a budget of B s the node asks for help as soon as the episode is B s
+old and in ``LOST`` (while ``LOCALIZING`` it waits for the verdict), so an episode is *cut* by B
+when it is in ``LOST`` at some moment after B s. Measured with a longer budget, what such an
+episode did after B is what the longer budget bought (or cost): it ended in a localization
+(``IDLE``/``NAVIGATING``; *resumed* when it was the trial's last episode and the trial resumed
+its goal), in ``NEED_HELP`` (the run's own budget spent: help asked for later than B would
+have), or the trial's record ended first. Up to B s the node behaves the same with either
+budget, so the counts need no second run. Prints Markdown; writes nothing.
+"""
+import argparse
+import json
+import os
+import sys
+
+#: The states of one LOST episode; any other ends it.
+SEARCHING = ('LOST', 'LOCALIZING')
+LOCALIZED = ('IDLE', 'NAVIGATING')
+
+
+def episodes(states):
+    """The LOST episodes of a trial's ``states`` ([t, state] in time order): a list of
+    (start, end or None, end state or None, [(t0, t1 or None) of each LOST stretch])."""
+    out, current = [], None
+    for k, (t, state) in enumerate(states):
+        t_next = states[k + 1][0] if k + 1 < len(states) else None
+        if state in SEARCHING:
+            if current is None:
+                if state != 'LOST':
+                    continue            # LOCALIZING without LOST first: not a search
+                current = [t, None, None, []]
+            if state == 'LOST':
+                current[3].append((t, t_next))
+            continue
+        if current is not None:
+            current[1], current[2] = t, state
+            out.append(tuple(current))
+            current = None
+    if current is not None:
+        out.append(tuple(current))
+    return out
+
+
+def is_cut(episode, budget):
+    """Whether a budget of ``budget`` s would have asked for help in this episode."""
+    start, _, _, stretches = episode
+    return any(t1 is None or t1 > start + budget for _, t1 in stretches)
+
+
+def outcomes(trials, budget):
+    """Per strategy: [trials, episodes, cut, resumed, localized, need help, record ended,
+    [seconds into the episode at which each cut episode ended (None: record ended)]]."""
+    out = {}
+    for trial in trials:
+        row = out.setdefault(trial['strategy'], [0, 0, 0, 0, 0, 0, 0, []])
+        row[0] += 1
+        found = episodes(trial.get('states', []))
+        row[1] += len(found)
+        for k, episode in enumerate(found):
+            if not is_cut(episode, budget):
+                continue
+            start, end, state, _ = episode
+            row[2] += 1
+            if state in LOCALIZED:
+                last = k == len(found) - 1
+                row[3 if last and trial.get('resumed') else 4] += 1
+            elif state == 'NEED_HELP':
+                row[5] += 1
+            else:
+                row[6] += 1
+            row[7].append(None if end is None else end - start)
+    return out
+
+
+def report(folders, budget):
+    """The Markdown table of the folders."""
+    lines = ['| run | strategy | trials | LOST episodes | cut by a %.0f s budget | of them: '
+             'localized, goal resumed | localized, not resumed | NEED_HELP (the run\'s '
+             'budget) | record ended | their ends (s into the episode) |' % budget,
+             '|---|---|---|---|---|---|---|---|---|---|']
+    for folder in folders:
+        path = os.path.join(folder, 'recovery.json')
+        try:
+            with open(path) as stream:
+                result = json.load(stream)
+        except (OSError, ValueError) as error:
+            sys.exit('search_budget: cannot read %s: %s' % (path, error))
+        label = os.path.basename(os.path.normpath(folder))
+        for strategy, row in outcomes(result.get('trials', []), budget).items():
+            ends = ', '.join('-' if e is None else '%.0f' % e for e in row[7]) or '-'
+            lines.append('| %s | `%s` | %s | %s |' % (
+                label, strategy, ' | '.join(str(n) for n in row[:7]), ends))
+            label = ''
+    return '\n'.join(lines)
+
+
+def main(argv):
+    """Print the table of the folders named in argv."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--budget', type=float, default=120.0,
+                        help='the shorter budget (s, > 0; default 120)')
+    parser.add_argument('folders', nargs='+', metavar='DIR')
+    args = parser.parse_args(argv)
+    if not args.budget > 0:
+        parser.error('--budget must be > 0, got %r' % args.budget)
+    print(report(args.folders, args.budget))
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
