@@ -15,7 +15,8 @@ episode did after B is what the longer budget bought (or cost): it ended in a lo
 (``IDLE``/``NAVIGATING``; *resumed* when it was the trial's last episode and the trial resumed
 its goal), in ``NEED_HELP`` (the run's own budget spent: help asked for later than B would
 have), or the trial's record ended first. Up to B s the node behaves the same with either
-budget, so the counts need no second run. Prints Markdown; writes nothing.
+budget, so the counts need no second run. A trial's record ends with its 1 Hz trace.
+Prints Markdown; writes nothing.
 """
 import argparse
 import json
@@ -27,12 +28,13 @@ SEARCHING = ('LOST', 'LOCALIZING')
 LOCALIZED = ('IDLE', 'NAVIGATING')
 
 
-def episodes(states):
+def episodes(states, record_end=None):
     """The LOST episodes of a trial's ``states`` ([t, state] in time order): a list of
-    (start, end or None, end state or None, [(t0, t1 or None) of each LOST stretch])."""
+    (start, end or None, end state or None, [(t0, t1) of each LOST stretch]); a stretch still
+    on when the states end lasts until ``record_end`` (None: unknown)."""
     out, current = [], None
     for k, (t, state) in enumerate(states):
-        t_next = states[k + 1][0] if k + 1 < len(states) else None
+        t_next = states[k + 1][0] if k + 1 < len(states) else record_end
         if state in SEARCHING:
             if current is None:
                 if state != 'LOST':
@@ -51,7 +53,8 @@ def episodes(states):
 
 
 def is_cut(episode, budget):
-    """Whether a budget of ``budget`` s would have asked for help in this episode."""
+    """Whether a budget of ``budget`` s would have asked for help in this episode (one whose
+    record ended at an unknown time: yes)."""
     start, _, _, stretches = episode
     return any(t1 is None or t1 > start + budget for _, t1 in stretches)
 
@@ -63,7 +66,8 @@ def outcomes(trials, budget):
     for trial in trials:
         row = out.setdefault(trial['strategy'], [0, 0, 0, 0, 0, 0, 0, []])
         row[0] += 1
-        found = episodes(trial.get('states', []))
+        trace = trial.get('trace') or []
+        found = episodes(trial.get('states', []), trace[-1][0] if trace else None)
         row[1] += len(found)
         for k, episode in enumerate(found):
             if not is_cut(episode, budget):

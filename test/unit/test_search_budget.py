@@ -14,9 +14,9 @@ def test_episodes_run_from_lost_to_the_first_state_that_is_not_a_search():
     tool = load_tool('search_budget')
     states = [[-2.7, 'FLYING'], [0.1, 'LOST'], [50.0, 'LOCALIZING'], [52.0, 'LOST'],
               [130.0, 'LOCALIZING'], [132.0, 'IDLE'], [140.0, 'LOST']]
-    assert tool.episodes(states) == [
+    assert tool.episodes(states, 180.0) == [
         (0.1, 132.0, 'IDLE', [(0.1, 50.0), (52.0, 130.0)]),
-        (140.0, None, None, [(140.0, None)])]
+        (140.0, None, None, [(140.0, 180.0)])]
     assert tool.episodes([[0.0, 'LOCALIZING'], [1.0, 'IDLE']]) == []
 
 
@@ -29,7 +29,10 @@ def test_an_episode_is_cut_when_it_is_lost_after_the_budget():
     refuted = tool.episodes([[0.0, 'LOST'], [119.0, 'LOCALIZING'], [123.0, 'LOST'],
                              [150.0, 'IDLE']])[0]
     assert tool.is_cut(refuted, 120.0) and not tool.is_cut(refuted, 160.0)
-    # A record that ends while searching is cut by any budget past its start.
+    # A record that ends while searching: cut when it ends after the budget, and when its end
+    # is unknown.
+    assert tool.is_cut(tool.episodes([[10.0, 'LOST']], 131.0)[0], 120.0)
+    assert not tool.is_cut(tool.episodes([[10.0, 'LOST']], 129.0)[0], 120.0)
     assert tool.is_cut(tool.episodes([[10.0, 'LOST']])[0], 1000.0)
 
 
@@ -42,12 +45,15 @@ def test_the_report_counts_how_each_cut_episode_ended(tmp_path):
         trial('spiral', [[0.0, 'LOST'], [30.0, 'IDLE']], True),            # not cut
         trial('spiral', [[0.0, 'LOST'], [125.0, 'IDLE'], [140.0, 'LOST'],
                          [150.0, 'IDLE']], True),      # a localization, then another episode
-        trial('reactive', [[5.0, 'LOST']], False)]}                         # record ended
+        trial('reactive', [[5.0, 'LOST']], False),                        # record ended...
+        trial('reactive', [[0.0, 'LOST'], [30.0, 'IDLE'], [96.0, 'LOST']], False)]}
+    run['trials'][-2]['trace'] = [[0.0, 'LOST'], [180.0, 'LOST']]     # ...175 s in: cut
+    run['trials'][-1]['trace'] = [[0.0, 'LOST'], [180.0, 'LOST']]     # 84 s in: not cut
     (tmp_path / 'recovery.json').write_text(json.dumps(run))
     lines = tool.report([str(tmp_path)], 120.0).splitlines()
     assert 'cut by a 120 s budget' in lines[0]
     assert lines[2].endswith('| `spiral` | 4 | 5 | 3 | 1 | 1 | 1 | 0 | 136, 165, 125 |')
-    assert lines[3] == '|  | `reactive` | 1 | 1 | 1 | 0 | 0 | 0 | 1 | - |'
+    assert lines[3] == '|  | `reactive` | 2 | 3 | 1 | 0 | 0 | 0 | 1 | - |'
 
 
 def test_a_bad_budget_or_folder_is_refused(tmp_path):
