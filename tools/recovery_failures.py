@@ -47,6 +47,17 @@ APPROACH_OVER = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: approach of tag \S+ ov
 APPROACH_ENDS = (('faced', 'faced the tag'), ('blocked', 'blocked'), ('timed out', 'timed out'))
 
 
+def read_run(folder, tool):
+    """The parsed ``recovery.json`` of a `bench recovery` output folder; exits with a message
+    naming ``tool`` and the file when it cannot be read."""
+    path = os.path.join(folder, 'recovery.json')
+    try:
+        with open(path) as stream:
+            return json.load(stream)
+    except (OSError, ValueError) as error:
+        sys.exit('%s: cannot read %s: %s' % (tool, path, error))
+
+
 def log_matches(folder, pattern):
     """(sim time, match) of the lines of a run's rosout.log files that match ``pattern``
     (sorted by time, each time once: the same line may be in two copies of the log)."""
@@ -169,8 +180,7 @@ def judged(folder, trials, pattern):
 
 def report(folder):
     """Markdown lines for one run."""
-    with open(os.path.join(folder, 'recovery.json')) as stream:
-        run = json.load(stream)
+    run = read_run(folder, 'recovery_failures')
     trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
     lines = ['## %s' % folder, '', '| strategy | trial | outcome | false localizations '
              '(s after put-down: error m) |', '|---|---|---|---|']

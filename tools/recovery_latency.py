@@ -21,7 +21,6 @@ alone, or a fix came after the estimate was already right) are counted apart. Al
 per folder, how often lost_service sent a fix again because it arrived just after its own
 re-seed (``sent the fix from``). Prints Markdown; writes nothing.
 """
-import json
 import os
 import re
 import sys
@@ -30,7 +29,7 @@ from lost_and_found.bench.report import percentile
 
 # The sibling script that already reads a run's rosout.log files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import log_times  # noqa: E402
+from recovery_failures import log_times, read_run  # noqa: E402
 
 RESEND = re.compile(r'^(\d+(?:\.\d+)?) INFO .*sent the fix from \S+ again')
 
@@ -79,12 +78,7 @@ def report(folders):
              '| recovered without a fix first (median s) | fixes sent again |',
              '|---|---|---|---|---|---|---|---|---|']
     for folder in folders:
-        path = os.path.join(folder, 'recovery.json')
-        try:
-            with open(path) as stream:
-                result = json.load(stream)
-        except (OSError, ValueError) as error:
-            sys.exit('recovery_latency: cannot read %s: %s' % (path, error))
+        result = read_run(folder, 'recovery_latency')
         label = os.path.basename(os.path.normpath(folder))
         again = resends(folder)
         for strategy, (recovered, fixed, alone) in split(result.get('trials', [])).items():

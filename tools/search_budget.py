@@ -19,9 +19,12 @@ budget, so the counts need no second run. A trial's record ends with its 1 Hz tr
 Prints Markdown; writes nothing.
 """
 import argparse
-import json
 import os
 import sys
+
+# The sibling script that already reads a run's files (also when loaded by path).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recovery_failures import read_run  # noqa: E402
 
 #: The states of one LOST episode; any other ends it.
 SEARCHING = ('LOST', 'LOCALIZING')
@@ -92,12 +95,7 @@ def report(folders, budget):
              'budget) | record ended | their ends (s into the episode) |' % budget,
              '|---|---|---|---|---|---|---|---|---|---|']
     for folder in folders:
-        path = os.path.join(folder, 'recovery.json')
-        try:
-            with open(path) as stream:
-                result = json.load(stream)
-        except (OSError, ValueError) as error:
-            sys.exit('search_budget: cannot read %s: %s' % (path, error))
+        result = read_run(folder, 'search_budget')
         label = os.path.basename(os.path.normpath(folder))
         for strategy, row in outcomes(result.get('trials', []), budget).items():
             ends = ', '.join('-' if e is None else '%.0f' % e for e in row[7]) or '-'
