@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Which searches a shorter budget would have cut: the LOST episodes of a recovery-suite run
-still searching when a budget of B seconds ran out, and how each of them ended.
+"""Which searches a shorter budget would have cut: the trials of a recovery-suite run whose
+search was still on when a budget of B seconds ran out, and how each of those searches ended.
 
 Usage: tools/search_budget.py [--budget B] DIR [DIR ...]   (output folders of `bench recovery`;
 B defaults to 120, the recovery node's `max_search_time` before 2026-11-29)
@@ -10,13 +10,19 @@ at the first later state that is neither ``LOST`` nor ``LOCALIZING``: the recove
 budget runs from the same moment, and a fix that is not confirmed (``LOCALIZING`` -> ``LOST``)
 does not restart it. With a budget of B s the node asks for help as soon as the episode is B s
 old and in ``LOST`` (while ``LOCALIZING`` it waits for the verdict), so an episode is *cut* by B
-when it is in ``LOST`` at some moment after B s. Measured with a longer budget, what such an
-episode did after B is what the longer budget bought (or cost): it ended in a localization
-(``IDLE``/``NAVIGATING``; *resumed* when it was the trial's last episode and the trial resumed
-its goal), in ``NEED_HELP`` (the run's own budget spent: help asked for later than B would
-have), or the trial's record ended first. Up to B s the node behaves the same with either
-budget, so the counts need no second run. A trial's record ends with its 1 Hz trace.
-Prints Markdown; writes nothing.
+when it is in ``LOST`` at some moment after B s. With B the trial would have ended in the first
+such episode (the node stops and waits for a person), so that episode is the one counted per
+trial. Measured with a longer budget, what it did after B is what the longer budget bought
+(or cost): it ended in a localization (``IDLE``/``NAVIGATING``; *goal resumed* when the trial
+went on to resume its goal), in ``NEED_HELP`` (the run's own budget spent: help asked for
+later than B would have), or otherwise (the trial's record ended first, or a lift). Up to B s
+the node behaves the same with either budget, so the counts need no second run. A trial's
+record ends with its 1 Hz trace.
+
+One path differs from the node: after ``NEED_HELP``, a person's fix that is not confirmed
+(``NEED_HELP`` -> ``LOCALIZING`` -> ``LOST``) goes on with the spent episode in the node, which
+asks for help again at once; here it starts a new one. The bench has no person, so its runs
+never take it. Prints Markdown; writes nothing.
 """
 import argparse
 import os
@@ -63,44 +69,52 @@ def is_cut(episode, budget):
 
 
 def outcomes(trials, budget):
-    """Per strategy: [trials, episodes, cut, resumed, localized, need help, record ended,
-    [seconds into the episode at which each cut episode ended (None: record ended)]]."""
+    """Per strategy: [trials, cut, localized and the goal resumed, localized and not, need
+    help, otherwise, [(seconds into the episode at which each cut one ended or None: the
+    record ended first, the state it ended in or None)]]."""
     out = {}
     for trial in trials:
-        row = out.setdefault(trial['strategy'], [0, 0, 0, 0, 0, 0, 0, []])
+        row = out.setdefault(trial['strategy'], [0, 0, 0, 0, 0, 0, []])
         row[0] += 1
         trace = trial.get('trace') or []
         found = episodes(trial.get('states', []), trace[-1][0] if trace else None)
-        row[1] += len(found)
-        for k, episode in enumerate(found):
-            if not is_cut(episode, budget):
-                continue
-            start, end, state, _ = episode
-            row[2] += 1
-            if state in LOCALIZED:
-                last = k == len(found) - 1
-                row[3 if last and trial.get('resumed') else 4] += 1
-            elif state == 'NEED_HELP':
-                row[5] += 1
-            else:
-                row[6] += 1
-            row[7].append(None if end is None else end - start)
+        cut = next((episode for episode in found if is_cut(episode, budget)), None)
+        if cut is None:
+            continue
+        start, end, state, _ = cut
+        row[1] += 1
+        if state in LOCALIZED:
+            row[2 if trial.get('resumed') else 3] += 1
+        elif state == 'NEED_HELP':
+            row[4] += 1
+        else:
+            row[5] += 1
+        row[6].append((None if end is None else end - start, state))
     return out
+
+
+def _end(seconds, state):
+    """A cut episode's end for the table: seconds into it, the state when not a localization
+    nor NEED_HELP, '-' when the record ended first."""
+    if seconds is None:
+        return '-'
+    text = '%.0f' % seconds
+    return text if state in LOCALIZED or state == 'NEED_HELP' else '%s (%s)' % (text, state)
 
 
 def report(folders, budget):
     """The Markdown table of the folders."""
-    lines = ['| run | strategy | trials | LOST episodes | cut by a %.0f s budget | of them: '
-             'localized, goal resumed | localized, not resumed | NEED_HELP (the run\'s '
-             'budget) | record ended | their ends (s into the episode) |' % budget,
-             '|---|---|---|---|---|---|---|---|---|---|']
+    lines = ['| run | strategy | trials | search cut by a %.0f s budget | then: localized, goal '
+             'resumed | localized, goal not resumed | NEED_HELP (the run\'s budget) | record '
+             'ended first, or otherwise | their ends (s into the episode) |' % budget,
+             '|---|---|---|---|---|---|---|---|---|']
     for folder in folders:
         result = read_run(folder, 'search_budget')
         label = os.path.basename(os.path.normpath(folder))
         for strategy, row in outcomes(result.get('trials', []), budget).items():
-            ends = ', '.join('-' if e is None else '%.0f' % e for e in row[7]) or '-'
+            ends = ', '.join(_end(*end) for end in row[6]) or '-'
             lines.append('| %s | `%s` | %s | %s |' % (
-                label, strategy, ' | '.join(str(n) for n in row[:7]), ends))
+                label, strategy, ' | '.join(str(n) for n in row[:6]), ends))
             label = ''
     return '\n'.join(lines)
 
