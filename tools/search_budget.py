@@ -17,12 +17,9 @@ trial. Measured with a longer budget, what it did after B is what the longer bud
 went on to resume its goal), in ``NEED_HELP`` (the run's own budget spent: help asked for
 later than B would have), or otherwise (the trial's record ended first, or a lift). Up to B s
 the node behaves the same with either budget, so the counts need no second run. A trial's
-record ends with its 1 Hz trace.
-
-One path differs from the node: after ``NEED_HELP``, a person's fix that is not confirmed
-(``NEED_HELP`` -> ``LOCALIZING`` -> ``LOST``) goes on with the spent episode in the node, which
-asks for help again at once; here it starts a new one. The bench has no person, so its runs
-never take it. Prints Markdown; writes nothing.
+record ends with its 1 Hz trace. (After ``NEED_HELP`` a person's fix that is not confirmed,
+``NEED_HELP`` -> ``LOCALIZING`` -> ``LOST``, starts a new episode, here as in the node.) Prints
+Markdown; writes nothing.
 """
 import argparse
 import os

@@ -632,6 +632,26 @@ def test_an_unconfirmed_fix_does_not_restart_the_search_budget(back_from):
         assert runner.t - back_at == pytest.approx(30.0, abs=DT + 1e-9)
 
 
+def test_a_persons_unconfirmed_fix_after_help_starts_a_new_search():
+    # NEED_HELP -> LOCALIZING (a person's pose) -> LOST (not confirmed): the spent budget is
+    # not the new search's; it spins again and asks for help only after a whole budget.
+    core = make_core(max_search_time=30.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.until(lambda c: c.request_state == State.NEED_HELP)
+    core.on_state(State.NEED_HELP, runner.t)
+    runner.run(10.0)
+    core.on_state(State.LOCALIZING, runner.t)
+    runner.run(5.0)
+    core.on_state(State.LOST, runner.t)
+    back_at = runner.t
+    first = runner.step()
+    assert first.request_state is None and first.twist == (0.0, core.config.spin_speed)
+    runner.until(lambda c: c.request_state == State.NEED_HELP)
+    assert runner.t - back_at == pytest.approx(30.0, abs=DT + 1e-9)
+    assert core.saved_goal == GOAL
+
+
 def test_give_up_cancels_a_leg_in_flight():
     core = make_core(max_search_time=8.0)
     runner = Runner(core)

@@ -540,6 +540,11 @@ class RecoveryCore:
             return
         nav_asked = self._nav_asked
         self._nav_asked = self._idle_sent = False
+        if previous == State.NEED_HELP:
+            # A person's fix (or a reset, or docking) ends the episode whose budget was spent:
+            # should that fix not be confirmed, the search starts again from the spin, near
+            # where the person put the estimate, instead of asking for help at once.
+            self._episode_start = None
         if state == State.LOST:
             # A fix that was not confirmed (LOCALIZING -> LOST) does not end the episode: its
             # budget runs on, or fixes that never confirm would keep the robot from asking
