@@ -148,7 +148,8 @@ class RecoveryConfig:
         goal_timeout_per_metre: the leg timeout's allowance per metre (s/m); 0 gives every leg
             the same ``goal_timeout``.
         max_search_time: budget (s) of one LOST episode before asking for help; a fix that
-            is not confirmed (LOCALIZING -> LOST) does not restart it.
+            is not confirmed (LOCALIZING -> LOST) does not restart it, unless a person gave
+            it after NEED_HELP.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
