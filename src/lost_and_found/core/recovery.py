@@ -1151,9 +1151,9 @@ class RecoveryCore:
         heading, deadline = self._heading_goal
         pose = self._odom_pose(t)
         error = None if pose is None else float(wrap_angle(heading - pose[2]))
-        if error is None or abs(error) <= self.config.reactive_heading_tolerance or \
-                t >= deadline:
-            if error is not None and abs(error) > self.config.reactive_heading_tolerance:
+        faced = error is not None and abs(error) <= self.config.reactive_heading_tolerance
+        if error is None or faced or t >= deadline:
+            if error is not None and not faced:
                 self._warn('explore_turn', 'the turn toward new ground is still %.0f deg off '
                            'at its deadline (is the odometry heading changing?): wandering on'
                            % math.degrees(abs(error)))
