@@ -41,6 +41,7 @@ import argparse
 import collections
 import math
 import os
+import statistics
 import sys
 
 try:
@@ -273,9 +274,7 @@ def sight_summary(firsts, budgets=(30.0, 60.0, 120.0)):
     parts = ['%d/%d within %.0f s' % (sum(t <= b for t in seen), len(firsts), b)
              for b in budgets]
     # Unseen trials count as later than any seen one, so the median is over all trials.
-    times = seen + [math.inf] * (len(firsts) - len(seen))
-    median = times[(len(times) - 1) // 2] if len(times) % 2 else \
-        (times[len(times) // 2 - 1] + times[len(times) // 2]) / 2.0
+    median = statistics.median(seen + [math.inf] * (len(firsts) - len(seen)))
     return 'a kept tag in view: %s; median %s' % (
         ', '.join(parts), 'never' if not math.isfinite(median) else '%.1f s' % median)
 
