@@ -27,11 +27,10 @@ import sys
 
 # The sibling script that already reads a run's files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import read_run  # noqa: E402
+from recovery_failures import SETTLED, read_run  # noqa: E402
 
 #: The states of one LOST episode; any other ends it.
 SEARCHING = ('LOST', 'LOCALIZING')
-LOCALIZED = ('IDLE', 'NAVIGATING')
 
 
 def episodes(states, record_end=None):
@@ -80,7 +79,7 @@ def outcomes(trials, budget):
             continue
         start, end, state, _ = cut
         row[1] += 1
-        if state in LOCALIZED:
+        if state in SETTLED:
             row[2 if trial.get('resumed') else 3] += 1
         elif state == 'NEED_HELP':
             row[4] += 1
@@ -96,7 +95,7 @@ def _end(seconds, state):
     if seconds is None:
         return '-'
     text = '%.0f' % seconds
-    return text if state in LOCALIZED or state == 'NEED_HELP' else '%s (%s)' % (text, state)
+    return text if state in SETTLED or state == 'NEED_HELP' else '%s (%s)' % (text, state)
 
 
 def report(folders, budget):
