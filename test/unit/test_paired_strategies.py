@@ -1,0 +1,65 @@
+"""tools/paired_strategies.py: two strategies compared on the same kidnaps, trial by trial."""
+import json
+
+import pytest
+
+from tool_loader import load_tool
+
+
+def trial(strategy, index, resumed, recover=None, need_help=False, collisions=0):
+    return {'strategy': strategy, 'index': index, 'resumed': resumed,
+            'time_to_recover': recover, 'need_help': need_help, 'collisions': collisions}
+
+
+def write_run(folder, trials):
+    folder.mkdir()
+    (folder / 'recovery.json').write_text(json.dumps({'trials': trials}))
+    return str(folder)
+
+
+def test_trials_pair_by_index_and_unpaired_ones_are_left_out():
+    tool = load_tool('paired_strategies')
+    trials = [trial('spiral', 0, True), trial('reactive', 1, False), trial('none', 0, False),
+              trial('reactive', 0, False), trial('spiral', 2, True)]
+    assert tool.pairs(trials, 'spiral', 'reactive') == [(trials[0], trials[3])]
+    assert tool.pairs(trials, 'spiral', 'none') == [(trials[0], trials[2])]
+    assert tool.pairs(trials, 'spiral', 'explore') == []
+
+
+def test_the_sign_test_is_exact_and_two_sided():
+    tool = load_tool('paired_strategies')
+    assert tool.sign_test(0, 0) == 1.0
+    assert tool.sign_test(3, 6) == 1.0                       # an even split says nothing
+    assert tool.sign_test(0, 5) == pytest.approx(2.0 / 32)  # 5-0 either way: 2 of 32
+    assert tool.sign_test(5, 0 + 5) == tool.sign_test(0, 5)
+    assert tool.sign_test(3, 12) == pytest.approx(2.0 * (1 + 12 + 66 + 220) / 4096)
+
+
+def test_the_report_counts_per_run_and_over_all_runs(tmp_path):
+    tool = load_tool('paired_strategies')
+    one = write_run(tmp_path / 'willow', [
+        trial('spiral', 0, False, need_help=True), trial('reactive', 0, True, 40.0),
+        trial('spiral', 1, True, 10.0), trial('reactive', 1, True, 20.0),
+        trial('spiral', 2, True, 3.0, collisions=1), trial('reactive', 2, False, 90.0),
+        trial('none', 0, False)])
+    two = write_run(tmp_path / 'intel', [
+        trial('spiral', 0, False, need_help=True), trial('reactive', 0, False, need_help=True),
+        trial('spiral', 1, True, 5.0), trial('reactive', 1, True, 7.0)])
+    lines = tool.report([one, two], 'spiral', 'reactive').splitlines()
+    assert '`spiral` / `reactive`' in lines[0]
+    # Medians over the pairs both recovered (trials 1 and 2 of willow: 10, 3 / 20, 90).
+    assert lines[2] == '| willow | 3 | 2 / 2 | 1 / 1 | 1 / 0 | 1 / 0 | 6.5 / 55.0 (2) |'
+    assert lines[3] == '| intel | 2 | 1 / 1 | 0 / 0 | 1 / 1 | 0 / 0 | 5.0 / 7.0 (1) |'
+    assert lines[4] == '| all | 5 | 3 / 3 | 1 / 1 | 2 / 1 | 1 / 0 | 5.0 / 20.0 (3) |'
+    assert lines[-1].startswith('Resumed by one strategy only: `spiral` 1, `reactive` 1; ')
+    assert lines[-1].endswith('p = 1.')
+
+
+def test_bad_strategies_or_folders_are_refused(tmp_path):
+    tool = load_tool('paired_strategies')
+    with pytest.raises(SystemExit):
+        tool.main(['--strategies', 'spiral', str(tmp_path)])
+    with pytest.raises(SystemExit):
+        tool.main(['--strategies', 'spiral,spiral', str(tmp_path)])
+    with pytest.raises(SystemExit, match='cannot read'):
+        tool.main([str(tmp_path)])

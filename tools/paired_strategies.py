@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Two search strategies on the same lift kidnaps: which trials each one's goal was resumed in.
+
+Usage: tools/paired_strategies.py [--strategies A,B] DIR [DIR ...]   (output folders of
+`bench recovery` run with both strategies; A,B default spiral,reactive)
+
+The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
+the lift and the put-down of trial i), so trial i of A and trial i of B are a pair. Per folder
+and over all of them: the pairs, the goals each strategy resumed, the pairs only one of them
+resumed, NEED_HELP and collisions per strategy, and the median time to recover over the pairs
+both recovered (the two medians on the same kidnaps). Below the table, the exact two-sided
+sign test on the pairs only one strategy resumed: the chance of a split at least that uneven
+if each were as likely as the other to be the one. The graph runs as fast as the machine
+allows, so a pair is not a controlled repeat (two runs of one trial drift apart); the test
+says how surprising the split is, not why. Prints Markdown; writes nothing.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+# The sibling script that already reads a run's files (also when loaded by path).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recovery_failures import read_run  # noqa: E402
+
+TOOL = 'paired_strategies'
+
+
+def pairs(trials, first, second):
+    """``[(trial of first, trial of second)]`` for every trial index both strategies ran, in
+    index order."""
+    by = {}
+    for trial in trials:
+        by.setdefault(trial['strategy'], {})[trial['index']] = trial
+    a, b = by.get(first, {}), by.get(second, {})
+    return [(a[i], b[i]) for i in sorted(set(a) & set(b))]
+
+
+def tally(paired):
+    """The counts of one table row over ``paired`` (see :func:`pairs`)."""
+    both = [(a['time_to_recover'], b['time_to_recover']) for a, b in paired
+            if a['time_to_recover'] is not None and b['time_to_recover'] is not None]
+    return {
+        'pairs': len(paired),
+        'resumed': tuple(sum(bool(t['resumed']) for t in side) for side in zip(*paired))
+        if paired else (0, 0),
+        'only': (sum(bool(a['resumed']) and not b['resumed'] for a, b in paired),
+                 sum(bool(b['resumed']) and not a['resumed'] for a, b in paired)),
+        'need_help': tuple(sum(bool(t['need_help']) for t in side) for side in zip(*paired))
+        if paired else (0, 0),
+        'collisions': tuple(sum(int(t['collisions'] or 0) for t in side)
+                            for side in zip(*paired)) if paired else (0, 0),
+        'medians': tuple(statistics.median(side) for side in zip(*both)) if both else None,
+        'both_recovered': len(both),
+    }
+
+
+def sign_test(k, n):
+    """Two-sided exact sign test: P(a split of ``n`` discordant pairs at least as uneven as
+    ``k`` against ``n - k``) when either side is equally likely; 1.0 for ``n == 0``."""
+    if n == 0:
+        return 1.0
+    low = min(k, n - k)
+    tail = sum(math.comb(n, i) for i in range(low + 1)) / 2.0 ** n
+    return min(1.0, 2.0 * tail)
+
+
+def _row(name, counts):
+    medians = counts['medians']
+    median_text = ('%.1f / %.1f (%d)' % (medians[0], medians[1], counts['both_recovered'])
+                   if medians else '-')
+    return '| %s | %d | %d / %d | %d / %d | %d / %d | %d / %d | %s |' % (
+        name, counts['pairs'], counts['resumed'][0], counts['resumed'][1],
+        counts['only'][0], counts['only'][1], counts['need_help'][0], counts['need_help'][1],
+        counts['collisions'][0], counts['collisions'][1], median_text)
+
+
+def report(folders, first, second):
+    """The Markdown table over ``folders`` and the sign test of the total."""
+    lines = ['| run | pairs | goal resumed, `%s` / `%s` | resumed by one only | NEED_HELP | '
+             'collisions | median time to recover where both recovered (s; pairs) |'
+             % (first, second), '|---|---|---|---|---|---|---|']
+    everything = []
+    for folder in folders:
+        paired = pairs(read_run(folder, TOOL)['trials'], first, second)
+        everything.extend(paired)
+        lines.append(_row(os.path.basename(os.path.normpath(folder)), tally(paired)))
+    total = tally(everything)
+    lines.append(_row('all', total))
+    only_first, only_second = total['only']
+    lines.append('')
+    lines.append('Resumed by one strategy only: `%s` %d, `%s` %d; exact two-sided sign test '
+                 'p = %.3g.' % (first, only_first, second, only_second,
+                                sign_test(only_first, only_first + only_second)))
+    return '\n'.join(lines)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--strategies', default='spiral,reactive',
+                        help='the two strategies to pair, A,B (default spiral,reactive)')
+    parser.add_argument('folders', nargs='+', metavar='DIR',
+                        help='output folders of bench recovery')
+    args = parser.parse_args(argv)
+    names = [name.strip() for name in args.strategies.split(',')]
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        parser.error('--strategies %r: give two different strategies, A,B' % args.strategies)
+    print(report(args.folders, *names))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
