@@ -181,9 +181,6 @@ class RecoveryConfig:
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
             them face-on.
-        first_look_after: the first such spin of an episode comes once the odometry has
-            moved this far (m) since the spin that began the search, when that is less than
-            ``look_around_every``; the later ones every ``look_around_every``.
         explore: after every spin that the wander follows (the first spin of a reactive
             search, every look-around), turn to the open heading whose end point lies farthest
             from the path driven in this episode (core/explore.py), so that the wander heads
@@ -235,7 +232,6 @@ class RecoveryConfig:
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
     look_around_every: float = 3.0
-    first_look_after: float = 3.0
     explore: bool = False
     look_before_resume: bool = False
     look_timeout: float = 45.0
@@ -302,7 +298,6 @@ class RecoveryConfig:
         check.non_negative('resume_retry_delay')
         check.non_negative_int('max_doubts')
         check.non_negative('look_around_every')
-        check.non_negative('first_look_after')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
@@ -491,7 +486,6 @@ class RecoveryCore:
         self._episode_start = None
         self._phase_end = None          # end of the spin, or the deadline of the leg
         self._aborts = 0                # failed legs in a row (aborted, rejected, timed out)
-        self._looks = 0                 # look-around spins in this episode
         self._resume = False            # an episode happened: re-send the goal when localized
         self._resent = False            # our re-send of the saved goal is at move_base
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
@@ -1000,7 +994,6 @@ class RecoveryCore:
         self.fallback_reason = None
         self.legs_sent = 0
         self._aborts = 0
-        self._looks = 0
         self._spiral = None
         self._spiral_frame = None
         self._center = self._good_pose or self._pose
@@ -1126,7 +1119,6 @@ class RecoveryCore:
         if self._look_around_due(t):
             _log.info('recovery: wandered %.1f m since the last spin: looking around',
                       self._wandered)
-            self._looks += 1
             self.wander.reset()
             self._spin(t)
             return (0.0, self.config.spin_speed)
@@ -1182,9 +1174,7 @@ class RecoveryCore:
                                          self._odom[1] - self._wander_from[1])
         self._wander_from = self._odom
         every = self.config.look_around_every
-        if self._looks == 0:
-            every = min(every, self.config.first_look_after)
-        return self.config.look_around_every > 0 and self._wandered >= every
+        return every > 0 and self._wandered >= every
 
     def _odom_pose(self, t):
         """The fresh odometry pose ``(x, y, yaw)`` at ``t``, or None (none, stale, no yaw)."""
