@@ -64,6 +64,9 @@ from lost_and_found.sim.gridmap import MapError, load_map  # noqa: E402
 from lost_and_found.sim.world import SimWorldConfig, World  # noqa: E402
 from lost_and_found.state import State  # noqa: E402
 
+#: The search times (s) the summary counts a first kept tag within; a longer trial's length too.
+BUDGETS = (30.0, 60.0, 120.0)
+
 #: Sim time step (s) of the world, and the periods (s) of the control loop, laser and odometry.
 STEP, CONTROL, SCAN_PERIOD, ODOM_PERIOD = 0.02, 0.1, 0.1, 0.05
 
@@ -264,12 +267,15 @@ def main(argv=None):
         'unstamped' if args.unstamped else 'stamped'))
     print('cells crossed per trial: median %.0f' % float(np.median(cells)))
     if tags is not None:
-        print(sight_summary(firsts))
+        print(sight_summary(firsts, BUDGETS + ((args.seconds,) if args.seconds > BUDGETS[-1]
+                                               else ())))
     return 0
 
 
-def sight_summary(firsts, budgets=(30.0, 60.0, 120.0)):
-    """One line: how many trials saw a kept tag within each budget (s), and the median time."""
+def sight_summary(firsts, budgets=BUDGETS):
+    """One line: how many trials saw a kept tag within each budget (s; each once, in
+    increasing order), and the median time."""
+    budgets = sorted(set(budgets))
     seen = sorted(t for t in firsts if t is not None)
     parts = ['%d/%d within %.0f s' % (sum(t <= b for t in seen), len(firsts), b)
              for b in budgets]

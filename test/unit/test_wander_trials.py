@@ -86,6 +86,10 @@ def test_the_summary_counts_unseen_trials_as_later_than_every_budget():
     assert line == ('a kept tag in view: 2/4 within 30 s, 2/4 within 60 s, 3/4 within 120 s; '
                     'median 60.0 s')
     assert tool.sight_summary([None, 5.0, None]).endswith('median never')
+    # A trial longer than 120 s adds its length to the budgets (main()); each counted once.
+    assert tool.sight_summary([10.0, 150.0, None], (30.0, 60.0, 120.0, 165.0, 60.0)) == (
+        'a kept tag in view: 1/3 within 30 s, 1/3 within 60 s, 1/3 within 120 s, '
+        '2/3 within 165 s; median 150.0 s')
 
 
 def test_bad_arguments_and_maps_exit_1(tmp_path, capsys):
