@@ -31,7 +31,7 @@ def test_the_sign_test_is_exact_and_two_sided():
     assert tool.sign_test(0, 0) == 1.0
     assert tool.sign_test(3, 6) == 1.0                       # an even split says nothing
     assert tool.sign_test(0, 5) == pytest.approx(2.0 / 32)  # 5-0 either way: 2 of 32
-    assert tool.sign_test(5, 0 + 5) == tool.sign_test(0, 5)
+    assert tool.sign_test(5, 5) == tool.sign_test(0, 5)
     assert tool.sign_test(3, 12) == pytest.approx(2.0 * (1 + 12 + 66 + 220) / 4096)
 
 
