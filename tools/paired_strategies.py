@@ -37,20 +37,22 @@ def pairs(trials, first, second):
     return [(a[i], b[i]) for i in sorted(set(a) & set(b))]
 
 
+def _per_side(paired, count):
+    """``(sum of count(trial) over the first strategy's trials, ... the second's)``."""
+    return (sum(count(a) for a, _ in paired), sum(count(b) for _, b in paired))
+
+
 def tally(paired):
     """The counts of one table row over ``paired`` (see :func:`pairs`)."""
     both = [(a['time_to_recover'], b['time_to_recover']) for a, b in paired
             if a['time_to_recover'] is not None and b['time_to_recover'] is not None]
     return {
         'pairs': len(paired),
-        'resumed': tuple(sum(bool(t['resumed']) for t in side) for side in zip(*paired))
-        if paired else (0, 0),
+        'resumed': _per_side(paired, lambda t: bool(t['resumed'])),
         'only': (sum(bool(a['resumed']) and not b['resumed'] for a, b in paired),
                  sum(bool(b['resumed']) and not a['resumed'] for a, b in paired)),
-        'need_help': tuple(sum(bool(t['need_help']) for t in side) for side in zip(*paired))
-        if paired else (0, 0),
-        'collisions': tuple(sum(int(t['collisions'] or 0) for t in side)
-                            for side in zip(*paired)) if paired else (0, 0),
+        'need_help': _per_side(paired, lambda t: bool(t['need_help'])),
+        'collisions': _per_side(paired, lambda t: int(t['collisions'] or 0)),
         'medians': tuple(statistics.median(side) for side in zip(*both)) if both else None,
         'both_recovered': len(both),
     }
