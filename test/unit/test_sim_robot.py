@@ -113,6 +113,46 @@ def test_backing_away_from_a_wall_is_allowed():
     assert drive.pose[0] < 3.7 and drive.collisions == 0
 
 
+def exact_clearance(occupied, res, x, y):
+    """Brute force: distance from (x, y) to the nearest occupied cell's square."""
+    rows, cols = np.nonzero(occupied)
+    dx = np.maximum(np.maximum(cols * res - x, x - (cols + 1) * res), 0.0)
+    dy = np.maximum(np.maximum(rows * res - y, y - (rows + 1) * res), 0.0)
+    return float(np.hypot(dx, dy).min())
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), x=st.floats(0.3, 2.7), y=st.floats(0.3, 1.7))
+def test_clearance_is_the_distance_to_the_nearest_square(seed, x, y):
+    occupied = np.random.default_rng(seed).random((20, 30)) < 0.03   # 3 m x 2 m, 0.1 m cells
+    occupied[0, 0] = True
+    drive = DiffDrive(RobotConfig(), GridMap.from_occupancy(occupied, 0.1))
+    exact = exact_clearance(occupied, 0.1, x, y)
+    edge = min(x, 3.0 - x, y, 2.0 - y)
+    within = 0.18 + 2 * 0.1
+    got = drive.clearance(x, y)
+    if min(exact, edge) < within:
+        assert got == pytest.approx(min(exact, edge), abs=1e-9)
+    else:                                       # farther out: a lower bound, at least `within`
+        assert within - 1e-9 <= got <= min(exact, edge) + 1e-9
+    assert drive.clearance(x, y, within=math.inf) == pytest.approx(min(exact, edge), abs=1e-9)
+
+
+def test_a_disc_in_the_corner_of_its_cell_passes_a_wall_corner_with_room_to_spare():
+    """The Willow Garage doorway of a seed-4 trial: the wall's corner cell 0.21 m from the
+    robot's centre, though 0.174 m by the centres of the two cells less half a cell."""
+    occupied = np.zeros((20, 20), dtype=bool)
+    occupied[1, 1] = True                                   # the square [0.1, 0.2] x [0.1, 0.2]
+    drive = DiffDrive(INSTANT, GridMap.from_occupancy(occupied, 0.1), pose=(0.39, 0.40, -1.5))
+    assert drive.clearance(0.39, 0.29) == pytest.approx(math.hypot(0.19, 0.09))
+    run(drive, 0.3, 0.0, 0.5)                               # down past the corner, 0.19 m off
+    assert drive.collisions == 0 and drive.pose[1] < 0.3
+    run(drive, 0.0, 0.0, 0.1)
+    drive.set_pose((0.36, 0.40, -1.5))                      # 0.16 m off: it touches
+    run(drive, 0.3, 0.0, 0.5)
+    assert drive.collisions == 1 and drive.pose[1] > 0.2
+
+
 def test_leaving_the_map_is_a_collision():
     open_map = GridMap.from_occupancy(np.zeros((20, 20), dtype=bool), RES)   # 1 m x 1 m
     drive = DiffDrive(RobotConfig(), open_map, pose=(0.5, 0.5, 0.0))

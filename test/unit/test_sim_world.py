@@ -148,6 +148,22 @@ def test_random_free_pose_has_clearance_and_distance():
         assert distances[rows, cols] >= 0.28 and -math.pi <= yaw < math.pi
     with pytest.raises(ValueError):
         world.random_free_pose(rng, (1.0, 0.6), 50.0)
+
+
+def test_random_free_poses_keep_the_clearance_diagonally_too():
+    """A pose diagonal to an obstacle's cell is nearer its square's corner than the distance
+    between the centres less half a cell; the pose must keep ``clearance`` from the square."""
+    occupied = np.zeros((24, 24), dtype=bool)
+    occupied[[0, -1], :] = True
+    occupied[:, [0, -1]] = True
+    occupied[12, 12] = True                               # a post in a 2.4 m room, 0.1 m cells
+    world = World(config_from_params(SimWorldConfig, {'map_file': 'room.yaml',
+                                                      'start_pose': [0.5, 0.5, 0.0]}),
+                  GridMap.from_occupancy(occupied, 0.1))
+    rng = np.random.default_rng(3)
+    poses = [world.random_free_pose(rng, clearance=0.3) for _ in range(300)]
+    nearest = min(world.drive.clearance(x, y) for x, y, _ in poses)
+    assert 0.3 - 1e-9 <= nearest <= 0.35 + 1e-9
     assert world.random_free_pose(np.random.default_rng(1)) == \
         world.random_free_pose(np.random.default_rng(1))
 

@@ -155,20 +155,48 @@ class DiffDrive:
         self.stop()
         self._in_contact = False
 
-    def clearance(self, x, y):
-        """Approximate distance (m) from a point to the nearest occupied cell's boundary.
+    def clearance(self, x, y, within=None):
+        """Distance (m) from a point to the nearest occupied cell, a square of the grid.
 
-        The grid's distance field measures between cell centres; half a cell converts it to
-        the boundary. The map's edge counts as an obstacle (the robot must stay on its map);
-        without a grid the clearance is infinite.
+        Exact wherever it is below ``within`` (m; default: the radius plus the margin that
+        ends a contact episode, every distance :meth:`step` compares): there it measures to
+        the cells' squares around the point itself. Farther out it returns a lower bound from
+        the grid's distance field, which measures between cell centres: the point may lie
+        anywhere in its cell, so both ends lose half a cell's diagonal. (Measuring from the
+        point's cell centre instead misjudges contact by up to half a cell either way: a
+        disc in the corner of its cell clipped a wall's corner with centimetres to spare, and
+        one on the wall's side of its cell entered a straight wall.) The map's edge counts as
+        an obstacle (the robot must stay on its map); without a grid the clearance is infinite.
         """
         if self.grid is None:
             return math.inf
-        gx, gy = self.grid.to_grid(x, y)
-        rows, cols = self.grid.shape
+        grid = self.grid
+        res = grid.resolution
+        gx, gy = (float(v) for v in grid.to_grid(x, y))
+        rows, cols = grid.shape
         # The map's edge counts as a wall: there is no floor beyond it.
-        edge = min(gx, cols - gx, gy, rows - gy) * self.grid.resolution
-        return min(float(self.grid.distance_at(x, y)) - 0.5 * self.grid.resolution, edge)
+        edge = min(gx, cols - gx, gy, rows - gy) * res
+        if edge <= 0.0:
+            return edge
+        if within is None:
+            within = self.config.radius + self._release_margin()
+        centres = float(grid.distance_at(x, y))
+        bound = centres - math.sqrt(2.0) * res
+        if bound >= within:
+            return min(bound, edge)
+        # The nearest square is no farther than the nearest centre, itself within ``centres``
+        # plus half a diagonal of the point; its centre is half a diagonal beyond: the window
+        # of cells within that reach (and a cell to spare) holds it.
+        reach = centres / res + 2.5
+        r0, r1 = max(int(math.floor(gy - reach)), 0), min(int(math.floor(gy + reach)), rows - 1)
+        c0, c1 = max(int(math.floor(gx - reach)), 0), min(int(math.floor(gx + reach)), cols - 1)
+        r, c = np.nonzero(grid.occupied[r0:r1 + 1, c0:c1 + 1])
+        if r.size == 0:
+            return min(bound, edge)
+        r, c = r + r0, c + c0
+        dx = np.maximum(np.maximum(c - gx, gx - (c + 1)), 0.0)
+        dy = np.maximum(np.maximum(r - gy, gy - (r + 1)), 0.0)
+        return min(float(np.min(np.hypot(dx, dy))) * res, edge)
 
     def fits(self, x, y):
         """True when the robot's disc centred at ``(x, y)`` touches no occupied cell."""

@@ -286,9 +286,10 @@ class World:
         rng = self.rng if rng is None else rng
         if clearance is None:
             clearance = self.drive.config.radius + RANDOM_POSE_MARGIN
-        # distance_field is between cell centres: half a cell more keeps the boundary clear.
+        # distance_field is between cell centres: half a cell's diagonal more keeps every
+        # obstacle's square ``clearance`` away from the pose (a cell centre).
         ok = self.grid.free & (self.grid.distance_field()
-                               >= clearance + 0.5 * self.grid.resolution)
+                               >= clearance + math.sqrt(0.5) * self.grid.resolution)
         rows, cols = np.nonzero(ok)
         xs, ys = self.grid.cell_center(rows, cols)
         if min_distance_from is not None and min_distance > 0:
