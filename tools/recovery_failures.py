@@ -41,7 +41,7 @@ REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the local
 RESUME_ABORT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal')
 DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal .*'
                    r'taking the estimate as wrong')
-APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag \S+ seen ')
+APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag (\S+) seen ')
 APPROACH_OVER = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: approach of tag \S+ over: ([^;]*);')
 #: How an approach's own end is named in the log (``Approach.step`` outcomes and the dwell).
 APPROACH_ENDS = (('faced', 'faced the tag'), ('blocked', 'blocked'), ('timed out', 'timed out'))
@@ -89,12 +89,13 @@ def localized_after(trial, t_sim):
     return None
 
 
-def approach_outcomes(folder, trials):
-    """{(strategy, outcome): count} of the run's approaches; outcome 'localized', one of
-    APPROACH_ENDS' names, or 'other' (the budget, or the end of the trial's record)."""
+def approach_list(folder, trials):
+    """[(sim time, trial, match, outcome)] of the run's approaches (``match``: of APPROACH,
+    the tag id its group 2); outcome 'localized', one of APPROACH_ENDS' names, or 'other'
+    (the budget, or the end of the trial's record)."""
     ends = log_matches(folder, APPROACH_OVER)
-    counts = {}
-    for t, _match in log_matches(folder, APPROACH):
+    found = []
+    for t, match in log_matches(folder, APPROACH):
         trial = owner(trials, t)
         if trial is None:
             continue
@@ -109,6 +110,14 @@ def approach_outcomes(folder, trials):
                            over[1])
         else:
             outcome = 'other'
+        found.append((t, trial, match, outcome))
+    return found
+
+
+def approach_outcomes(folder, trials):
+    """{(strategy, outcome): count} of the run's approaches (see :func:`approach_list`)."""
+    counts = {}
+    for _t, trial, _match, outcome in approach_list(folder, trials):
         key = (trial['strategy'], outcome)
         counts[key] = counts.get(key, 0) + 1
     return counts

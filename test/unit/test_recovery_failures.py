@@ -1,6 +1,7 @@
 """tools/recovery_failures.py: failed trials and collisions of a recovery run, from its files."""
 import json
 
+from recovery_run_files import write_run
 from tool_loader import load_tool
 
 
@@ -103,23 +104,17 @@ def test_approaches_are_counted_by_how_they_ended(tmp_path):
               [45.0, 0, 0, 0, 3.0, 1.0, 'LOST'], [60.0, 0, 0, 0, 3.0, 1.0, 'LOST']]
     reactive = [[1.0, 0, 0, 0, 5.0, 1.0, 'LOST'], [70.0, 0, 0, 0, 5.0, 1.0, 'NEED_HELP'],
                 [80.0, 0, 0, 0, 5.0, 1.0, 'NEED_HELP']]
-    run = {'trials': [trial('spiral', 0, 100.0, spiral, resumed=True),
-                      trial('reactive', 0, 300.0, reactive, need_help=True)]}
-    (tmp_path / 'recovery.json').write_text(json.dumps(run))
-    log = tmp_path / 'logs' / 'recovery' / 'x'
-    log.mkdir(parents=True)
-    head = ' INFO /lost_and_found [r.py:1(f)] [topics: /a] recovery: '
-    (log / 'rosout.log').write_text(''.join(
-        '%s%s%s\n' % (t, head, text) for t, text in [
-            (104.0, 'tag 3 seen 3.4 m away, too far, oblique or noisy to localize from: ...'),
-            (120.0, 'tag 4 seen 3.1 m away, too far, oblique or noisy to localize from: ...'),
-            (125.0, 'approach of tag 4 over: blocked; searching on'),
-            (150.0, 'tag 5 seen 3.9 m away, too far, oblique or noisy to localize from: ...'),
-            (310.0, 'tag 6 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
-            (322.0, 'approach of tag 6 over: faced the tag for 1.0 s; searching on'),
-            (330.0, 'tag 7 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
-            (360.0, 'approach of tag 7 over: timed out; searching on'),
-            (365.0, 'tag 8 seen 3.5 m away, too far, oblique or noisy to localize from: ...')]))
+    write_run(tmp_path, [trial('spiral', 0, 100.0, spiral, resumed=True),
+                         trial('reactive', 0, 300.0, reactive, need_help=True)], [
+        (104.0, 'tag 3 seen 3.4 m away, too far, oblique or noisy to localize from: ...'),
+        (120.0, 'tag 4 seen 3.1 m away, too far, oblique or noisy to localize from: ...'),
+        (125.0, 'approach of tag 4 over: blocked; searching on'),
+        (150.0, 'tag 5 seen 3.9 m away, too far, oblique or noisy to localize from: ...'),
+        (310.0, 'tag 6 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
+        (322.0, 'approach of tag 6 over: faced the tag for 1.0 s; searching on'),
+        (330.0, 'tag 7 seen 3.2 m away, too far, oblique or noisy to localize from: ...'),
+        (360.0, 'approach of tag 7 over: timed out; searching on'),
+        (365.0, 'tag 8 seen 3.5 m away, too far, oblique or noisy to localize from: ...')])
     text = '\n'.join(tool.report(str(tmp_path)))
     assert '| `spiral` | 3 | 1 | 0 | 1 | 0 | 1 |' in text
     assert '| `reactive` | 3 | 0 | 1 | 0 | 1 | 1 |' in text

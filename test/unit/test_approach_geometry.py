@@ -1,0 +1,67 @@
+"""tools/approach_geometry.py: where a run's approaches began, and whether a straight drive
+could have got there."""
+import argparse
+import math
+
+import pytest
+
+from recovery_run_files import write_run
+from tool_loader import load_tool
+
+
+def _tool():
+    return load_tool('approach_geometry')
+
+
+def post_at_x2(x, y):
+    """Clearance to a post at x = 2 m (a wall across the corridor, 0.1 m thick)."""
+    return abs(x - 2.0) + 0.1
+
+
+def test_distance_view_angle_and_the_two_lines():
+    tool = _tool()
+    # A tag 4 m ahead facing the robot: standoff (2.8, 0), the line of sight to 2.5 m ends at
+    # (1.5, 0). The post at x = 2 is on the first line (0.1 m), 0.6 m beyond the second's end.
+    distance, view, to_standoff, along_sight = tool.geometry(
+        (0.0, 0.0), (4.0, 0.0, math.pi), post_at_x2, 1.2, 2.5)
+    assert distance == pytest.approx(4.0) and view == pytest.approx(0.0)
+    assert to_standoff == pytest.approx(0.1) and along_sight == pytest.approx(0.6)
+    # Facing north, seen from the west: 90 degrees off its face. Already nearer than the sight
+    # range: the line of sight is the robot's own spot.
+    _, view, _, along_sight = tool.geometry((2.5, 0.0), (4.0, 0.0, math.pi / 2), post_at_x2,
+                                            1.2, 2.5)
+    assert view == pytest.approx(math.pi / 2) and along_sight == pytest.approx(0.6)
+
+
+def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
+    tool = _tool()
+    # One spiral trial put down at 100 s; the trace has the robot at (0, 0) until 20 s, then
+    # at (0, 5). Tag 3 (4 m ahead, facing it) blocked by the post; tag 4 (not in the
+    # fiducials) ended by a localization; tag 3 again from (0, 5), blocked too.
+    trace = [[1.0, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST'], [20.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST'],
+             [30.0, 0.0, 5.0, 0.0, 0.1, 0.0, 'LOCALIZING'], [40.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST'],
+             [60.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST']]
+    write_run(tmp_path, [{'strategy': 'spiral', 'index': 2, 't_put_down_sim': 100.0,
+                          'resumed': False, 'recovered': False, 'need_help': True,
+                          'trace': trace}], [
+        (101.0, 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'),
+        (104.0, 'approach of tag 3 over: blocked; searching on'),
+        (125.0, 'tag 4 seen 3.0 m away, too far, oblique or noisy to localize from: ...'),
+        (145.0, 'tag 3 seen 6.4 m away, too far, oblique or noisy to localize from: ...'),
+        (150.0, 'approach of tag 3 over: blocked; searching on')])
+    tags = {3: (4.0, 0.0, math.pi)}
+    args = argparse.Namespace(standoff=1.2, sight_range=2.5, max_view_angle=1.05,
+                              half_width=0.227)
+    text = '\n'.join(tool.report(str(tmp_path), tags, post_at_x2, args))
+    assert '| `spiral` | 2 | 1 | 3 | blocked | 4.00 | 0.00 | 0.100 | 0.600 |' in text
+    assert '| `spiral` | 2 | 25 | 4 | localized | - | - | - | - |' in text
+    # From (0, 5): 6.4 m, 0.90 rad off the face; the line to the standoff (2.8, 0) and the line
+    # of sight to 2.5 m from the tag (it ends at (2.44, 1.95)) both cross the post at x = 2.
+    row = next(line for line in text.splitlines() if line.startswith('| `spiral` | 2 | 45 |'))
+    cells = [cell.strip() for cell in row.strip('|').split('|')]
+    assert cells[3:7] == ['3', 'blocked', '6.40', '0.90']
+    assert float(cells[7]) == pytest.approx(0.1, abs=3e-3)
+    assert float(cells[8]) == pytest.approx(0.1, abs=3e-3)
+    # Both blocked approaches had the standoff line walled; only the first had the line of
+    # sight clear (and the face within 1.05 rad, from farther than 2.5 m), the second neither.
+    assert '| blocked | 2 | 0 | 1 | 1 |' in text

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Where a recovery run's approaches of distant tags began, and whether a straight drive
+could have got there.
+
+Usage: tools/approach_geometry.py DIR [DIR ...] --map MAP.yaml --fiducials FID.yaml
+       [--standoff 1.2] [--sight-range 2.5] [--max-view-angle 1.05] [--half-width 0.227]
+
+DIR is the output folder of `bench recovery` on MAP with the tags of FID. When the camera sees a
+mapped tag too far, too obliquely or too noisily for fiducial_localizer (``recovery: tag N
+seen`` in the run's rosout.log), the recovery node drives straight, in the odometry frame, to
+the point ``--standoff`` m in front of the tag and stops for good when the laser or its memory
+shows something in its path (core/approach.py). For every approach this tool takes the robot's
+true pose from the trial's 1 Hz trace (the sample nearest to the approach's start: up to half a
+second off) and the tag from FID, and prints how far the tag was, the angle between the tag's
+face and the robot (fiducial_localizer keeps detections up to ``--max-view-angle``), and the
+least clearance (m, from the simulator's contact check: to the map's occupied cells) along the
+straight line to the standoff point and along the line of sight to ``--sight-range`` m from
+the tag, each against ``--half-width`` (the approach's footprint half width: robot radius plus
+side margin). How each approach ended is read as tools/recovery_failures.py reads it.
+Prints Markdown; writes nothing.
+"""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import recovery_failures as rf  # noqa: E402  (the sibling tool, for its log readers)
+
+#: Step (m) of the clearance samples along a line.
+STEP = 0.02
+
+
+def tag_poses(path):
+    """{id: (x, y, facing yaw or None)} of the upright tags of a fiducial YAML."""
+    import numpy as np
+    from lost_and_found.core.fiducial import load_fiducial_map
+    tags = {}
+    for fiducial_id, pose in load_fiducial_map(path).poses.items():
+        normal = pose[:2, 2]
+        facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) > 0.5 else None
+        tags[fiducial_id] = (float(pose[0, 3]), float(pose[1, 3]), facing)
+    return tags
+
+
+def least_clearance(clearance, a, b):
+    """Least of ``clearance(x, y)`` over points every STEP m along the segment ``a``-``b``."""
+    length = math.hypot(b[0] - a[0], b[1] - a[1])
+    n = max(1, int(math.ceil(length / STEP)))
+    return min(clearance(a[0] + (b[0] - a[0]) * k / n, a[1] + (b[1] - a[1]) * k / n)
+               for k in range(n + 1))
+
+
+def geometry(robot, tag, clearance, standoff, sight_range):
+    """(distance, view angle or None, least clearance to the standoff point, least clearance
+    along the line of sight to ``sight_range`` from the tag) of a robot at ``robot`` (x, y)
+    seeing ``tag`` (x, y, facing yaw or None)."""
+    from lost_and_found.core.approach import standoff_point
+    x, y = robot
+    tx, ty, facing = tag
+    distance = math.hypot(tx - x, ty - y)
+    view = None if facing is None else \
+        abs(math.remainder(math.atan2(y - ty, x - tx) - facing, 2.0 * math.pi))
+    goal = standoff_point((tx, ty), facing, (x, y), standoff)
+    share = max(0.0, (distance - sight_range) / distance) if distance > 0.0 else 0.0
+    sight = (x + (tx - x) * share, y + (ty - y) * share)
+    return (distance, view, least_clearance(clearance, (x, y), goal),
+            least_clearance(clearance, (x, y), sight))
+
+
+def approaches(folder, trials):
+    """[(sim time, trial, tag id, outcome)] of a run's approaches, outcome as
+    recovery_failures.approach_outcomes names it."""
+    found = []
+    for t, trial, match, outcome in rf.approach_list(folder, trials):
+        try:
+            tag_id = int(match.group(2))
+        except ValueError:
+            tag_id = match.group(2)         # not a mapped id: reported without geometry
+        found.append((t, trial, tag_id, outcome))
+    return found
+
+
+def report(folder, tags, clearance, args):
+    """Markdown lines for one run."""
+    run = rf.read_run(folder, 'approach_geometry')
+    trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
+    lines = ['## %s' % folder, '',
+             '| strategy | trial | s after put-down | tag | outcome | distance (m) | view angle '
+             '(rad) | least clearance to the standoff (m) | along the line of sight (m) |',
+             '|---|---|---|---|---|---|---|---|---|']
+    tally = {}
+    for t, trial, tag_id, outcome in approaches(folder, trials):
+        sample = rf.at(trial, t)
+        if sample is None or tag_id not in tags:
+            lines.append('| `%s` | %d | %.0f | %s | %s | - | - | - | - |' % (
+                trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id,
+                outcome))
+            continue
+        distance, view, to_standoff, along_sight = geometry(
+            (sample[1], sample[2]), tags[tag_id], clearance, args.standoff, args.sight_range)
+        lines.append('| `%s` | %d | %.0f | %d | %s | %.2f | %s | %.3f | %.3f |' % (
+            trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id, outcome,
+            distance, '-' if view is None else '%.2f' % view, to_standoff, along_sight))
+        counts = tally.setdefault(outcome, [0, 0, 0, 0])
+        counts[0] += 1
+        counts[1] += to_standoff >= args.half_width
+        counts[2] += to_standoff < args.half_width and along_sight >= args.half_width and \
+            view is not None and view <= args.max_view_angle and distance > args.sight_range
+        counts[3] += to_standoff < args.half_width and along_sight < args.half_width
+    lines += ['', '| outcome | approaches | straight line to the standoff clear | walled '
+              'there, but the line of sight to %.1f m clear, within %.2f rad of the face | both '
+              'lines walled |' % (args.sight_range, args.max_view_angle), '|---|---|---|---|---|']
+    for outcome in sorted(tally):
+        lines.append('| %s | %d | %d | %d | %d |' % ((outcome,) + tuple(tally[outcome])))
+    return lines
+
+
+def main(argv):
+    """Print the report of every folder."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('folders', nargs='+', metavar='DIR')
+    parser.add_argument('--map', required=True, help='the map_server YAML the run used')
+    parser.add_argument('--fiducials', required=True, help='the fiducial YAML the run used')
+    parser.add_argument('--standoff', type=float, default=1.2)
+    parser.add_argument('--sight-range', type=float, default=2.5)
+    parser.add_argument('--max-view-angle', type=float, default=1.05)
+    parser.add_argument('--half-width', type=float, default=0.227)
+    args = parser.parse_args(argv[1:])
+    from lost_and_found.core.config import ConfigError
+    from lost_and_found.sim.gridmap import load_map
+    from lost_and_found.sim.robot import DiffDrive, RobotConfig
+    try:
+        grid = load_map(args.map)
+        tags = tag_poses(args.fiducials)
+    except (ValueError, ConfigError) as error:
+        sys.exit('approach_geometry: %s' % error)
+    drive = DiffDrive(RobotConfig(), grid)
+
+    def clearance(x, y):
+        return drive.clearance(x, y, within=math.inf)
+
+    for folder in args.folders:
+        print('\n'.join(report(folder, tags, clearance, args)) + '\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
