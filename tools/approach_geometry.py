@@ -16,8 +16,12 @@ face and the robot (fiducial_localizer keeps detections up to ``--max-view-angle
 least clearance (m, from the simulator's contact check: to the map's occupied cells) along the
 straight line to the standoff point and along the line of sight to ``--sight-range`` m from
 the tag, each against ``--half-width`` (the approach's footprint half width: robot radius plus
-side margin). How each approach ended is read as tools/recovery_failures.py reads it.
-Prints Markdown; writes nothing.
+side margin). How each approach ended is read as tools/recovery_failures.py reads it. Then,
+per outcome, how many approaches had the straight line to the standoff clear, how many had it
+walled but could have gone along the line of sight (clear, the face within the view angle,
+farther than the sight range), how many had the line of sight clear but of no use, and how many
+had both lines walled (an approach more than 1 s from every trace sample, or of a tag not in
+FID, is listed without geometry). Prints Markdown; writes nothing.
 """
 import argparse
 import math
@@ -30,6 +34,8 @@ import recovery_failures as rf  # noqa: E402  (the sibling tool, for its log rea
 
 #: Step (m) of the clearance samples along a line.
 STEP = 0.02
+#: Largest gap (s) between an approach and the trace sample its pose is taken from.
+MAX_GAP = 1.0
 
 
 def tag_poses(path):
@@ -69,6 +75,20 @@ def geometry(robot, tag, clearance, standoff, sight_range):
             least_clearance(clearance, (x, y), sight))
 
 
+def kind(distance, view, to_standoff, along_sight, args):
+    """Which column of the tally an approach with this geometry counts in: 1 the straight
+    line to the standoff clear, 2 walled but the line of sight serves, 3 walled and the line of
+    sight clear but of no use (the face too far off, a flat tag, or already nearer than the
+    sight range), 4 both walled (0 counts the approaches without geometry)."""
+    if to_standoff >= args.half_width:
+        return 1
+    if along_sight < args.half_width:
+        return 4
+    if view is not None and view <= args.max_view_angle and distance > args.sight_range:
+        return 2
+    return 3
+
+
 def approaches(folder, trials):
     """[(sim time, trial, tag id, outcome)] of a run's approaches, outcome as
     recovery_failures.approach_outcomes names it."""
@@ -93,27 +113,30 @@ def report(folder, tags, clearance, args):
     tally = {}
     for t, trial, tag_id, outcome in approaches(folder, trials):
         sample = rf.at(trial, t)
+        if sample is not None and abs(trial['t_put_down_sim'] + sample[0] - t) > MAX_GAP:
+            sample = None               # e.g. an approach after the trace ended
         if sample is None or tag_id not in tags:
             lines.append('| `%s` | %d | %.0f | %s | %s | - | - | - | - |' % (
                 trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id,
                 outcome))
+            tally.setdefault(outcome, [0] * 5)[0] += 1
             continue
         distance, view, to_standoff, along_sight = geometry(
             (sample[1], sample[2]), tags[tag_id], clearance, args.standoff, args.sight_range)
         lines.append('| `%s` | %d | %.0f | %d | %s | %.2f | %s | %.3f | %.3f |' % (
             trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id, outcome,
             distance, '-' if view is None else '%.2f' % view, to_standoff, along_sight))
-        counts = tally.setdefault(outcome, [0, 0, 0, 0])
-        counts[0] += 1
-        counts[1] += to_standoff >= args.half_width
-        counts[2] += to_standoff < args.half_width and along_sight >= args.half_width and \
-            view is not None and view <= args.max_view_angle and distance > args.sight_range
-        counts[3] += to_standoff < args.half_width and along_sight < args.half_width
-    lines += ['', '| outcome | approaches | straight line to the standoff clear | walled '
-              'there, but the line of sight to %.1f m clear, within %.2f rad of the face | both '
-              'lines walled |' % (args.sight_range, args.max_view_angle), '|---|---|---|---|---|']
+        column = kind(distance, view, to_standoff, along_sight, args)
+        tally.setdefault(outcome, [0] * 5)[column] += 1
+    lines += ['', '| outcome | approaches | without geometry (tag not in the YAML, no trace '
+              'sample within %.0f s) | straight line to the standoff clear | walled there: the '
+              'line of sight to %.1f m clear, the face within %.2f rad | walled there: the line '
+              'of sight clear, the face farther off (or a flat tag, or nearer than %.1f m) | '
+              'both lines walled |' % (MAX_GAP, args.sight_range, args.max_view_angle,
+                                       args.sight_range), '|---|---|---|---|---|---|---|']
     for outcome in sorted(tally):
-        lines.append('| %s | %d | %d | %d | %d |' % ((outcome,) + tuple(tally[outcome])))
+        lines.append('| %s | %d | %s |' % (outcome, sum(tally[outcome]),
+                                           ' | '.join(str(n) for n in tally[outcome])))
     return lines
 
 

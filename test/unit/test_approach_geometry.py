@@ -40,12 +40,13 @@ def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
     # fiducials) ended by a localization; tag 3 again from (0, 5), blocked too.
     trace = [[1.0, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST'], [20.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST'],
              [30.0, 0.0, 5.0, 0.0, 0.1, 0.0, 'LOCALIZING'], [40.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST'],
-             [60.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST']]
+             [45.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST'], [60.0, 0.0, 5.0, 0.0, 5.0, 1.0, 'LOST']]
     write_run(tmp_path, [{'strategy': 'spiral', 'index': 2, 't_put_down_sim': 100.0,
                           'resumed': False, 'recovered': False, 'need_help': True,
                           'trace': trace}], [
         (101.0, 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'),
         (104.0, 'approach of tag 3 over: blocked; searching on'),
+        (110.0, 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'),
         (125.0, 'tag 4 seen 3.0 m away, too far, oblique or noisy to localize from: ...'),
         (145.0, 'tag 3 seen 6.4 m away, too far, oblique or noisy to localize from: ...'),
         (150.0, 'approach of tag 3 over: blocked; searching on')])
@@ -55,6 +56,8 @@ def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
     text = '\n'.join(tool.report(str(tmp_path), tags, post_at_x2, args))
     assert '| `spiral` | 2 | 1 | 3 | blocked | 4.00 | 0.00 | 0.100 | 0.600 |' in text
     assert '| `spiral` | 2 | 25 | 4 | localized | - | - | - | - |' in text
+    # 10 s after the put-down the nearest trace sample is 9 s away: no pose to measure from.
+    assert '| `spiral` | 2 | 10 | 3 | localized | - | - | - | - |' in text
     # From (0, 5): 6.4 m, 0.90 rad off the face; the line to the standoff (2.8, 0) and the line
     # of sight to 2.5 m from the tag (it ends at (2.44, 1.95)) both cross the post at x = 2.
     row = next(line for line in text.splitlines() if line.startswith('| `spiral` | 2 | 45 |'))
@@ -64,4 +67,17 @@ def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
     assert float(cells[8]) == pytest.approx(0.1, abs=3e-3)
     # Both blocked approaches had the standoff line walled; only the first had the line of
     # sight clear (and the face within 1.05 rad, from farther than 2.5 m), the second neither.
-    assert '| blocked | 2 | 0 | 1 | 1 |' in text
+    # The two that ended in the localization have no geometry.
+    assert '| blocked | 2 | 0 | 0 | 1 | 0 | 1 |' in text
+    assert '| localized | 2 | 2 | 0 | 0 | 0 | 0 |' in text
+
+
+def test_kind_sorts_every_approach_into_one_column():
+    tool = _tool()
+    args = argparse.Namespace(sight_range=2.5, max_view_angle=1.05, half_width=0.227)
+    assert tool.kind(4.0, 1.3, 0.3, 0.0, args) == 1          # the straight line is clear
+    assert tool.kind(4.0, 0.5, 0.1, 0.3, args) == 2          # the line of sight serves
+    assert tool.kind(4.0, 1.3, 0.1, 0.3, args) == 3          # seen too far off its face
+    assert tool.kind(2.0, 0.5, 0.1, 0.3, args) == 3          # already within the sight range
+    assert tool.kind(4.0, None, 0.1, 0.3, args) == 3         # a flat tag
+    assert tool.kind(4.0, 0.5, 0.1, 0.1, args) == 4          # both walled

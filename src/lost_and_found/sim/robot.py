@@ -163,10 +163,11 @@ class DiffDrive:
         the cells' squares around the point itself. Farther out it returns a lower bound from
         the grid's distance field, which measures between cell centres: the point may lie
         anywhere in its cell, so both ends lose half a cell's diagonal. (Measuring from the
-        point's cell centre instead misjudges contact by up to half a cell either way: a
-        disc in the corner of its cell clipped a wall's corner with centimetres to spare, and
-        one on the wall's side of its cell entered a straight wall.) The map's edge counts as
-        an obstacle (the robot must stay on its map); without a grid the clearance is infinite.
+        point's cell centre instead, less half a cell, put walls up to half a cell too near and
+        nearly a whole cell too far: a disc in the corner of its cell counted contact with a
+        wall's corner centimetres away, and one on the wall's side of its cell entered a
+        straight wall uncounted.) The map's edge counts as an obstacle (the robot must stay on
+        its map); without a grid the clearance is infinite.
         """
         if self.grid is None:
             return math.inf
@@ -191,8 +192,6 @@ class DiffDrive:
         r0, r1 = max(int(math.floor(gy - reach)), 0), min(int(math.floor(gy + reach)), rows - 1)
         c0, c1 = max(int(math.floor(gx - reach)), 0), min(int(math.floor(gx + reach)), cols - 1)
         r, c = np.nonzero(grid.occupied[r0:r1 + 1, c0:c1 + 1])
-        if r.size == 0:
-            return min(bound, edge)
         r, c = r + r0, c + c0
         dx = np.maximum(np.maximum(c - gx, gx - (c + 1)), 0.0)
         dy = np.maximum(np.maximum(r - gy, gy - (r + 1)), 0.0)

@@ -252,7 +252,7 @@ class World:
         if not _pose_ok(tuple(pose)):
             return False
         return bool(self.grid.is_free(pose[0], pose[1])) and \
-            self.drive.clearance(pose[0], pose[1]) >= radius
+            self.drive.clearance(pose[0], pose[1], within=radius) >= radius
 
     def teleport(self, pose):
         """Move the robot silently (no wheel drops, odometry unaware), stopped.
