@@ -10,8 +10,8 @@ mapped tag too far, too obliquely or too noisily for fiducial_localizer (``recov
 seen`` in the run's rosout.log), the recovery node drives straight, in the odometry frame, to
 the point ``--standoff`` m in front of the tag and stops for good when the laser or its memory
 shows something in its path (core/approach.py). For every approach this tool takes the robot's
-true pose from the trial's 1 Hz trace (the sample nearest to the approach's start: up to half a
-second off) and the tag from FID, and prints how far the tag was, the angle between the tag's
+true pose from the trial's 1 Hz trace (the sample nearest to the approach's start, within 1 s)
+and the tag from FID, and prints how far the tag was, the angle between the tag's
 face and the robot (fiducial_localizer keeps detections up to ``--max-view-angle``), and the
 least clearance (m, from the simulator's contact check: to the map's occupied cells) along the
 straight line to the standoff point and along the line of sight to ``--sight-range`` m from
