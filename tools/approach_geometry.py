@@ -3,7 +3,11 @@
 could have got there.
 
 Usage: tools/approach_geometry.py DIR [DIR ...] --map MAP.yaml --fiducials FID.yaml
-       [--standoff 1.2] [--sight-range 2.5] [--max-view-angle 1.05] [--half-width 0.227]
+       [--standoff M] [--sight-range 2.5] [--max-view-angle RAD] [--half-width M]
+
+``--standoff``, ``--max-view-angle`` and ``--half-width`` default to the package's own defaults:
+the recovery node's ``approach_standoff``, fiducial_localizer's ``max_view_angle``, and the
+recovery node's ``reactive/robot_radius`` plus ``reactive/side_margin``.
 
 DIR is the output folder of `bench recovery` on MAP with the tags of FID. When the camera sees a
 mapped tag too far, too obliquely or too noisily for fiducial_localizer (``recovery: tag N
@@ -142,18 +146,23 @@ def report(folder, tags, clearance, args):
 
 def main(argv):
     """Print the report of every folder."""
+    from lost_and_found.core.config import ConfigError
+    from lost_and_found.core.fiducial import FiducialLocalizerConfig
+    from lost_and_found.core.recovery import RecoveryConfig
+    from lost_and_found.sim.gridmap import load_map
+    from lost_and_found.sim.robot import DiffDrive, RobotConfig
+    recovery = RecoveryConfig()
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('folders', nargs='+', metavar='DIR')
     parser.add_argument('--map', required=True, help='the map_server YAML the run used')
     parser.add_argument('--fiducials', required=True, help='the fiducial YAML the run used')
-    parser.add_argument('--standoff', type=float, default=1.2)
+    parser.add_argument('--standoff', type=float, default=recovery.approach_standoff)
     parser.add_argument('--sight-range', type=float, default=2.5)
-    parser.add_argument('--max-view-angle', type=float, default=1.05)
-    parser.add_argument('--half-width', type=float, default=0.227)
+    parser.add_argument('--max-view-angle', type=float,
+                        default=FiducialLocalizerConfig().max_view_angle)
+    parser.add_argument('--half-width', type=float,
+                        default=recovery.reactive_config().half_width)
     args = parser.parse_args(argv[1:])
-    from lost_and_found.core.config import ConfigError
-    from lost_and_found.sim.gridmap import load_map
-    from lost_and_found.sim.robot import DiffDrive, RobotConfig
     try:
         grid = load_map(args.map)
         tags = tag_poses(args.fiducials)
