@@ -3,25 +3,31 @@
 could have got there.
 
 Usage: tools/approach_geometry.py DIR [DIR ...] --map MAP.yaml --fiducials FID.yaml
-       [--standoff M] [--sight-range 2.5] [--max-view-angle RAD] [--half-width M]
+       [--standoff M] [--approach-max-distance M] [--approach-max-view-angle RAD]
+       [--sight-range 2.5] [--max-view-angle RAD] [--half-width M]
 
-``--standoff``, ``--max-view-angle`` and ``--half-width`` default to the package's own defaults:
-the recovery node's ``approach_standoff``, fiducial_localizer's ``max_view_angle``, and the
-recovery node's ``reactive/robot_radius`` plus ``reactive/side_margin``.
+``--standoff``, ``--approach-max-distance``, ``--approach-max-view-angle``, ``--max-view-angle``
+and ``--half-width`` default to the package's own defaults: the recovery node's
+``approach_standoff``, ``approach_max_distance`` and ``approach_max_view_angle``,
+fiducial_localizer's ``max_view_angle``, and the recovery node's ``reactive/robot_radius`` plus
+``reactive/side_margin``. A run of the package before 2026-11-30, whose approaches all went to
+the standoff point, is read with ``--approach-max-distance 1.2 --approach-max-view-angle 0``.
 
 DIR is the output folder of `bench recovery` on MAP with the tags of FID. When the camera sees a
 mapped tag too far, too obliquely or too noisily for fiducial_localizer (``recovery: tag N
 seen`` in the run's rosout.log), the recovery node drives straight, in the odometry frame, to
-the point ``--standoff`` m in front of the tag and stops for good when the laser or its memory
-shows something in its path (core/approach.py). For every approach this tool takes the robot's
+its goal (core/approach.py ``approach_point``: the nearest place within
+``--approach-max-distance`` of the tag and ``--approach-max-view-angle`` of its face, no nearer
+than ``--standoff``) and stops for good when the laser or its memory shows something in its
+path. For every approach this tool takes the robot's
 true pose from the trial's 1 Hz trace (the sample nearest to the approach's start, within 1 s)
 and the tag from FID, and prints how far the tag was, the angle between the tag's
 face and the robot (fiducial_localizer keeps detections up to ``--max-view-angle``), and the
 least clearance (m, from the simulator's contact check: to the map's occupied cells) along the
-straight line to the standoff point and along the line of sight to ``--sight-range`` m from
+straight line to the goal and along the line of sight to ``--sight-range`` m from
 the tag, each against ``--half-width`` (the approach's footprint half width: robot radius plus
 side margin). How each approach ended is read as tools/recovery_failures.py reads it. Then,
-per outcome, how many approaches had the straight line to the standoff clear, how many had it
+per outcome, how many approaches had the straight line to the goal clear, how many had it
 walled but could have gone along the line of sight (clear, the face within the view angle,
 farther than the sight range), how many had the line of sight clear but of no use, and how many
 had both lines walled (an approach more than 1 s from every trace sample, or of a tag not in
@@ -62,29 +68,30 @@ def least_clearance(clearance, a, b):
                for k in range(n + 1))
 
 
-def geometry(robot, tag, clearance, standoff, sight_range):
-    """(distance, view angle or None, least clearance to the standoff point, least clearance
+def geometry(robot, tag, clearance, goal_limits, sight_range):
+    """(distance, view angle or None, least clearance to the approach's goal, least clearance
     along the line of sight to ``sight_range`` from the tag) of a robot at ``robot`` (x, y)
-    seeing ``tag`` (x, y, facing yaw or None)."""
-    from lost_and_found.core.approach import standoff_point
+    seeing ``tag`` (x, y, facing yaw or None); ``goal_limits`` are approach_point's
+    ``(standoff, max_distance, max_view_angle)``."""
+    from lost_and_found.core.approach import approach_point
     x, y = robot
     tx, ty, facing = tag
     distance = math.hypot(tx - x, ty - y)
     view = None if facing is None else \
         abs(math.remainder(math.atan2(y - ty, x - tx) - facing, 2.0 * math.pi))
-    goal = standoff_point((tx, ty), facing, (x, y), standoff)
+    goal = approach_point((tx, ty), facing, (x, y), *goal_limits)
     share = max(0.0, (distance - sight_range) / distance) if distance > 0.0 else 0.0
     sight = (x + (tx - x) * share, y + (ty - y) * share)
     return (distance, view, least_clearance(clearance, (x, y), goal),
             least_clearance(clearance, (x, y), sight))
 
 
-def kind(distance, view, to_standoff, along_sight, args):
+def kind(distance, view, to_goal, along_sight, args):
     """Which column of the tally an approach with this geometry counts in: 1 the straight
-    line to the standoff clear, 2 walled but the line of sight serves, 3 walled and the line of
+    line to the goal clear, 2 walled but the line of sight serves, 3 walled and the line of
     sight clear but of no use (the face too far off, a flat tag, or already nearer than the
     sight range), 4 both walled (0 counts the approaches without geometry)."""
-    if to_standoff >= args.half_width:
+    if to_goal >= args.half_width:
         return 1
     if along_sight < args.half_width:
         return 4
@@ -112,7 +119,7 @@ def report(folder, tags, clearance, args):
     trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
     lines = ['## %s' % folder, '',
              '| strategy | trial | s after put-down | tag | outcome | distance (m) | view angle '
-             '(rad) | least clearance to the standoff (m) | along the line of sight (m) |',
+             '(rad) | least clearance to the goal (m) | along the line of sight (m) |',
              '|---|---|---|---|---|---|---|---|---|']
     tally = {}
     for t, trial, tag_id, outcome in approaches(folder, trials):
@@ -125,15 +132,17 @@ def report(folder, tags, clearance, args):
                 outcome))
             tally.setdefault(outcome, [0] * 5)[0] += 1
             continue
-        distance, view, to_standoff, along_sight = geometry(
-            (sample[1], sample[2]), tags[tag_id], clearance, args.standoff, args.sight_range)
+        distance, view, to_goal, along_sight = geometry(
+            (sample[1], sample[2]), tags[tag_id], clearance,
+            (args.standoff, args.approach_max_distance, args.approach_max_view_angle),
+            args.sight_range)
         lines.append('| `%s` | %d | %.0f | %d | %s | %.2f | %s | %.3f | %.3f |' % (
             trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id, outcome,
-            distance, '-' if view is None else '%.2f' % view, to_standoff, along_sight))
-        column = kind(distance, view, to_standoff, along_sight, args)
+            distance, '-' if view is None else '%.2f' % view, to_goal, along_sight))
+        column = kind(distance, view, to_goal, along_sight, args)
         tally.setdefault(outcome, [0] * 5)[column] += 1
     lines += ['', '| outcome | approaches | without geometry (tag not in the YAML, no trace '
-              'sample within %.0f s) | straight line to the standoff clear | walled there: the '
+              'sample within %.0f s) | straight line to the goal clear | walled there: the '
               'line of sight to %.1f m clear, the face within %.2f rad | walled there: the line '
               'of sight clear, the face farther off (or a flat tag, or nearer than %.1f m) | '
               'both lines walled |' % (MAX_GAP, args.sight_range, args.max_view_angle,
@@ -157,6 +166,10 @@ def main(argv):
     parser.add_argument('--map', required=True, help='the map_server YAML the run used')
     parser.add_argument('--fiducials', required=True, help='the fiducial YAML the run used')
     parser.add_argument('--standoff', type=float, default=recovery.approach_standoff)
+    parser.add_argument('--approach-max-distance', type=float,
+                        default=recovery.approach_max_distance)
+    parser.add_argument('--approach-max-view-angle', type=float,
+                        default=recovery.approach_max_view_angle)
     parser.add_argument('--sight-range', type=float, default=2.5)
     parser.add_argument('--max-view-angle', type=float,
                         default=FiducialLocalizerConfig().max_view_angle)

@@ -7,7 +7,8 @@ import pytest
 from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
 
 from lost_and_found.core import geometry
-from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
+from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, approach_point,
+                                          standoff_point)
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander, Scan
 from lost_and_found.core.recovery import PREEMPTED, Phase, RecoveryConfig
@@ -43,6 +44,85 @@ def test_standoff_point_is_in_front_of_the_tag_or_towards_the_robot():
     # A tag lying flat: straight towards the robot.
     assert standoff_point((3.0, 4.0), None, (0.0, 0.0), 1.0) == pytest.approx((2.4, 3.2))
     assert standoff_point((3.0, 4.0), None, (3.0, 4.0), 1.0) == pytest.approx((4.0, 4.0))
+
+
+def polar(point, tag, facing):
+    """(distance, angle off the face) of ``point`` seen from a tag at ``tag`` facing ``facing``."""
+    dx, dy = point[0] - tag[0], point[1] - tag[1]
+    return math.hypot(dx, dy), geometry.wrap_angle(math.atan2(dy, dx) - facing)
+
+
+def test_a_tag_a_little_too_far_is_approached_along_the_line_of_sight():
+    # A tag at the origin facing +x, the robot 4 m away 0.3 rad off its face.
+    robot = (4.0 * math.cos(0.3), 4.0 * math.sin(0.3))
+    goal = approach_point((0.0, 0.0), 0.0, robot, 1.2, 2.2, 0.75)
+    assert polar(goal, (0.0, 0.0), 0.0) == pytest.approx((2.2, 0.3))
+    # The same from a tag elsewhere, facing elsewhere.
+    tag, facing = (3.0, -2.0), 2.0
+    robot = (tag[0] + 4.0 * math.cos(facing - 0.3), tag[1] + 4.0 * math.sin(facing - 0.3))
+    assert polar(approach_point(tag, facing, robot, 1.2, 2.2, 0.75), tag, facing) == \
+        pytest.approx((2.2, -0.3))
+
+
+def test_a_tag_seen_obliquely_is_approached_round_towards_its_face():
+    # 2 m away, 1.3 rad off the face: the nearest place within 0.75 rad is on that ray, where
+    # the robot projects onto it.
+    robot = (2.0 * math.cos(1.3), 2.0 * math.sin(1.3))
+    goal = approach_point((0.0, 0.0), 0.0, robot, 1.2, 2.2, 0.75)
+    assert polar(goal, (0.0, 0.0), 0.0) == pytest.approx((2.0 * math.cos(0.55), 0.75))
+    # Far and oblique: the sector's outer corner.
+    robot = (5.0 * math.cos(-1.2), 5.0 * math.sin(-1.2))
+    goal = approach_point((0.0, 0.0), 0.0, robot, 1.2, 2.2, 0.75)
+    assert polar(goal, (0.0, 0.0), 0.0) == pytest.approx((2.2, -0.75))
+    # Near and oblique: no nearer than the standoff.
+    robot = (0.9 * math.cos(1.4), 0.9 * math.sin(1.4))
+    goal = approach_point((0.0, 0.0), 0.0, robot, 1.2, 2.2, 0.75)
+    assert polar(goal, (0.0, 0.0), 0.0) == pytest.approx((1.2, 0.75))
+    # Behind the tag's wall: round to its face.
+    goal = approach_point((0.0, 0.0), 0.0, (-3.0, 0.5), 1.2, 2.2, 0.75)
+    distance, angle = polar(goal, (0.0, 0.0), 0.0)
+    assert 1.2 - 1e-9 <= distance <= 2.2 + 1e-9 and angle == pytest.approx(0.75)
+
+
+def test_the_approach_point_is_the_nearest_place_within_the_limits():
+    tag, facing, limits = (1.0, 2.0), -0.7, (1.2, 2.2, 0.75)
+    rng = np.random.default_rng(3)
+    # The region, densely sampled.
+    r = rng.uniform(limits[0], limits[1], 20000)
+    a = facing + rng.uniform(-limits[2], limits[2], 20000)
+    region = np.column_stack([tag[0] + r * np.cos(a), tag[1] + r * np.sin(a)])
+    for _ in range(200):
+        robot = (tag[0] + rng.uniform(-6.0, 6.0), tag[1] + rng.uniform(-6.0, 6.0))
+        distance, angle = polar(robot, tag, facing)
+        goal = approach_point(tag, facing, robot, *limits)
+        if limits[0] <= distance <= limits[1] and abs(angle) <= limits[2]:
+            assert goal == pytest.approx(standoff_point(tag, facing, robot, limits[0]))
+            continue
+        d, g = polar(goal, tag, facing)
+        assert limits[0] - 1e-9 <= d <= limits[1] + 1e-9 and abs(g) <= limits[2] + 1e-9
+        best = np.min(np.hypot(region[:, 0] - robot[0], region[:, 1] - robot[1]))
+        assert math.hypot(goal[0] - robot[0], goal[1] - robot[1]) <= best + 1e-9
+
+
+def test_within_the_limits_or_with_them_closed_the_approach_point_is_the_standoff_point():
+    tag, facing = (4.0, 1.0), math.pi
+    # Already 2 m in front, 0.5 rad off the face (a tag refused for its noise): head-on.
+    robot = (tag[0] + 2.0 * math.cos(facing + 0.5), tag[1] + 2.0 * math.sin(facing + 0.5))
+    assert approach_point(tag, facing, robot, 1.2, 2.2, 0.75) == pytest.approx((2.8, 1.0))
+    # max_distance = standoff and no view angle: always the standoff point.
+    for robot in [(0.0, 0.0), (4.0, 6.0), (9.0, 1.0), (3.5, 0.9)]:
+        assert approach_point(tag, facing, robot, 1.2, 1.2, 0.0) == \
+            pytest.approx(standoff_point(tag, facing, robot, 1.2))
+
+
+def test_a_flat_tag_is_approached_straight_to_the_farthest_distance():
+    assert approach_point((3.0, 4.0), None, (0.0, 0.0), 1.0, 2.0, 0.75) == \
+        pytest.approx((1.8, 2.4))
+    # Within the limits: the standoff towards the robot; too near: out to the standoff.
+    assert approach_point((3.0, 4.0), None, (1.8, 2.4), 1.0, 2.0, 0.75) == \
+        pytest.approx((2.4, 3.2))
+    assert approach_point((3.0, 4.0), None, (3.0, 4.5), 1.0, 2.0, 0.75) == \
+        pytest.approx((3.0, 5.0))
 
 
 def test_an_approach_turns_drives_and_ends_facing_the_tag():
@@ -125,8 +205,10 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     core.on_goal_done(PREEMPTED, True, runner.t, leg.goal_tag)    # the cancelled leg: ignored
     assert core.phase == Phase.APPROACH
     pose, commands = follow(core, runner, (ODOM[0], ODOM[1], 0.0), 30.0)
-    # It reached the standoff point, 1.2 m in front of the tag, faced it, stood, then spun.
-    goal = (TAG[0] - 1.2, TAG[1])
+    # It reached the line of sight 2.2 m from the tag (seen 0.24 rad off its face), faced
+    # it, stood, then spun.
+    bearing = math.atan2(ODOM[1] - TAG[1], ODOM[0] - TAG[0])
+    goal = (TAG[0] + 2.2 * math.cos(bearing), TAG[1] + 2.2 * math.sin(bearing))
     assert math.hypot(pose[0] - goal[0], pose[1] - goal[1]) <= ARRIVED + 0.05
     spin_at = next(k for k, c in enumerate(commands) if c.twist is not None
                    and c.twist[0] == 0.0 and c.twist[1] == pytest.approx(1.2566, abs=1e-4)
@@ -135,7 +217,7 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     assert stood and all(t == (0.0, 0.0) for t in stood)
     # The spin's end sends the next spiral leg: the search goes on.
     assert any(c.send_goal is not None for c in commands[spin_at:])
-    assert core.legs_sent == 2
+    assert core.legs_sent >= 2
 
 
 def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin():
@@ -270,10 +352,17 @@ def test_strategy_none_never_approaches():
 @pytest.mark.parametrize('name, value', [
     ('approach_tags', 'yes'), ('approach_standoff', -1.0), ('approach_timeout', 0.0),
     ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan),
-    ('approach_standoff', 0.7)])
+    ('approach_standoff', 0.7), ('approach_max_distance', math.inf),
+    ('approach_max_view_angle', -0.1), ('approach_max_view_angle', math.pi / 2),
+    ('approach_max_view_angle', math.nan)])
 def test_bad_approach_parameters_are_refused_by_name(name, value):
     with pytest.raises(ConfigError, match=name):
         RecoveryConfig(**{name: value}).validate()
+
+
+def test_a_farthest_distance_nearer_than_the_standoff_names_both_values():
+    with pytest.raises(ConfigError, match=r'approach_max_distance=1\.0.*approach_standoff=1\.2'):
+        RecoveryConfig(approach_max_distance=1.0).validate()
 
 
 def test_a_standoff_inside_the_stop_distance_names_both_values():

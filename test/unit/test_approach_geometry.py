@@ -20,16 +20,22 @@ def post_at_x2(x, y):
 
 def test_distance_view_angle_and_the_two_lines():
     tool = _tool()
-    # A tag 4 m ahead facing the robot: standoff (2.8, 0), the line of sight to 2.5 m ends at
-    # (1.5, 0). The post at x = 2 is on the first line (0.1 m), 0.6 m beyond the second's end.
-    distance, view, to_standoff, along_sight = tool.geometry(
-        (0.0, 0.0), (4.0, 0.0, math.pi), post_at_x2, 1.2, 2.5)
+    # A tag 4 m ahead facing the robot, approached as before 2026-11-30 (always the standoff
+    # point): the goal (2.8, 0), the line of sight to 2.5 m ends at (1.5, 0). The post at x = 2
+    # is on the first line (0.1 m), 0.6 m beyond the second's end.
+    distance, view, to_goal, along_sight = tool.geometry(
+        (0.0, 0.0), (4.0, 0.0, math.pi), post_at_x2, (1.2, 1.2, 0.0), 2.5)
     assert distance == pytest.approx(4.0) and view == pytest.approx(0.0)
-    assert to_standoff == pytest.approx(0.1) and along_sight == pytest.approx(0.6)
+    assert to_goal == pytest.approx(0.1) and along_sight == pytest.approx(0.6)
+    # With the package's limits the goal is on the line of sight 2.2 m from the tag, (1.8, 0):
+    # 0.3 m from the post at its end.
+    _, _, to_goal, _ = tool.geometry((0.0, 0.0), (4.0, 0.0, math.pi), post_at_x2,
+                                     (1.2, 2.2, 0.75), 2.5)
+    assert to_goal == pytest.approx(0.3)
     # Facing north, seen from the west: 90 degrees off its face. Already nearer than the sight
     # range: the line of sight is the robot's own spot.
     _, view, _, along_sight = tool.geometry((2.5, 0.0), (4.0, 0.0, math.pi / 2), post_at_x2,
-                                            1.2, 2.5)
+                                            (1.2, 1.2, 0.0), 2.5)
     assert view == pytest.approx(math.pi / 2) and along_sight == pytest.approx(0.6)
 
 
@@ -51,8 +57,9 @@ def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
         (145.0, 'tag 3 seen 6.4 m away, too far, oblique or noisy to localize from: ...'),
         (150.0, 'approach of tag 3 over: blocked; searching on')])
     tags = {3: (4.0, 0.0, math.pi)}
-    args = argparse.Namespace(standoff=1.2, sight_range=2.5, max_view_angle=1.05,
-                              half_width=0.227)
+    args = argparse.Namespace(standoff=1.2, approach_max_distance=1.2,
+                              approach_max_view_angle=0.0, sight_range=2.5,
+                              max_view_angle=1.05, half_width=0.227)
     text = '\n'.join(tool.report(str(tmp_path), tags, post_at_x2, args))
     assert '| `spiral` | 2 | 1 | 3 | blocked | 4.00 | 0.00 | 0.100 | 0.600 |' in text
     assert '| `spiral` | 2 | 25 | 4 | localized | - | - | - | - |' in text

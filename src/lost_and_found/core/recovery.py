@@ -59,7 +59,7 @@ import enum
 import logging
 import math
 
-from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, standoff_point
+from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, approach_point
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.explore import pick_heading
 from lost_and_found.core.geometry import turn_rate, wrap_angle
@@ -200,11 +200,22 @@ class RecoveryConfig:
             go to look).
         approach_tags: while searching (spiral or reactive), when the camera sees a mapped tag
             that fiducial_localizer cannot localize from (too far, too oblique or too noisy:
-            its ``distant_tags``), leave the search, drive to ``approach_standoff`` in front
-            of the tag and face it (core/approach.py), then spin and search on.
-        approach_standoff: metres in front of the tag the approach drives to: more than
-            ``reactive_stop_distance`` + ARRIVED (0.25 m), or a head-on approach stops for the
-            wall before it arrives, and well within fiducial_localizer's ``max_distance``.
+            its ``distant_tags``), leave the search, drive to the nearest place from which
+            the tag is within ``approach_max_distance`` and ``approach_max_view_angle`` of its
+            face (but no nearer than ``approach_standoff``) and face it (core/approach.py),
+            then spin and search on.
+        approach_standoff: the nearest to the tag the approach drives (m), and where it drives
+            head-on in front of the tag when the robot is already within the other two
+            limits: more than ``reactive_stop_distance`` + ARRIVED (0.25 m), or a head-on
+            approach stops for the wall before it arrives, and well within
+            fiducial_localizer's ``max_distance``.
+        approach_max_distance: the farthest from the tag the approach drives to (m), at least
+            ``approach_standoff``; inside fiducial_localizer's ``max_distance`` (3 m) with a
+            margin for where the approach stops and for the tag's measured place.
+        approach_max_view_angle: the largest angle off the tag's face the approach drives to
+            (rad, in [0, pi/2)); inside fiducial_localizer's ``max_view_angle`` (1.05) with a
+            margin. 0 with ``approach_max_distance`` = ``approach_standoff``: always the point
+            ``approach_standoff`` in front of the tag (before 2026-11-30).
         approach_timeout: the longest approach (s).
         approach_tries: approaches of one tag per LOST episode (integer >= 1).
         approach_dwell: seconds to stand facing the tag at the end of an approach, for the
@@ -240,6 +251,8 @@ class RecoveryConfig:
     kidnap_namespace: str = 'kidnap_monitor'
     approach_tags: bool = True
     approach_standoff: float = 1.2
+    approach_max_distance: float = 2.2
+    approach_max_view_angle: float = 0.75
     approach_timeout: float = 30.0
     approach_tries: int = 2
     approach_dwell: float = 1.0
@@ -318,6 +331,12 @@ class RecoveryConfig:
                           'plus %.2f m, or a head-on approach stops for the wall before it '
                           'arrives and always ends blocked'
                           % (self.approach_standoff, self.reactive_stop_distance, ARRIVED))
+        check.in_range('approach_max_view_angle', 0.0, math.pi / 2, high_open=True)
+        check.non_negative('approach_max_distance')
+        if _finite(self.approach_standoff, self.approach_max_distance) and \
+                self.approach_max_distance < self.approach_standoff:
+            check.problem('approach_max_distance=%r: must be at least approach_standoff=%r'
+                          % (self.approach_max_distance, self.approach_standoff))
         check.positive('approach_timeout')
         check.positive_int('approach_tries')
         check.non_negative('approach_dwell')
@@ -832,7 +851,9 @@ class RecoveryCore:
                 best = (distance, fiducial_id, (float(tag_x), float(tag_y)), facing_yaw)
         if best is not None:
             _distance, fiducial_id, tag, facing_yaw = best
-            goal = standoff_point(tag, facing_yaw, self._odom, self.config.approach_standoff)
+            cfg = self.config
+            goal = approach_point(tag, facing_yaw, self._odom, cfg.approach_standoff,
+                                  cfg.approach_max_distance, cfg.approach_max_view_angle)
             self._approach_next = (fiducial_id, tag, goal)
 
     def on_move_base_available(self, available):
@@ -1196,10 +1217,10 @@ class RecoveryCore:
         self._out['twist'] = (0.0, 0.0)     # the wander's last command must not linger
         here = self._odom
         _log.info('recovery: tag %s seen %.1f m away, too far, oblique or noisy to localize '
-                  'from: going to %.1f m in front of it, (%.2f, %.2f) in %s (at most %.0f s)',
-                  fiducial_id,
-                  math.hypot(tag[0] - here[0], tag[1] - here[1]), cfg.approach_standoff,
-                  goal[0], goal[1], self._odom_frame, cfg.approach_timeout)
+                  'from: going to %.1f m from it, (%.2f, %.2f) in %s (at most %.0f s)',
+                  fiducial_id, math.hypot(tag[0] - here[0], tag[1] - here[1]),
+                  math.hypot(tag[0] - goal[0], tag[1] - goal[1]), goal[0], goal[1],
+                  self._odom_frame, cfg.approach_timeout)
 
     def _approach_step(self, t):
         """One twist of the approach; when it ends (after standing ``approach_dwell`` facing

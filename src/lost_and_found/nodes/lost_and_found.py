@@ -169,7 +169,8 @@ class RecoveryNode:
         move_base_retry, max_aborts, resume_retries, resume_retry_delay, max_doubts,
         state_namespace, scan_timeout, clear_costmaps, look_around_every, look_before_resume,
         look_timeout, look_dwell, viewpoint_service, kidnap_namespace, approach_tags,
-        approach_standoff, approach_timeout, approach_tries, approach_dwell, reactive/*).
+        approach_standoff, approach_max_distance, approach_max_view_angle,
+        approach_timeout, approach_tries, approach_dwell, reactive/*).
     """
 
     def __init__(self, core, config):
