@@ -50,14 +50,9 @@ MAX_GAP = 1.0
 
 def tag_poses(path):
     """{id: (x, y, facing yaw or None)} of the upright tags of a fiducial YAML."""
-    import numpy as np
-    from lost_and_found.core.fiducial import load_fiducial_map
-    tags = {}
-    for fiducial_id, pose in load_fiducial_map(path).poses.items():
-        normal = pose[:2, 2]
-        facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) > 0.5 else None
-        tags[fiducial_id] = (float(pose[0, 3]), float(pose[1, 3]), facing)
-    return tags
+    from lost_and_found.core.fiducial import facing_yaw, load_fiducial_map
+    return {fiducial_id: (float(pose[0, 3]), float(pose[1, 3]), facing_yaw(pose))
+            for fiducial_id, pose in load_fiducial_map(path).poses.items()}
 
 
 def least_clearance(clearance, a, b):

@@ -10,7 +10,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.fiducial import (
     FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection, contradicts,
-    facing_yaw_rotation, initialpose_covariance, load_fiducial_map, parse_fiducial_map)
+    facing_yaw, facing_yaw_rotation, initialpose_covariance, load_fiducial_map,
+    parse_fiducial_map)
 from lost_and_found.state import State
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -213,6 +214,26 @@ def test_facing_yaw_rotation_axes():
     # Face (z) toward +x, y up, x (right as seen by a viewer facing the tag) toward +y.
     np.testing.assert_allclose(r, [[0, 0, 1], [1, 0, 0], [0, 1, 0]], atol=1e-12)
     assert geometry.is_rigid(geometry.make_transform(facing_yaw_rotation(1.234)))
+
+
+@pytest.mark.parametrize('yaw', [0.0, 1.234, -2.9, math.pi])
+def test_facing_yaw_inverts_facing_yaw_rotation(yaw):
+    pose = geometry.make_transform(facing_yaw_rotation(yaw), (1.0, 2.0, 0.4))
+    assert math.cos(facing_yaw(pose) - yaw) == pytest.approx(1.0)
+    assert math.sin(facing_yaw(pose) - yaw) == pytest.approx(0.0, abs=1e-12)
+    assert facing_yaw(pose[:3, :3]) == facing_yaw(pose)
+
+
+def test_a_tag_tilted_past_flat_has_no_facing_yaw():
+    # Tilted back about its x axis until its face points up 80 and 70 degrees.
+    for tilt, expected in ((math.radians(80.0), None), (math.radians(70.0), 0.0)):
+        c, s = math.cos(tilt), math.sin(tilt)
+        tilted = facing_yaw_rotation(0.0) @ np.array([[1, 0, 0], [0, c, s], [0, -s, c]])
+        assert tilted[2, 2] == pytest.approx(s)         # the face's upward part
+        got = facing_yaw(tilted)
+        assert got == expected if expected is None else got == pytest.approx(expected)
+    assert facing_yaw(np.eye(3)) is None            # face straight up
+    assert facing_yaw(np.full((3, 3), np.nan)) is None
 
 
 def test_frame_id_defaults_to_map():

@@ -192,6 +192,25 @@ def facing_yaw_rotation(facing_yaw):
     return np.column_stack([x_axis, y_axis, z_axis])
 
 
+#: A tag whose face normal has a horizontal part shorter than this lies flat (on a floor, a
+#: ceiling, a table): it faces no direction on the floor.
+FLAT = 0.3
+
+
+def facing_yaw(pose, flat=FLAT):
+    """The direction (rad) a tag's face points to on the floor: the yaw of the horizontal part
+    of its z axis (the inverse of :func:`facing_yaw_rotation`), or None when that part is
+    shorter than ``flat`` (a tag lying flat).
+
+    Args:
+        pose: the tag's pose (a 4x4 or 3x3 array; only the rotation is read).
+    """
+    normal = np.asarray(pose, dtype=float)[:2, 2]
+    if not np.hypot(*normal) >= flat:
+        return None
+    return float(np.arctan2(normal[1], normal[0]))
+
+
 def _finite_numbers(value, count):
     """``value`` as a tuple of ``count`` finite floats, or None when it is not that."""
     if not isinstance(value, (list, tuple)) or len(value) != count:

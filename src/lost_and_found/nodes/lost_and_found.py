@@ -17,6 +17,7 @@ from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Bool
 from std_srvs.srv import Empty
 
+from lost_and_found.core.fiducial import facing_yaw
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
 from lost_and_found.nodes.conversions import pose_stamped, transform_to_matrix, \
@@ -47,9 +48,6 @@ _VIEWPOINT_TIMEOUT = 1.0
 
 #: Wait (s) for tf odometry frame <- camera frame at a distant tag's stamp.
 _TAG_TF_TIMEOUT = 0.05
-
-#: A tag whose face normal has less than this horizontal component lies flat: no facing.
-_FLAT = 0.3
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
@@ -97,9 +95,8 @@ def tags_on_floor(msg, t_odom_camera):
         if not np.all(np.isfinite(t_cam_tag)):
             continue
         t_odom_tag = t_odom_camera @ t_cam_tag
-        normal = t_odom_tag[:2, 2]
-        facing = float(np.arctan2(normal[1], normal[0])) if np.hypot(*normal) >= _FLAT else None
-        tags.append((ft.fiducial_id, float(t_odom_tag[0, 3]), float(t_odom_tag[1, 3]), facing))
+        tags.append((ft.fiducial_id, float(t_odom_tag[0, 3]), float(t_odom_tag[1, 3]),
+                     facing_yaw(t_odom_tag)))
     return tags
 
 
