@@ -3,6 +3,13 @@
 
 Usage: tools/paired_strategies.py [--strategies A,B] DIR [DIR ...]   (output folders of
 `bench recovery` run with both strategies; A,B default spiral,reactive)
+       tools/paired_strategies.py --before B1,B2,... DIR [DIR ...]   (two packages: DIR i paired
+with B i, each strategy with itself)
+
+With ``--before`` the pairs are two runs of the same commands (the same seed, so the same
+kidnaps; a trial whose put-down differs is an error), for instance the package before and after
+a change: a row per folder and strategy, the first numbers of each column the ``--before``
+run's.
 
 The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
 the lift and the put-down of trial i), so trial i of A and trial i of B are a pair. Per folder
@@ -35,6 +42,26 @@ def pairs(trials, first, second):
         by.setdefault(trial['strategy'], {})[trial['index']] = trial
     a, b = by.get(first, {}), by.get(second, {})
     return [(a[i], b[i]) for i in sorted(set(a) & set(b))]
+
+
+def pairs_across(before, after):
+    """``{strategy: [(trial of before, trial of after)]}`` for every (strategy, index) both
+    runs have, in index order.
+
+    Raises:
+        ValueError: when a pair's put-downs differ (not the same kidnaps).
+    """
+    def by_key(trials):
+        return {(trial['strategy'], trial['index']): trial for trial in trials}
+    a, b = by_key(before), by_key(after)
+    paired = {}
+    for key in sorted(set(a) & set(b), key=lambda k: (k[0], k[1])):
+        if a[key].get('put_down') != b[key].get('put_down'):
+            raise ValueError('%s trial %d: put down at %r in one run and %r in the other: not '
+                             'the same kidnaps' % (key[0], key[1], a[key].get('put_down'),
+                                                   b[key].get('put_down')))
+        paired.setdefault(key[0], []).append((a[key], b[key]))
+    return paired
 
 
 def _per_side(paired, count):
@@ -98,13 +125,49 @@ def report(folders, first, second):
     return '\n'.join(lines)
 
 
+def report_across(before_folders, folders):
+    """The Markdown table of ``folders`` against ``before_folders`` (the same length), per
+    strategy, and the sign test of the total."""
+    lines = ['| run | strategy | pairs | goal resumed, before / after | resumed by one only | '
+             'NEED_HELP | collisions | median time to recover where both recovered (s; pairs) |',
+             '|---|---|---|---|---|---|---|---|']
+    everything = []
+    for before, after in zip(before_folders, folders):
+        paired = pairs_across(read_run(before, TOOL)['trials'], read_run(after, TOOL)['trials'])
+        for strategy in sorted(paired):
+            everything.extend(paired[strategy])
+            row = _row(os.path.basename(os.path.normpath(after)), tally(paired[strategy]))
+            lines.append(row.replace(' |', ' | `%s` |' % strategy, 1))
+    total = tally(everything)
+    lines.append(_row('all', total).replace(' |', ' | |', 1))
+    only_before, only_after = total['only']
+    lines.append('')
+    lines.append('Resumed by one run only: before %d, after %d; exact two-sided sign test '
+                 'p = %.3g.' % (only_before, only_after,
+                                sign_test(only_before, only_before + only_after)))
+    return '\n'.join(lines)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--strategies', default='spiral,reactive',
                         help='the two strategies to pair, A,B (default spiral,reactive)')
+    parser.add_argument('--before', default=None,
+                        help='B1,B2,...: pair each DIR with the run folder at its place here '
+                        '(the same commands before a change), each strategy with itself')
     parser.add_argument('folders', nargs='+', metavar='DIR',
                         help='output folders of bench recovery')
     args = parser.parse_args(argv)
+    if args.before is not None:
+        before = [folder for folder in args.before.split(',') if folder]
+        if len(before) != len(args.folders):
+            parser.error('--before names %d folders for %d DIR: give one per DIR'
+                         % (len(before), len(args.folders)))
+        try:
+            print(report_across(before, args.folders))
+        except ValueError as error:
+            sys.exit('paired_strategies: %s' % error)
+        return 0
     names = [name.strip() for name in args.strategies.split(',')]
     if len(names) != 2 or not all(names) or names[0] == names[1]:
         parser.error('--strategies %r: give two different strategies, A,B' % args.strategies)

@@ -63,3 +63,40 @@ def test_bad_strategies_or_folders_are_refused(tmp_path):
         tool.main(['--strategies', 'spiral,spiral', str(tmp_path)])
     with pytest.raises(SystemExit, match='cannot read'):
         tool.main([str(tmp_path)])
+
+
+def kidnap(strategy, index, resumed, recover=None, put_down=(1.0, 2.0, 0.5), **rest):
+    record = trial(strategy, index, resumed, recover, **rest)
+    record['put_down'] = list(put_down)
+    return record
+
+
+def test_two_runs_pair_each_strategy_with_itself_on_the_same_kidnaps(tmp_path):
+    tool = load_tool('paired_strategies')
+    before = write_run(tmp_path / 'before', [
+        kidnap('spiral', 0, True, 12.0), kidnap('spiral', 1, False, need_help=True),
+        kidnap('reactive', 0, True, 9.0), kidnap('reactive', 1, True, 30.0),
+        kidnap('spiral', 2, True, 4.0)])
+    after = write_run(tmp_path / 'after', [
+        kidnap('spiral', 0, True, 6.0), kidnap('spiral', 1, True, 50.0),
+        kidnap('reactive', 0, True, 5.0), kidnap('reactive', 1, False, collisions=1)])
+    paired = tool.pairs_across(json.loads((tmp_path / 'before' / 'recovery.json').read_text())
+                               ['trials'], json.loads((tmp_path / 'after' / 'recovery.json')
+                                                      .read_text())['trials'])
+    assert sorted(paired) == ['reactive', 'spiral']
+    assert [(a['index'], b['index']) for a, b in paired['spiral']] == [(0, 0), (1, 1)]
+    lines = tool.report_across([before], [after]).splitlines()
+    assert lines[2] == '| after | `reactive` | 2 | 2 / 1 | 1 / 0 | 0 / 0 | 0 / 1 | 9.0 / 5.0 (1) |'
+    assert lines[3] == '| after | `spiral` | 2 | 1 / 2 | 0 / 1 | 1 / 0 | 0 / 0 | 12.0 / 6.0 (1) |'
+    assert lines[4] == '| all | | 4 | 3 / 3 | 1 / 1 | 1 / 0 | 0 / 1 | 10.5 / 5.5 (2) |'
+    assert lines[-1].startswith('Resumed by one run only: before 1, after 1; ')
+
+
+def test_two_runs_of_different_kidnaps_or_folder_counts_are_refused(tmp_path):
+    tool = load_tool('paired_strategies')
+    before = write_run(tmp_path / 'before', [kidnap('spiral', 0, True, 5.0)])
+    after = write_run(tmp_path / 'after', [kidnap('spiral', 0, True, 5.0, put_down=(3, 2, 0))])
+    with pytest.raises(SystemExit, match='spiral trial 0: put down at'):
+        tool.main(['--before', before, after])
+    with pytest.raises(SystemExit):
+        tool.main(['--before', before + ',' + before, after])
