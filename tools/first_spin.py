@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""What the recovery node's first spin after a put-down can see, frame by frame.
+
+Usage: tools/first_spin.py MAP.yaml --fiducials FID.yaml [--poses 1000] [--seed 7]
+       [--clearance 0.35]
+
+After a put-down the recovery node spins one full turn in place (``spin_speed``) before it
+searches, and a tag the camera saw in that turn too far or too obliquely for fiducial_localizer
+(its ``distant_tags``) is approached only once the turn is over. This tool draws ``--poses``
+put-downs uniformly over the map's free region (``--clearance`` m from every wall, as the
+recovery suite draws them; a uniform heading) and replays that turn with the simulated camera
+of ``config/sim_world.yaml`` (one frame every 1 / ``camera_rate`` s, the turn at the recovery
+node's ``spin_speed``), noting in which frame the camera first reports a mapped tag
+fiducial_localizer keeps (its ``max_distance``, ``max_view_angle`` and ``max_object_error``)
+and in which it first reports one it refuses. Each put-down counts in one row: the turn sees no
+tag; it sees a kept tag first (or at the same frame as a refused one); it sees a refused tag
+first and a kept one later in the turn; it sees refused tags only. For the last two, the
+seconds from the first refused tag to the first kept one, and to the end of the turn: what
+going for the refused tag at once, instead of finishing the turn, would cost or save, before
+the approach itself. Prints Markdown; writes nothing.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+#: The rows, in the order printed.
+NOTHING, KEPT_FIRST, REFUSED_THEN_KEPT, REFUSED_ONLY = (
+    'no tag in the turn', 'a kept tag first', 'a refused tag first, a kept one later',
+    'refused tags only')
+
+
+def classify(seen, kept):
+    """The row of one turn and ``(first refused frame, first kept frame)`` (None when none).
+
+    Args:
+        seen: per frame, whether the camera reports any mapped tag.
+        kept: per frame, whether it reports one fiducial_localizer keeps (implies ``seen``).
+    """
+    first_kept = next((k for k, ok in enumerate(kept) if ok), None)
+    first_refused = next((k for k, (s, ok) in enumerate(zip(seen, kept)) if s and not ok),
+                         None)
+    if first_kept is None and first_refused is None:
+        return NOTHING, None, None
+    if first_refused is None or (first_kept is not None and first_kept <= first_refused):
+        return KEPT_FIRST, first_refused, first_kept
+    if first_kept is None:
+        return REFUSED_ONLY, first_refused, None
+    return REFUSED_THEN_KEPT, first_refused, first_kept
+
+
+def turn_frames(spin_speed, camera_rate):
+    """Camera frames in one full turn (the frame at the turn's start counted once)."""
+    return max(1, int(round(2.0 * math.pi / spin_speed * camera_rate)))
+
+
+def spin_views(grid, camera, tags, acceptance, pose, frames):
+    """``(seen, kept)``: per frame of one turn from ``pose`` (x, y, yaw), whether the camera
+    reports any of ``tags`` (oracle tag arrays) and whether fiducial_localizer keeps one."""
+    import numpy as np
+    from lost_and_found.bench.oracle import visible_pairs
+    x, y, yaw = pose
+    count = len(tags)
+    yaws = np.repeat(yaw + 2.0 * math.pi * np.arange(frames) / frames, count)
+    index = np.tile(np.arange(count), frames)
+    xs, ys = np.full(yaws.shape, x), np.full(yaws.shape, y)
+    seen = visible_pairs(grid, camera, tags, xs, ys, yaws, index)
+    kept = visible_pairs(grid, camera, tags, xs, ys, yaws, index, acceptance)
+    return (seen.reshape(frames, count).any(axis=1).tolist(),
+            kept.reshape(frames, count).any(axis=1).tolist())
+
+
+def report(results, frames, camera_rate, poses):
+    """Markdown lines from ``[(row, first refused, first kept)]`` of ``poses`` put-downs."""
+    lines = ['| first turn (%d frames, %.1f s) | put-downs | share | s from the first refused '
+             'tag to the first kept one (median) | s left in the turn after the first refused '
+             'tag (median) |' % (frames, frames / camera_rate), '|---|---|---|---|---|']
+    for row in (NOTHING, KEPT_FIRST, REFUSED_THEN_KEPT, REFUSED_ONLY):
+        mine = [r for r in results if r[0] == row]
+        gap = ['%.1f' % (statistics.median(k - r for _, r, k in mine) / camera_rate)
+               if mine and row == REFUSED_THEN_KEPT else '-']
+        left = ['%.1f' % (statistics.median(frames - r for _, r, _ in mine) / camera_rate)
+                if mine and row in (REFUSED_THEN_KEPT, REFUSED_ONLY) else '-']
+        lines.append('| %s | %d | %.1f %% | %s | %s |' % (
+            row, len(mine), 100.0 * len(mine) / max(1, poses), gap[0], left[0]))
+    return lines
+
+
+def main(argv):
+    import numpy as np
+    import yaml
+    from lost_and_found.bench.oracle import (_tag_arrays, load_camera_config,
+                                             localizer_acceptance, package_dir)
+    from lost_and_found.bench.places import FreeSpace, PlacesError
+    from lost_and_found.core.config import ConfigError
+    from lost_and_found.core.fiducial import load_fiducial_map
+    from lost_and_found.core.recovery import RecoveryConfig
+    from lost_and_found.sim.gridmap import load_map
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('map', metavar='MAP.yaml')
+    parser.add_argument('--fiducials', required=True, help='the fiducial YAML')
+    parser.add_argument('--poses', type=int, default=1000, help='put-downs (default 1000)')
+    parser.add_argument('--seed', type=int, default=7)
+    parser.add_argument('--clearance', type=float, default=0.35,
+                        help='least distance of a put-down from walls (m, default 0.35)')
+    args = parser.parse_args(argv)
+    if args.poses < 1:
+        parser.error('--poses %d: give at least 1' % args.poses)
+    try:
+        grid = load_map(args.map)
+        _ids, tags = _tag_arrays(load_fiducial_map(args.fiducials))
+        free = FreeSpace(grid, args.clearance)
+        with open(os.path.join(package_dir(), 'config', 'sim_world.yaml')) as stream:
+            camera_rate = float(yaml.safe_load(stream)['camera_rate'])
+    except (ValueError, ConfigError, PlacesError, OSError, KeyError) as error:
+        sys.exit('first_spin: %s' % error)
+    camera, acceptance = load_camera_config(None, exact=False), localizer_acceptance()
+    frames = turn_frames(RecoveryConfig().spin_speed, camera_rate)
+    rng = np.random.default_rng(args.seed)
+    results = []
+    for _ in range(args.poses):
+        seen, kept = spin_views(grid, camera, tags, acceptance, free.sample(rng), frames)
+        results.append(classify(seen, kept))
+    print('## %s\n' % args.map)
+    print('\n'.join(report(results, frames, camera_rate, args.poses)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
