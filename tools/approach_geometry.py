@@ -10,7 +10,7 @@ Usage: tools/approach_geometry.py DIR [DIR ...] --map MAP.yaml --fiducials FID.y
 and ``--half-width`` default to the package's own defaults: the recovery node's
 ``approach_standoff``, ``approach_max_distance`` and ``approach_max_view_angle``,
 fiducial_localizer's ``max_view_angle``, and the recovery node's ``reactive/robot_radius`` plus
-``reactive/side_margin``. A run of the package before 2026-11-30, whose approaches all went to
+``reactive/side_margin``. A run of the package before ``892da58``, whose approaches all went to
 the standoff point, is read with ``--approach-max-distance 1.2 --approach-max-view-angle 0``.
 
 DIR is the output folder of `bench recovery` on MAP with the tags of FID. When the camera sees a

@@ -20,7 +20,7 @@ def post_at_x2(x, y):
 
 def test_distance_view_angle_and_the_two_lines():
     tool = _tool()
-    # A tag 4 m ahead facing the robot, approached as before 2026-11-30 (always the standoff
+    # A tag 4 m ahead facing the robot, approached as before 892da58 (always the standoff
     # point): the goal (2.8, 0), the line of sight to 2.5 m ends at (1.5, 0). The post at x = 2
     # is on the first line (0.1 m), 0.6 m beyond the second's end.
     distance, view, to_goal, along_sight = tool.geometry(

@@ -215,7 +215,7 @@ class RecoveryConfig:
         approach_max_view_angle: the largest angle off the tag's face the approach drives to
             (rad, in [0, pi/2)); inside fiducial_localizer's ``max_view_angle`` (1.05) with a
             margin. 0 with ``approach_max_distance`` = ``approach_standoff``: always the point
-            ``approach_standoff`` in front of the tag (before 2026-11-30).
+            ``approach_standoff`` in front of the tag (before `892da58`).
         approach_timeout: the longest approach (s).
         approach_tries: approaches of one tag per LOST episode (integer >= 1).
         approach_dwell: seconds to stand facing the tag at the end of an approach, for the
