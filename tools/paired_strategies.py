@@ -3,13 +3,15 @@
 
 Usage: tools/paired_strategies.py [--strategies A,B] DIR [DIR ...]   (output folders of
 `bench recovery` run with both strategies; A,B default spiral,reactive)
-       tools/paired_strategies.py --before B1,B2,... DIR [DIR ...]   (two packages: DIR i paired
+       tools/paired_strategies.py --before B1,B2,... [--approaches] DIR [DIR ...]   (DIR i paired
 with B i, each strategy with itself)
 
 With ``--before`` the pairs are two runs of the same commands (the same seed, so the same
 kidnaps; a trial whose put-down differs is an error), for instance the package before and after
 a change: a row per folder and strategy, the first numbers of each column the ``--before``
-run's.
+run's. ``--approaches`` adds a sentence on the pairs in which either run approached a distant
+tag (``recovery: tag N seen`` in its rosout.log): goals resumed, and over the pairs both
+recovered the medians of the time to recover and of its change.
 
 The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
 the lift and the put-down of trial i), so trial i of A and trial i of B are a pair. Per folder
@@ -29,7 +31,7 @@ import sys
 
 # The sibling script that already reads a run's files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import read_run  # noqa: E402
+from recovery_failures import approach_list, read_run  # noqa: E402
 
 TOOL = 'paired_strategies'
 
@@ -125,15 +127,51 @@ def report(folders, first, second):
     return '\n'.join(lines)
 
 
-def report_across(before_folders, folders):
+def approached(folder, trials):
+    """``{(strategy, index)}`` of the trials of a run that approached a distant tag."""
+    return {(trial['strategy'], trial['index']) for _t, trial, _m, _o in
+            approach_list(folder, trials)}
+
+
+def approach_summary(marked):
+    """The sentence on the pairs in which either run approached a distant tag.
+
+    Args:
+        marked: [((before trial, after trial), approached before, approached after)].
+    """
+    mine = [(pair, a, b) for pair, a, b in marked if a or b]
+    pairs_only = [pair for pair, _a, _b in mine]
+    counts = tally(pairs_only)
+    both = [(a['time_to_recover'], b['time_to_recover']) for a, b in pairs_only
+            if a['time_to_recover'] is not None and b['time_to_recover'] is not None]
+    text = ('Pairs in which either run approached a distant tag: %d (approached before %d, '
+            'after %d); goal resumed before / after %d / %d'
+            % (len(mine), sum(a for _p, a, _b in mine), sum(b for _p, _a, b in mine),
+               counts['resumed'][0], counts['resumed'][1]))
+    if both:
+        text += ('; over the %d both recovered, median time to recover %.1f / %.1f s, median '
+                 'of the differences (after - before) %+.1f s, after sooner in %d'
+                 % (len(both), counts['medians'][0], counts['medians'][1],
+                    statistics.median(b - a for a, b in both), sum(b < a for a, b in both)))
+    return text + '.'
+
+
+def report_across(before_folders, folders, approaches=False):
     """The Markdown table of ``folders`` against ``before_folders`` (the same length), per
-    strategy, and the sign test of the total."""
+    strategy, and the sign test of the total; with ``approaches``, a sentence on the pairs in
+    which either run approached a distant tag (read from the runs' logs)."""
     lines = ['| run | strategy | pairs | goal resumed, before / after | resumed by one only | '
              'NEED_HELP | collisions | median time to recover where both recovered (s; pairs) |',
              '|---|---|---|---|---|---|---|---|']
-    everything = []
+    everything, marked = [], []
     for before, after in zip(before_folders, folders):
-        paired = pairs_across(read_run(before, TOOL)['trials'], read_run(after, TOOL)['trials'])
+        runs = read_run(before, TOOL), read_run(after, TOOL)
+        paired = pairs_across(runs[0]['trials'], runs[1]['trials'])
+        if approaches:
+            marks = (approached(before, runs[0]['trials']), approached(after, runs[1]['trials']))
+            marked.extend(((a, b), (a['strategy'], a['index']) in marks[0],
+                           (b['strategy'], b['index']) in marks[1])
+                          for strategy in paired for a, b in paired[strategy])
         for strategy in sorted(paired):
             everything.extend(paired[strategy])
             row = _row(os.path.basename(os.path.normpath(after)), tally(paired[strategy]))
@@ -145,6 +183,9 @@ def report_across(before_folders, folders):
     lines.append('Resumed by one run only: before %d, after %d; exact two-sided sign test '
                  'p = %.3g.' % (only_before, only_after,
                                 sign_test(only_before, only_before + only_after)))
+    if approaches:
+        lines.append('')
+        lines.append(approach_summary(marked))
     return '\n'.join(lines)
 
 
@@ -155,6 +196,9 @@ def main(argv):
     parser.add_argument('--before', default=None,
                         help='B1,B2,...: pair each DIR with the run folder at its place here '
                         '(the same commands before a change), each strategy with itself')
+    parser.add_argument('--approaches', action='store_true',
+                        help='with --before: also the pairs in which either run approached a '
+                        'distant tag (from the runs\' rosout.log)')
     parser.add_argument('folders', nargs='+', metavar='DIR',
                         help='output folders of bench recovery')
     args = parser.parse_args(argv)
@@ -164,7 +208,7 @@ def main(argv):
             parser.error('--before names %d folders for %d DIR: give one per DIR'
                          % (len(before), len(args.folders)))
         try:
-            print(report_across(before, args.folders))
+            print(report_across(before, args.folders, args.approaches))
         except ValueError as error:
             sys.exit('paired_strategies: %s' % error)
         return 0

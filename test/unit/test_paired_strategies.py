@@ -100,3 +100,39 @@ def test_two_runs_of_different_kidnaps_or_folder_counts_are_refused(tmp_path):
         tool.main(['--before', before, after])
     with pytest.raises(SystemExit):
         tool.main(['--before', before + ',' + before, after])
+
+
+def traced(record, put_down_sim, localized_at):
+    """``record`` put down at ``put_down_sim`` with a 1 Hz-like trace: LOST, then IDLE at
+    ``localized_at`` s after the put-down."""
+    record['t_put_down_sim'] = put_down_sim
+    record['trace'] = [[0.5, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST'],
+                       [localized_at, 0.0, 0.0, 0.0, 0.1, 0.0, 'IDLE'],
+                       [localized_at + 20.0, 0.0, 0.0, 0.0, 0.1, 0.0, 'NAVIGATING']]
+    return record
+
+
+def test_two_runs_report_the_pairs_in_which_either_approached_a_tag(tmp_path):
+    from recovery_run_files import write_run as write_logged_run
+    tool = load_tool('paired_strategies')
+    seen = 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'
+    (tmp_path / 'before').mkdir()
+    (tmp_path / 'after').mkdir()
+    # Trial 0 approached in both runs, trial 1 in the second only, trial 2 in neither.
+    write_logged_run(tmp_path / 'before', [
+        traced(kidnap('spiral', 0, True, 20.0), 100.0, 20.0),
+        traced(kidnap('spiral', 1, True, 5.0), 300.0, 5.0),
+        traced(kidnap('spiral', 2, True, 2.0), 500.0, 2.0)], [(101.0, seen)])
+    write_logged_run(tmp_path / 'after', [
+        traced(kidnap('spiral', 0, True, 8.0), 100.0, 8.0),
+        traced(kidnap('spiral', 1, True, 9.0), 300.0, 9.0),
+        traced(kidnap('spiral', 2, True, 1.0), 500.0, 1.0)], [(101.0, seen), (302.0, seen)])
+    lines = tool.report_across([str(tmp_path / 'before')], [str(tmp_path / 'after')],
+                               approaches=True).splitlines()
+    # Differences -12 and +4: median -4.
+    assert lines[-1] == ('Pairs in which either run approached a distant tag: 2 (approached '
+                         'before 1, after 2); goal resumed before / after 2 / 2; over the 2 '
+                         'both recovered, median time to recover 12.5 / 8.5 s, median of the '
+                         'differences (after - before) -4.0 s, after sooner in 1.')
+    assert 'approached' not in tool.report_across([str(tmp_path / 'before')],
+                                                  [str(tmp_path / 'after')])
