@@ -65,9 +65,10 @@ def test_bad_strategies_or_folders_are_refused(tmp_path):
         tool.main([str(tmp_path)])
 
 
-def kidnap(strategy, index, resumed, recover=None, put_down=(1.0, 2.0, 0.5), **rest):
+def kidnap(strategy, index, resumed, recover=None, put_down=(1.0, 2.0, 0.5), start=(0, 0, 0),
+           **rest):
     record = trial(strategy, index, resumed, recover, **rest)
-    record['put_down'] = list(put_down)
+    record.update(put_down=list(put_down), start=list(start), goal=[4.0, 4.0, 0.0])
     return record
 
 
@@ -78,7 +79,7 @@ def test_two_runs_pair_each_strategy_with_itself_on_the_same_kidnaps(tmp_path):
         kidnap('reactive', 0, True, 9.0), kidnap('reactive', 1, True, 30.0),
         kidnap('spiral', 2, True, 4.0)])
     after = write_run(tmp_path / 'after', [
-        kidnap('spiral', 0, True, 6.0), kidnap('spiral', 1, True, 50.0),
+        kidnap('spiral', 0, True, 6.0), kidnap('spiral', 1, True, 50.0, put_down=(2, 2, 0.5)),
         kidnap('reactive', 0, True, 5.0), kidnap('reactive', 1, False, collisions=1)])
     paired = tool.pairs_across(json.loads((tmp_path / 'before' / 'recovery.json').read_text())
                                ['trials'], json.loads((tmp_path / 'after' / 'recovery.json')
@@ -90,13 +91,15 @@ def test_two_runs_pair_each_strategy_with_itself_on_the_same_kidnaps(tmp_path):
     assert lines[3] == '| after | `spiral` | 2 | 1 / 2 | 0 / 1 | 1 / 0 | 0 / 0 | 12.0 / 6.0 (1) |'
     assert lines[4] == '| all | | 4 | 3 / 3 | 1 / 1 | 1 / 0 | 0 / 1 | 10.5 / 5.5 (2) |'
     assert lines[-1].startswith('Resumed by one run only: before 1, after 1; ')
+    assert lines[-1].endswith('Put down at different places (drawn again near the lift): 1 of '
+                              'the 4 pairs.')
 
 
-def test_two_runs_of_different_kidnaps_or_folder_counts_are_refused(tmp_path):
+def test_two_runs_of_different_trials_or_folder_counts_are_refused(tmp_path):
     tool = load_tool('paired_strategies')
     before = write_run(tmp_path / 'before', [kidnap('spiral', 0, True, 5.0)])
-    after = write_run(tmp_path / 'after', [kidnap('spiral', 0, True, 5.0, put_down=(3, 2, 0))])
-    with pytest.raises(SystemExit, match='spiral trial 0: put down at'):
+    after = write_run(tmp_path / 'after', [kidnap('spiral', 0, True, 5.0, start=(3, 2, 0))])
+    with pytest.raises(SystemExit, match='spiral trial 0: start'):
         tool.main(['--before', before, after])
     with pytest.raises(SystemExit):
         tool.main(['--before', before + ',' + before, after])
