@@ -62,11 +62,8 @@ def approach_point(tag_xy, facing_yaw, robot_xy, standoff, max_distance, max_vie
 
     The nearest point to ``robot_xy`` of the region from which the tag is seen between
     ``standoff`` and ``max_distance`` away and at most ``max_view_angle`` off its face (an
-    annular sector in front of it) and that is no farther from the tag's wall (the plane of its
-    face) than the robot is, or than ``standoff``: swinging round to the front of a tag seen
-    obliquely along a corridor must not aim across the corridor. When the robot is already
-    inside the sector, the :func:`standoff_point` instead (a head-on view from nearer than it
-    has).
+    annular sector in front of it); when the robot is already inside that region, the
+    :func:`standoff_point` instead (a head-on view from nearer than it has).
 
     Args:
         tag_xy: the tag's ``(x, y)``.
@@ -86,26 +83,17 @@ def approach_point(tag_xy, facing_yaw, robot_xy, standoff, max_distance, max_vie
     if facing_yaw is None:
         r = min(max(distance, standoff), max_distance)
         return tag_xy[0] + r * math.cos(bearing), tag_xy[1] + r * math.sin(bearing)
-    # Outside the sector: the nearest point of the sector cut at ``wall`` m from the tag's wall
-    # is on the boundary: an arc (the robot's bearing clamped to the sector), a side (the robot
-    # projected on it, clamped to the radii and the cut), or where the cut meets an arc.
-    fx, fy = math.cos(facing_yaw), math.sin(facing_yaw)
-    wall = max(rx * fx + ry * fy, standoff)
+    # Outside the sector: the nearest point is on its boundary, an arc (the robot's bearing
+    # clamped to the sector) or a side (the robot projected on it, clamped to the radii).
     candidates = []
     clamped = facing_yaw + min(max(off_face, -max_view_angle), max_view_angle)
     for r in (standoff, max_distance):
         candidates.append((r * math.cos(clamped), r * math.sin(clamped)))
-        if r > wall:
-            cut = math.acos(wall / r)
-            candidates += [(r * math.cos(facing_yaw + a), r * math.sin(facing_yaw + a))
-                           for a in (-cut, cut) if cut <= max_view_angle]
-    farthest = min(max_distance, wall / math.cos(max_view_angle))
     for side in (facing_yaw - max_view_angle, facing_yaw + max_view_angle):
         ux, uy = math.cos(side), math.sin(side)
-        r = min(max(rx * ux + ry * uy, standoff), farthest)
+        r = min(max(rx * ux + ry * uy, standoff), max_distance)
         candidates.append((r * ux, r * uy))
-    inside = [c for c in candidates if c[0] * fx + c[1] * fy <= wall + 1e-9]
-    px, py = min(inside, key=lambda c: math.hypot(c[0] - rx, c[1] - ry))
+    px, py = min(candidates, key=lambda c: math.hypot(c[0] - rx, c[1] - ry))
     return tag_xy[0] + px, tag_xy[1] + py
 
 
