@@ -139,8 +139,9 @@ def report(folders, first, second):
 
 def approached(folder, trials):
     """``{(strategy, index)}`` of the trials of a run that approached a distant tag."""
+    ordered = sorted(trials, key=lambda trial: trial['t_put_down_sim'])
     return {(trial['strategy'], trial['index']) for _t, trial, _m, _o in
-            approach_list(folder, trials)}
+            approach_list(folder, ordered)}
 
 
 def approach_summary(marked):
