@@ -169,6 +169,13 @@ class SimWorldTest(unittest.TestCase):
                                                     truth[1] - pose[1]) < tolerance
         return check
 
+    def beyond(self, x):
+        """A predicate: the ground truth's x is at least ``x``."""
+        def check():
+            truth = self.truth()
+            return truth is not None and truth[0] >= x
+        return check
+
     def call(self, name, kind, *args):
         """Call service ``name`` (waiting for it at most 10 s)."""
         rospy.wait_for_service(name, timeout=10.0)
@@ -215,7 +222,9 @@ class SimWorldTest(unittest.TestCase):
         """Driving forward moves the truth and odometry alike; a stale command stops."""
         self.wait_for(lambda: self.cmd_pub.get_num_connections() > 0, 10.0,
                       'sim_world to subscribe to cmd_vel')
-        self.wait_for(self.near((START[0] + 0.4, START[1]), 0.1), 20.0,
+        # At 5x real time the robot covers 0.075 m between two polls: wait for it to have
+        # gone 0.4 m (not to be within a window it could cross between polls).
+        self.wait_for(self.beyond(START[0] + 0.4), 20.0,
                       'the robot to drive 0.4 m', action=lambda: self.cmd_pub.publish(
                           Twist(linear=Vector3(x=0.3))))
         # No more commands: after cmd_timeout the robot stops and odometry reads zero speed.
