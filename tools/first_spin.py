@@ -21,7 +21,6 @@ the approach itself. Prints Markdown; writes nothing.
 """
 import argparse
 import math
-import os
 import statistics
 import sys
 
@@ -78,21 +77,20 @@ def report(results, frames, camera_rate, poses):
              'tag (median) |' % (frames, frames / camera_rate), '|---|---|---|---|---|']
     for row in (NOTHING, KEPT_FIRST, REFUSED_THEN_KEPT, REFUSED_ONLY):
         mine = [r for r in results if r[0] == row]
-        gap = ['%.1f' % (statistics.median(k - r for _, r, k in mine) / camera_rate)
-               if mine and row == REFUSED_THEN_KEPT else '-']
-        left = ['%.1f' % (statistics.median(frames - r for _, r, _ in mine) / camera_rate)
-                if mine and row in (REFUSED_THEN_KEPT, REFUSED_ONLY) else '-']
+        gap = ('%.1f' % (statistics.median(k - r for _, r, k in mine) / camera_rate)
+               if mine and row == REFUSED_THEN_KEPT else '-')
+        left = ('%.1f' % (statistics.median(frames - r for _, r, _ in mine) / camera_rate)
+                if mine and row in (REFUSED_THEN_KEPT, REFUSED_ONLY) else '-')
         lines.append('| %s | %d | %.1f %% | %s | %s |' % (
-            row, len(mine), 100.0 * len(mine) / max(1, poses), gap[0], left[0]))
+            row, len(mine), 100.0 * len(mine) / max(1, poses), gap, left))
     return lines
 
 
 def main(argv):
     import numpy as np
-    import yaml
-    from lost_and_found.bench.oracle import (_tag_arrays, load_camera_config,
-                                             localizer_acceptance, package_dir)
-    from lost_and_found.bench.places import FreeSpace, PlacesError
+    from lost_and_found.bench.oracle import (_config_number, _tag_arrays, load_camera_config,
+                                             localizer_acceptance)
+    from lost_and_found.bench.places import CLEARANCE, FreeSpace, PlacesError
     from lost_and_found.core.config import ConfigError
     from lost_and_found.core.fiducial import load_fiducial_map
     from lost_and_found.core.recovery import RecoveryConfig
@@ -102,8 +100,9 @@ def main(argv):
     parser.add_argument('--fiducials', required=True, help='the fiducial YAML')
     parser.add_argument('--poses', type=int, default=1000, help='put-downs (default 1000)')
     parser.add_argument('--seed', type=int, default=7)
-    parser.add_argument('--clearance', type=float, default=0.35,
-                        help='least distance of a put-down from walls (m, default 0.35)')
+    parser.add_argument('--clearance', type=float, default=CLEARANCE,
+                        help='least distance of a put-down from walls (m, default %.2f, the '
+                        'recovery suite\'s)' % CLEARANCE)
     args = parser.parse_args(argv)
     if args.poses < 1:
         parser.error('--poses %d: give at least 1' % args.poses)
@@ -111,9 +110,8 @@ def main(argv):
         grid = load_map(args.map)
         _ids, tags = _tag_arrays(load_fiducial_map(args.fiducials))
         free = FreeSpace(grid, args.clearance)
-        with open(os.path.join(package_dir(), 'config', 'sim_world.yaml')) as stream:
-            camera_rate = float(yaml.safe_load(stream)['camera_rate'])
-    except (ValueError, ConfigError, PlacesError, OSError, KeyError) as error:
+        camera_rate = _config_number(None, 'sim_world.yaml', 'camera_rate')
+    except (ValueError, ConfigError, PlacesError, OSError) as error:
         sys.exit('first_spin: %s' % error)
     camera, acceptance = load_camera_config(None, exact=False), localizer_acceptance()
     frames = turn_frames(RecoveryConfig().spin_speed, camera_rate)

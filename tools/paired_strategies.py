@@ -61,7 +61,7 @@ def pairs_across(before, after):
         return {(trial['strategy'], trial['index']): trial for trial in trials}
     a, b = by_key(before), by_key(after)
     paired = {}
-    for key in sorted(set(a) & set(b), key=lambda k: (k[0], k[1])):
+    for key in sorted(set(a) & set(b)):
         for field in ('start', 'goal'):
             if a[key].get(field) != b[key].get(field):
                 raise ValueError('%s trial %d: %s %r in one run and %r in the other: not the '
