@@ -220,8 +220,8 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     assert core.legs_sent >= 2
 
 
-def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin():
-    core = make_core(strategy='reactive')
+def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_at_once():
+    core = make_core(strategy='reactive', approach_at_once=False)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
@@ -230,6 +230,38 @@ def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin():
     runner.run(2.0)
     assert core.phase == Phase.SPIN
     runner.until(lambda c: core.phase != Phase.SPIN, limit=4.0)
+    assert core.phase == Phase.APPROACH
+
+
+@pytest.mark.parametrize('strategy', ['reactive', 'spiral'])
+def test_a_distant_tag_seen_during_a_spin_cuts_the_spin_short(strategy):
+    core = make_core(strategy=strategy)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    runner.run(1.0)
+    assert core.phase == Phase.SPIN
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    command = runner.step()
+    # The very next step stops the turn and starts the approach; nothing was sent to
+    # move_base (the spin comes before the first spiral leg).
+    assert core.phase == Phase.APPROACH and command.twist == (0.0, 0.0)
+    assert command.send_goal is None and not command.cancel
+    assert core.legs_sent == 0
+
+
+def test_a_look_around_spin_is_cut_short_too():
+    core = make_core(strategy='reactive', look_around_every=1.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    runner.until(lambda c: core.phase == Phase.WANDER, limit=10.0)
+    pose = (ODOM[0], ODOM[1], 0.0)
+    while core.phase == Phase.WANDER:
+        pose, _ = follow(core, runner, pose, DT)
+    assert core.phase == Phase.SPIN     # the look-around after 1 m of wander
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    runner.step()
     assert core.phase == Phase.APPROACH
 
 
@@ -354,7 +386,7 @@ def test_strategy_none_never_approaches():
     ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan),
     ('approach_standoff', 0.7), ('approach_max_distance', math.inf),
     ('approach_max_view_angle', -0.1), ('approach_max_view_angle', math.pi / 2),
-    ('approach_max_view_angle', math.nan)])
+    ('approach_max_view_angle', math.nan), ('approach_at_once', 1)])
 def test_bad_approach_parameters_are_refused_by_name(name, value):
     with pytest.raises(ConfigError, match=name):
         RecoveryConfig(**{name: value}).validate()

@@ -220,6 +220,11 @@ class RecoveryConfig:
         approach_tries: approaches of one tag per LOST episode (integer >= 1).
         approach_dwell: seconds to stand facing the tag at the end of an approach, for the
             camera's frames, before the search goes on.
+        approach_at_once: leave a spin (the first after the put-down, a look-around, the one
+            after an approach) for the approach as soon as a distant tag is reported, instead
+            of finishing the turn first. A refused tag stays refused for the rest of the turn
+            (the robot turns in place: the tag's distance and angle off its face do not
+            change), so the rest of the turn can only show another tag.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -256,6 +261,7 @@ class RecoveryConfig:
     approach_timeout: float = 30.0
     approach_tries: int = 2
     approach_dwell: float = 1.0
+    approach_at_once: bool = True
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -340,6 +346,8 @@ class RecoveryConfig:
         check.positive('approach_timeout')
         check.positive_int('approach_tries')
         check.non_negative('approach_dwell')
+        check.require(isinstance(self.approach_at_once, bool), 'approach_at_once',
+                      'be true or false')
         check.non_empty('viewpoint_service')
         check.non_empty('kidnap_namespace')
         check.non_empty('map_frame')
@@ -828,9 +836,10 @@ class RecoveryCore:
         when unknown), but too far (or too obliquely, or too noisily) for fiducial_localizer
         to localize from.
 
-        While searching (``approach_tags``), the next control step leaves the spiral leg or the
-        wander (a spin is finished first) to go closer to the nearest of them that has not
-        been approached ``approach_tries`` times in this episode.
+        While searching (``approach_tags``), the next control step leaves the spiral leg, the
+        wander or (``approach_at_once``; otherwise it is finished first) the spin to go closer
+        to the nearest of them that has not been approached ``approach_tries`` times in this
+        episode.
         """
         t = self._time(t)
         if t is None or not self.config.approach_tags:
@@ -883,7 +892,7 @@ class RecoveryCore:
                 self._give_up(t)
             elif self.phase == Phase.APPROACH:
                 self._out['twist'] = self._approach_step(t)
-            elif self._approach_next is not None and self.phase in (Phase.LEG, Phase.WANDER):
+            elif self._approach_next is not None and self._may_leave_for_approach():
                 if self.phase == Phase.LEG:
                     self._out['cancel'] = True
                 self._start_approach(t)
@@ -1203,8 +1212,16 @@ class RecoveryCore:
             return None
         return self._odom + (self._odom_yaw,)
 
+    def _may_leave_for_approach(self):
+        """Whether the current phase is left at once for a distant tag (a spin only with
+        ``approach_at_once``; otherwise its end starts the approach)."""
+        return self.phase in (Phase.LEG, Phase.WANDER) or \
+            (self.phase == Phase.SPIN and self.config.approach_at_once)
+
     def _start_approach(self, t):
-        """Leave the leg (cancelled by the caller) or the wander for the tag to approach."""
+        """Leave the leg (cancelled by the caller), the wander or the spin for the tag to
+        approach."""
+        left_spin = self.phase == Phase.SPIN and t < self._phase_end
         fiducial_id, tag, goal = self._approach_next
         self._approach_next = None
         self._approached[fiducial_id] = self._approached.get(fiducial_id, 0) + 1
@@ -1217,10 +1234,12 @@ class RecoveryCore:
         self._out['twist'] = (0.0, 0.0)     # the wander's last command must not linger
         here = self._odom
         _log.info('recovery: tag %s seen %.1f m away, too far, oblique or noisy to localize '
-                  'from: going to %.1f m from it, (%.2f, %.2f) in %s (at most %.0f s)',
+                  'from: going to %.1f m from it, (%.2f, %.2f) in %s (at most %.0f s)%s',
                   fiducial_id, math.hypot(tag[0] - here[0], tag[1] - here[1]),
                   math.hypot(tag[0] - goal[0], tag[1] - goal[1]), goal[0], goal[1],
-                  self._odom_frame, cfg.approach_timeout)
+                  self._odom_frame, cfg.approach_timeout,
+                  '; the spin cut short with %.1f s of it left' % (self._phase_end - t)
+                  if left_spin else '')
 
     def _approach_step(self, t):
         """One twist of the approach; when it ends (after standing ``approach_dwell`` facing

@@ -167,7 +167,7 @@ class RecoveryNode:
         state_namespace, scan_timeout, clear_costmaps, look_around_every, look_before_resume,
         look_timeout, look_dwell, viewpoint_service, kidnap_namespace, approach_tags,
         approach_standoff, approach_max_distance, approach_max_view_angle,
-        approach_timeout, approach_tries, approach_dwell, reactive/*).
+        approach_timeout, approach_tries, approach_dwell, approach_at_once, reactive/*).
     """
 
     def __init__(self, core, config):
