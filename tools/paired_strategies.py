@@ -14,7 +14,9 @@ drawn again from there, so on a small map a pair's put-downs can differ (as they
 two strategies of one run); the report counts those pairs. ``--approaches`` adds a sentence on
 the pairs in which either run approached a distant tag (``recovery: tag N seen`` in its
 rosout.log): goals resumed, and over the pairs both recovered the medians of the time to
-recover and of its change.
+recover and of its change; and the same on the pairs in which either run left its first turn
+for such a tag (``approach_at_once``: an approach whose line says ``the spin cut short``,
+begun within ``FIRST_TURN`` s of the put-down, before any later spin can have begun).
 
 The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
 the lift and the put-down of trial i, but for a put-down drawn again as above), so trial i of
@@ -35,9 +37,15 @@ import sys
 
 # The sibling script that already reads a run's files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import approach_list, read_run  # noqa: E402
+from recovery_failures import (SPIN_CUT, approach_list, log_matches, owner,  # noqa: E402
+                               read_run)
 
 TOOL = 'paired_strategies'
+
+#: Seconds after a put-down within which an approach that cut a spin short cut the first turn:
+#: the 5 s turn at the default spin_speed and the put-down's way to the recovery node. A later
+#: spin needs an approach or 3 m of wander (look_around_every) first.
+FIRST_TURN = 6.0
 
 
 def pairs(trials, first, second):
@@ -144,21 +152,33 @@ def approached(folder, trials):
             approach_list(folder, ordered)}
 
 
-def approach_summary(marked):
-    """The sentence on the pairs in which either run approached a distant tag.
+def cut_first_turn(folder, trials):
+    """``{(strategy, index)}`` of the trials of a run whose first turn after the put-down was
+    left for a distant tag (see ``FIRST_TURN``)."""
+    ordered = sorted(trials, key=lambda trial: trial['t_put_down_sim'])
+    found = set()
+    for t, _match in log_matches(folder, SPIN_CUT):
+        trial = owner(ordered, t)
+        if trial is not None and 0.0 <= t - trial['t_put_down_sim'] <= FIRST_TURN:
+            found.add((trial['strategy'], trial['index']))
+    return found
+
+
+def approach_summary(marked, what='approached a distant tag', verb='approached'):
+    """The sentence on the pairs in which either run ``what``.
 
     Args:
-        marked: [((before trial, after trial), approached before, approached after)].
+        marked: [((before trial, after trial), marked before, marked after)].
     """
     mine = [(pair, a, b) for pair, a, b in marked if a or b]
     pairs_only = [pair for pair, _a, _b in mine]
     counts = tally(pairs_only)
     both = [(a['time_to_recover'], b['time_to_recover']) for a, b in pairs_only
             if a['time_to_recover'] is not None and b['time_to_recover'] is not None]
-    text = ('Pairs in which either run approached a distant tag: %d (approached before %d, '
-            'after %d); goal resumed before / after %d / %d'
-            % (len(mine), sum(a for _p, a, _b in mine), sum(b for _p, _a, b in mine),
-               counts['resumed'][0], counts['resumed'][1]))
+    text = ('Pairs in which either run %s: %d (%s before %d, after %d); goal resumed before / '
+            'after %d / %d'
+            % (what, len(mine), verb, sum(a for _p, a, _b in mine),
+               sum(b for _p, _a, b in mine), counts['resumed'][0], counts['resumed'][1]))
     if both:
         text += ('; over the %d both recovered, median time to recover %.1f / %.1f s, median '
                  'of the differences (after - before) %+.1f s, after sooner in %d'
@@ -174,15 +194,16 @@ def report_across(before_folders, folders, approaches=False):
     lines = ['| run | strategy | pairs | goal resumed, before / after | resumed by one only | '
              'NEED_HELP | collisions | median time to recover where both recovered (s; pairs) |',
              '|---|---|---|---|---|---|---|---|']
-    everything, marked = [], []
+    everything, marked, cut = [], [], []
     for before, after in zip(before_folders, folders):
         runs = read_run(before, TOOL), read_run(after, TOOL)
         paired = pairs_across(runs[0]['trials'], runs[1]['trials'])
         if approaches:
-            marks = (approached(before, runs[0]['trials']), approached(after, runs[1]['trials']))
-            marked.extend(((a, b), (a['strategy'], a['index']) in marks[0],
-                           (b['strategy'], b['index']) in marks[1])
-                          for strategy in paired for a, b in paired[strategy])
+            for find, into in ((approached, marked), (cut_first_turn, cut)):
+                marks = (find(before, runs[0]['trials']), find(after, runs[1]['trials']))
+                into.extend(((a, b), (a['strategy'], a['index']) in marks[0],
+                             (b['strategy'], b['index']) in marks[1])
+                            for strategy in paired for a, b in paired[strategy])
         for strategy in sorted(paired):
             everything.extend(paired[strategy])
             row = _row(os.path.basename(os.path.normpath(after)), tally(paired[strategy]))
@@ -199,6 +220,8 @@ def report_across(before_folders, folders, approaches=False):
     if approaches:
         lines.append('')
         lines.append(approach_summary(marked))
+        lines.append('')
+        lines.append(approach_summary(cut, 'left its first turn for a distant tag', 'left'))
     return '\n'.join(lines)
 
 

@@ -42,6 +42,9 @@ RESUME_ABORT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted 
 DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal .*'
                    r'taking the estimate as wrong')
 APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag (\S+) seen ')
+#: An approach that left a spin (``approach_at_once``): the seconds of the turn it cut.
+SPIN_CUT = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag (\S+) seen .*; the spin cut short '
+                      r'with (\d+(?:\.\d+)?) s of it left')
 APPROACH_OVER = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: approach of tag \S+ over: ([^;]*);')
 #: How an approach's own end is named in the log (``Approach.step`` outcomes and the dwell).
 APPROACH_ENDS = (('faced', 'faced the tag'), ('blocked', 'blocked'), ('timed out', 'timed out'))

@@ -133,9 +133,39 @@ def test_two_runs_report_the_pairs_in_which_either_approached_a_tag(tmp_path):
     lines = tool.report_across([str(tmp_path / 'before')], [str(tmp_path / 'after')],
                                approaches=True).splitlines()
     # Differences -12 and +4: median -4.
-    assert lines[-1] == ('Pairs in which either run approached a distant tag: 2 (approached '
+    assert lines[-3] == ('Pairs in which either run approached a distant tag: 2 (approached '
                          'before 1, after 2); goal resumed before / after 2 / 2; over the 2 '
                          'both recovered, median time to recover 12.5 / 8.5 s, median of the '
                          'differences (after - before) -4.0 s, after sooner in 1.')
+    assert lines[-1] == ('Pairs in which either run left its first turn for a distant tag: 0 '
+                         '(left before 0, after 0); goal resumed before / after 0 / 0.')
     assert 'approached' not in tool.report_across([str(tmp_path / 'before')],
                                                   [str(tmp_path / 'after')])
+
+
+def test_two_runs_report_the_pairs_whose_first_turn_was_left_for_a_tag(tmp_path):
+    from recovery_run_files import write_run as write_logged_run
+    tool = load_tool('paired_strategies')
+    cut = ('tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: going to 2.2 m '
+           'from it, (1.00, 2.00) in odom (at most 30 s); the spin cut short with %.1f s of it '
+           'left')
+    (tmp_path / 'before').mkdir()
+    (tmp_path / 'after').mkdir()
+    trials = [(0, 100.0, 9.0, 6.0), (1, 300.0, 5.0, 4.0), (2, 500.0, 2.0, 2.0)]
+    write_logged_run(tmp_path / 'before', [
+        traced(kidnap('spiral', i, True, before), put, before)
+        for i, put, before, _after in trials], [])
+    # Trial 0 left its first turn 1.5 s after the put-down; trial 1 cut a spin 12 s after it
+    # (a later spin, not the first turn); trial 2 none.
+    write_logged_run(tmp_path / 'after', [
+        traced(kidnap('spiral', i, True, after), put, after)
+        for i, put, _before, after in trials], [(101.5, cut % 3.5), (312.0, cut % 2.0)])
+    lines = tool.report_across([str(tmp_path / 'before')], [str(tmp_path / 'after')],
+                               approaches=True).splitlines()
+    assert lines[-1] == ('Pairs in which either run left its first turn for a distant tag: 1 '
+                         '(left before 0, after 1); goal resumed before / after 1 / 1; over the '
+                         '1 both recovered, median time to recover 9.0 / 6.0 s, median of the '
+                         'differences (after - before) -3.0 s, after sooner in 1.')
+    # Both are approaches.
+    assert lines[-3].startswith('Pairs in which either run approached a distant tag: 2 '
+                                '(approached before 0, after 2)')
