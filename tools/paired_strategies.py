@@ -43,8 +43,9 @@ from recovery_failures import (SPIN_CUT, approach_list, log_matches, owner,  # n
 TOOL = 'paired_strategies'
 
 #: Seconds after a put-down within which an approach that cut a spin short cut the first turn:
-#: the 5 s turn at the default spin_speed and the put-down's way to the recovery node. A later
-#: spin needs an approach or 3 m of wander (look_around_every) first.
+#: the 5 s turn at the default spin_speed and the put-down's way to the recovery node. Another
+#: spin needs an approach or 3 m of wander (look_around_every) first, or a new LOST episode (a
+#: fix that did not hold), whose turn is then counted as the first.
 FIRST_TURN = 6.0
 
 

@@ -222,9 +222,10 @@ class RecoveryConfig:
             camera's frames, before the search goes on.
         approach_at_once: leave a spin (the first after the put-down, a look-around, the one
             after an approach) for the approach as soon as a distant tag is reported, instead
-            of finishing the turn first. A refused tag stays refused for the rest of the turn
-            (the robot turns in place: the tag's distance and angle off its face do not
-            change), so the rest of the turn can only show another tag.
+            of finishing the turn first. A tag refused for its distance or its angle stays
+            refused for the rest of the turn (the robot turns in place: neither changes), so
+            the rest of the turn can only show another tag; one refused for a noisy frame
+            can be kept in the next, which the approach, facing it, still gives.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
