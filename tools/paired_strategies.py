@@ -16,7 +16,8 @@ the pairs in which either run approached a distant tag (``recovery: tag N seen``
 rosout.log): goals resumed, and over the pairs both recovered the medians of the time to
 recover and of its change; and the same on the pairs in which either run left its first turn
 for such a tag (``approach_at_once``: an approach whose line says ``the spin cut short``,
-begun within ``FIRST_TURN`` s of the put-down, before any later spin can have begun).
+begun within ``FIRST_TURN`` s of the put-down; a trial counts once, whichever of its spins in
+that time was cut).
 
 The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
 the lift and the put-down of trial i, but for a put-down drawn again as above), so trial i of
@@ -44,8 +45,8 @@ TOOL = 'paired_strategies'
 
 #: Seconds after a put-down within which an approach that cut a spin short cut the first turn:
 #: the 5 s turn at the default spin_speed and the put-down's way to the recovery node. Another
-#: spin needs an approach or 3 m of wander (look_around_every) first, or a new LOST episode (a
-#: fix that did not hold), whose turn is then counted as the first.
+#: spin in that time needs an approach (cut short or blocked at once), or a new LOST episode (a
+#: fix that did not hold); the trial, counted once, then had its first turn left or cut too.
 FIRST_TURN = 6.0
 
 

@@ -1,5 +1,6 @@
 """Going closer to a tag seen too far away: core/approach.py, RecoveryCore's APPROACH phase,
 the recovery adapter's placing of the tag, and the wander's clearance ahead."""
+import logging
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from lost_and_found.core.recovery import PREEMPTED, Phase, RecoveryConfig
 from lost_and_found.nodes import lost_and_found as nodes
 from lost_and_found.state import State
 from test_recovery import DT, ODOM, SCAN, Runner, make_core, user_goal_then_lost
+from tool_loader import load_tool
 
 TAG = (ODOM[0] + 4.0, ODOM[1] + 1.0)      # a tag 4.1 m from the put-down, facing -x
 FACING = math.pi
@@ -226,11 +228,12 @@ def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_a
     user_goal_then_lost(core, runner)
     feed(core, runner)
     runner.step()
+    spin_end = core._phase_end
     core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
-    runner.run(2.0)
-    assert core.phase == Phase.SPIN
-    runner.until(lambda c: core.phase != Phase.SPIN, limit=4.0)
+    runner.until(lambda c: core.phase != Phase.SPIN, limit=6.0)
+    # The whole turn first (5 s at the default spin_speed), then the approach.
     assert core.phase == Phase.APPROACH
+    assert runner.t == pytest.approx(spin_end, abs=1.5 * DT)
 
 
 @pytest.mark.parametrize('strategy', ['reactive', 'spiral'])
@@ -250,6 +253,33 @@ def test_a_distant_tag_seen_during_a_spin_cuts_the_spin_short(strategy):
     assert core.legs_sent == 0
 
 
+def test_the_log_line_of_an_approach_says_whether_it_cut_a_spin_short(caplog):
+    # tools/recovery_failures.py reads these lines back from rosout.log.
+    caplog.set_level(logging.INFO, logger='rosout')
+    failures = load_tool('recovery_failures')
+    head = '12.500000000 INFO /lost_and_found [recovery.py:1(f)] [topics: /rosout] '
+    core = make_core(strategy='spiral')
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    feed(core, runner)
+    runner.run(1.0)
+    left = core._phase_end - runner.t - DT
+    caplog.clear()
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    runner.step()
+    [line] = [r.getMessage() for r in caplog.records if 'seen' in r.getMessage()]
+    match = failures.SPIN_CUT.match(head + line)
+    assert match and match.group(2) == '5'
+    assert float(match.group(3)) == pytest.approx(left, abs=0.06)
+    # Leaving a leg: an approach, no spin cut.
+    core, runner, _ = lost_on_a_leg()
+    caplog.clear()
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    runner.step()
+    [line] = [r.getMessage() for r in caplog.records if 'seen' in r.getMessage()]
+    assert failures.APPROACH.match(head + line) and not failures.SPIN_CUT.match(head + line)
+
+
 def test_a_look_around_spin_is_cut_short_too():
     core = make_core(strategy='reactive', look_around_every=1.0)
     runner = Runner(core)
@@ -257,7 +287,9 @@ def test_a_look_around_spin_is_cut_short_too():
     feed(core, runner)
     runner.until(lambda c: core.phase == Phase.WANDER, limit=10.0)
     pose = (ODOM[0], ODOM[1], 0.0)
-    while core.phase == Phase.WANDER:
+    for _ in range(int(round(20.0 / DT))):
+        if core.phase != Phase.WANDER:
+            break
         pose, _ = follow(core, runner, pose, DT)
     assert core.phase == Phase.SPIN     # the look-around after 1 m of wander
     core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
