@@ -222,8 +222,8 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     assert core.legs_sent >= 2
 
 
-def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_at_once():
-    core = make_core(strategy='reactive', approach_at_once=False)
+def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_by_default():
+    core = make_core(strategy='reactive')
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
@@ -238,7 +238,7 @@ def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_a
 
 @pytest.mark.parametrize('strategy', ['reactive', 'spiral'])
 def test_a_distant_tag_seen_during_a_spin_cuts_the_spin_short(strategy):
-    core = make_core(strategy=strategy)
+    core = make_core(strategy=strategy, approach_at_once=True)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
@@ -258,7 +258,7 @@ def test_the_log_line_of_an_approach_says_whether_it_cut_a_spin_short(caplog):
     caplog.set_level(logging.INFO, logger='rosout')
     failures = load_tool('recovery_failures')
     head = '12.500000000 INFO /lost_and_found [recovery.py:1(f)] [topics: /rosout] '
-    core = make_core(strategy='spiral')
+    core = make_core(strategy='spiral', approach_at_once=True)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
@@ -281,7 +281,7 @@ def test_the_log_line_of_an_approach_says_whether_it_cut_a_spin_short(caplog):
 
 
 def test_a_look_around_spin_is_cut_short_too():
-    core = make_core(strategy='reactive', look_around_every=1.0)
+    core = make_core(strategy='reactive', look_around_every=1.0, approach_at_once=True)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)
