@@ -111,7 +111,7 @@ def approaches(folder, trials):
 def report(folder, tags, clearance, args):
     """Markdown lines for one run."""
     run = rf.read_run(folder, 'approach_geometry')
-    trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
+    trials = rf.by_put_down(run['trials'])
     lines = ['## %s' % folder, '',
              '| strategy | trial | s after put-down | tag | outcome | distance (m) | view angle '
              '(rad) | least clearance to the goal (m) | along the line of sight (m) |',

@@ -38,8 +38,8 @@ import sys
 
 # The sibling script that already reads a run's files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import (SPIN_CUT, approach_list, log_matches, owner,  # noqa: E402
-                               read_run)
+from recovery_failures import (SPIN_CUT, approach_list, by_put_down,  # noqa: E402
+                               log_matches, owner, read_run)
 
 TOOL = 'paired_strategies'
 
@@ -149,15 +149,14 @@ def report(folders, first, second):
 
 def approached(folder, trials):
     """``{(strategy, index)}`` of the trials of a run that approached a distant tag."""
-    ordered = sorted(trials, key=lambda trial: trial['t_put_down_sim'])
     return {(trial['strategy'], trial['index']) for _t, trial, _m, _o in
-            approach_list(folder, ordered)}
+            approach_list(folder, by_put_down(trials))}
 
 
 def cut_first_turn(folder, trials):
     """``{(strategy, index)}`` of the trials of a run whose first turn after the put-down was
     left for a distant tag (see ``FIRST_TURN``)."""
-    ordered = sorted(trials, key=lambda trial: trial['t_put_down_sim'])
+    ordered = by_put_down(trials)
     found = set()
     for t, _match in log_matches(folder, SPIN_CUT):
         trial = owner(ordered, t)

@@ -160,6 +160,12 @@ def at(trial, t_sim):
     return min(trace, key=lambda sample: abs(sample[0] - t))
 
 
+def by_put_down(trials):
+    """``trials`` sorted by put-down time, the order :func:`owner` and :func:`approach_list`
+    expect."""
+    return sorted(trials, key=lambda trial: trial['t_put_down_sim'])
+
+
 def owner(trials, t_sim):
     """The trial a collision at ``t_sim`` belongs to (``trials`` sorted by put-down), or None.
 
@@ -193,7 +199,7 @@ def judged(folder, trials, pattern):
 def report(folder):
     """Markdown lines for one run."""
     run = read_run(folder, 'recovery_failures')
-    trials = sorted(run['trials'], key=lambda tr: tr['t_put_down_sim'])
+    trials = by_put_down(run['trials'])
     lines = ['## %s' % folder, '', '| strategy | trial | outcome | false localizations '
              '(s after put-down: error m) |', '|---|---|---|---|']
     waited = [tr for tr in run['trials'] if tr['strategy'] == 'none']
