@@ -8,7 +8,8 @@ import pytest
 
 from lost_and_found.bench import detection, detectors, recovery, report
 from lost_and_found.bench.places import FreeSpace, PlacesError
-from lost_and_found.bench.recovery import FOUND_HOLD, RECOVERY_BUDGET, Odometer, Trial
+from lost_and_found.bench.recovery import (FOUND_HOLD, GOAL_END_WAIT, RECOVERY_BUDGET,
+                                           Odometer, Trial)
 from lost_and_found.core.lost_detector import LostDetectorConfig
 from lost_and_found.sim.gridmap import GridMap
 
@@ -291,7 +292,68 @@ def test_recovered_means_close_for_the_whole_hold_and_is_dated_at_its_start():
     assert result['recovered'] and result['resumed']
     assert result['time_to_recover'] == pytest.approx(12.0)
     assert result['time_to_goal'] == pytest.approx(40.0)
-    assert trial.done(140.0)
+    assert result['goal_end_error'] is None
+    # Reached, but the errand has not ended: wait for it, not for ever.
+    assert not trial.done(140.0)
+    assert trial.done(140.0 + GOAL_END_WAIT + 0.1)
+
+
+def recovered_trial(goal=(10.0, 0.0, 0.0)):
+    """A trial recovered at 112 s (put down at 100 s), driving on to ``goal``."""
+    trial = Trial(goal=goal, t_put_down=100.0)
+    for t in (112.0, 112.0 + FOUND_HOLD):
+        trial.on_sample(t, (0.0, 0.0, 0.0), (0.1, 0.0, 0.0))
+    assert trial.t_recovered == 112.0
+    trial.on_state(101.0, 'LOST')
+    trial.on_state(125.0, 'NAVIGATING')
+    return trial
+
+
+def test_a_trial_records_where_the_robot_stopped_when_the_errand_ended():
+    trial = recovered_trial()
+    trial.on_sample(140.0, (9.7, 0.0, 0.0), (9.9, 0.0, 0.0))     # within 0.4 m: reached
+    assert trial.t_goal == 140.0 and not trial.done(140.5)
+    trial.on_state(141.0, 'IDLE')
+    assert not trial.done(141.0)            # the stop is read from the next truth sample
+    trial.on_sample(141.0, (9.75, 0.0, 0.0), (9.95, 0.0, 0.0))
+    assert trial.done(141.0)
+    result = trial.result()
+    assert result['resumed']
+    assert result['goal_end_error'] == pytest.approx(0.25)
+    assert result['time_to_goal_end'] == pytest.approx(41.0)
+
+
+def test_an_errand_ended_short_of_the_goal_is_recorded_though_never_reached():
+    trial = recovered_trial()
+    trial.on_state(150.0, 'IDLE')           # the navigator is done 0.6 m short of it
+    trial.on_sample(150.0, (9.4, 0.0, 0.0), (9.85, 0.0, 0.0))
+    assert not trial.done(151.0)
+    result = trial.result()
+    assert not result['resumed'] and result['goal_end_error'] == pytest.approx(0.6)
+    # IDLE after LOST is no errand's end: the recorded stop stays the latest errand's.
+    trial.on_state(160.0, 'LOST')
+    trial.on_state(170.0, 'IDLE')
+    trial.on_sample(170.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert trial.result()['goal_end_error'] == pytest.approx(0.6)
+
+
+def test_the_recovery_table_counts_stops_beyond_the_rostest_tolerance():
+    trials = []
+    for index, stop in enumerate((0.2, 0.4, None)):
+        trial = recovered_trial()
+        trial.on_sample(140.0, (9.7, 0.0, 0.0), (9.9, 0.0, 0.0))
+        if stop is not None:
+            trial.on_state(141.0, 'IDLE')
+            trial.on_sample(141.0, (10.0 - stop, 0.0, 0.0), (9.9, 0.0, 0.0))
+        trials.append(dict(trial.result(), strategy='spiral', index=index, collisions=0,
+                           driven_m=1.0))
+    summary = recovery.summarize(trials, ['spiral'])['spiral']
+    assert summary['resumed'] == 3
+    assert summary['goal_end_error']['n'] == 2
+    assert summary['goal_end_error']['max'] == pytest.approx(0.4)
+    assert summary['goal_end_over'] == 1 and summary['goal_end_unknown'] == 1
+    table = recovery.markdown(recovery.summarize(trials, ['spiral']), 'box', ['spiral'])
+    assert 'stop from goal' in table and '0.30 / 0.40 (1)' in table
 
 
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():

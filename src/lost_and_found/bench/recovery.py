@@ -11,9 +11,12 @@ seed), so they are compared pair by pair. A trial:
     -> watched until the estimate is *recovered* (within 0.45 m and 0.35 rad of the truth for
     10 s, DESIGN.md §5) and the goal *resumed* (reached), or the budgets run out.
 
-Per trial also: the oracle bound (the least time from the put-down pose to any pose whose
-camera sees a mapped tag, at the speed limits; :mod:`lost_and_found.bench.oracle`), whether
-NEED_HELP was asked, collisions, metres driven until recovered.
+The trial then waits (at most GOAL_END_WAIT s) for the package to end the errand and records
+how far from the goal the robot stopped (``goal_end_error``; the end-to-end rostest asks for
+GOAL_END_TOLERANCE). Per trial also: the oracle bound (the least time from the put-down pose
+to any pose whose camera sees a mapped tag, at the speed limits;
+:mod:`lost_and_found.bench.oracle`), whether NEED_HELP was asked, collisions, metres driven
+until recovered.
 """
 import math
 import os
@@ -40,6 +43,11 @@ GOAL_BUDGET_PER_M = 8.0
 #: ...where reached means the truth within this of the goal (m): the navigator's tolerance
 #: (0.2 m) plus what the robot drifts while stopping.
 GOAL_REACHED = 0.4
+#: Once the goal is reached, the trial waits this long (sim s) at most for the package to end
+#: the errand (NAVIGATING -> IDLE), to record how far from the goal the robot stopped.
+GOAL_END_WAIT = 15.0
+#: The end-to-end rostest's tolerance at the goal (m): stops farther than this are counted.
+GOAL_END_TOLERANCE = 0.3
 #: DESIGN.md §5: recovered = right (detectors.is_right) for this long (s).
 FOUND_HOLD = 10.0
 #: Kidnap geometry: put down at least this far from the lift point (m), held this long (s).
@@ -128,6 +136,9 @@ class Trial:
         self.t_goal = None
         self.t_lost = None
         self.need_help = False
+        self.ended = None           # sim time of the latest NAVIGATING -> IDLE, until sampled
+        self.goal_end_error = None  # truth to goal (m) at the latest errand's end
+        self.t_goal_end = None
         self.states = []
         self.trace = []
 
@@ -150,6 +161,9 @@ class Trial:
         elif self.t_goal is None and math.hypot(truth[0] - self.goal[0],
                                                 truth[1] - self.goal[1]) <= GOAL_REACHED:
             self.t_goal = t
+        if self.ended is not None:
+            self.goal_end_error = math.hypot(truth[0] - self.goal[0], truth[1] - self.goal[1])
+            self.t_goal_end, self.ended = self.ended, None
 
     def on_state(self, t, state):
         """The package's state (after the put-down)."""
@@ -157,6 +171,8 @@ class Trial:
             self.t_lost = t
         if state == 'NEED_HELP':
             self.need_help = True
+        if state == 'IDLE' and self.states and self.states[-1][1] == 'NAVIGATING':
+            self.ended = t          # the errand ended: the next truth sample says where
         if not self.states or self.states[-1][1] != state:
             self.states.append((t, state))
 
@@ -166,7 +182,11 @@ class Trial:
             # A stretch that began within the budget may still complete after it.
             began = self.close_since if self.close_since is not None else t
             return began - self.t_put_down > RECOVERY_BUDGET
-        return self.t_goal is not None or t - self.t_recovered > self.goal_budget + FOUND_HOLD
+        if self.t_goal is not None and (self.t_goal_end is not None and
+                                        self.t_goal_end >= self.t_goal or
+                                        t - self.t_goal > GOAL_END_WAIT):
+            return True
+        return t - self.t_recovered > self.goal_budget + FOUND_HOLD
 
     def result(self):
         """The trial's figures (times relative to the put-down)."""
@@ -179,6 +199,10 @@ class Trial:
             'time_to_recover': since(self.t_recovered),
             'time_to_goal': since(self.t_goal),
             'time_to_lost': since(self.t_lost),
+            # where the robot stopped when the package last ended an errand (NAVIGATING ->
+            # IDLE) after the put-down: the truth's distance from the goal (m)
+            'goal_end_error': self.goal_end_error,
+            'time_to_goal_end': since(self.t_goal_end),
             'need_help': self.need_help,
             'states': [(round(t - self.t_put_down, 2), s) for t, s in self.states],
             't_put_down_sim': self.t_put_down,
@@ -349,6 +373,12 @@ def summarize(trials, strategies):
             'resumed_rate': report.rate(sum(1 for t in mine if t['resumed']), len(mine)),
             'time_to_recover': report.stats([t['time_to_recover'] for t in recovered]),
             'time_to_goal': report.stats([t['time_to_goal'] for t in mine if t['resumed']]),
+            'goal_end_error': report.stats([t.get('goal_end_error') for t in mine
+                                            if t['resumed']]),
+            'goal_end_over': sum(1 for t in mine if t['resumed'] and
+                                 (t.get('goal_end_error') or 0.0) > GOAL_END_TOLERANCE),
+            'goal_end_unknown': sum(1 for t in mine if t['resumed'] and
+                                    t.get('goal_end_error') is None),
             'oracle_s': report.stats([t.get('oracle_s') for t in mine]),
             'oracle_ratio': report.stats([t.get('oracle_ratio') for t in recovered]),
             'oracle_fix_s': report.stats([t.get('oracle_fix_s') for t in mine]),
@@ -379,18 +409,23 @@ def markdown(summary, label, strategies):
             '%s / %s' % (report.fmt(s['oracle_fix_s']['median'], 1),
                          report.fmt(s['oracle_fix_s']['p90'], 1)),
             report.fmt(s['oracle_fix_ratio']['median'], 1),
+            '%s / %s (%d)' % (report.fmt(s['goal_end_error']['median'], 2),
+                              report.fmt(s['goal_end_error']['max'], 2), s['goal_end_over']),
             s['need_help'], s['collisions'], report.fmt(s['driven_m']['median'], 1)])
     return 'Map `%s`: lift kidnaps (3 s, put down >= %.0f m away) while driving to a goal; ' \
         'recovered = within %.2f m / %.2f rad of the truth for %.0f s, within %.0f s of the ' \
         'put-down. Times in sim s from the put-down (median / p90); the ratio to the oracle ' \
         'is over trials whose bound is > 0. The oracle bound counts every tag the camera ' \
-        'reports; the fix bound only the detections fiducial_localizer keeps.\n\n%s\n' % (
+        'reports; the fix bound only the detections fiducial_localizer keeps. The stop is ' \
+        'the truth\'s distance from the resumed goal when the package ended the errand ' \
+        '(median / max m, and how many over %.1f m).\n\n%s\n' % (
             label, KIDNAP_DISTANCE, FOUND_XY, FOUND_YAW, FOUND_HOLD, RECOVERY_BUDGET,
+            GOAL_END_TOLERANCE,
             report.markdown_table(
                 ['strategy', 'trials', 'recovered', 'goal resumed', 'time to recover',
                  'time to goal', 'oracle bound', 'recover / oracle (median)',
                  'recover - oracle (median s)', 'fix bound', 'recover / fix bound (median)',
-                 'NEED_HELP',
+                 'stop from goal', 'NEED_HELP',
                  'collisions', 'm driven to recover (median)'], rows))
 
 
@@ -443,6 +478,8 @@ def describe(record):
         else 'NOT recovered'
     if record['resumed']:
         text += ', goal at %.1f s' % record['time_to_goal']
+    if record.get('goal_end_error') is not None:
+        text += ', stopped %.2f m from it' % record['goal_end_error']
     if record.get('oracle_s') is not None:
         text += ' (oracle %.1f s)' % record['oracle_s']
     if record['need_help']:
