@@ -195,7 +195,10 @@ class TestEndToEnd(unittest.TestCase):
         # the package has finished the errand, say how far from the goal (not asserted).
         try:
             wait_for(lambda: self.monitor.state() == 'IDLE', 30, 'IDLE at the goal')
-            rospy.loginfo('e2e: the errand ended %.3f m from its goal', self.goal_distance(pose))
+            error = self.monitor.error()
+            rospy.loginfo('e2e: the errand ended %.3f m from its goal (the estimate %s m off '
+                          'the truth)', self.goal_distance(pose),
+                          '?' if error is None else '%.3f' % error[0])
         except AssertionError:
             rospy.logwarn('e2e: the package not IDLE 30 s (wall) after reaching its goal '
                           '(state %s, %.3f m from it)', self.monitor.state(),
