@@ -17,7 +17,8 @@ rosout.log): goals resumed, and over the pairs both recovered the medians of the
 recover and of its change; and the same on the pairs in which either run left its first turn
 for such a tag (``approach_at_once``: an approach whose line says ``the spin cut short``,
 begun within ``FIRST_TURN`` s of the put-down; a trial counts once, whichever of its spins in
-that time was cut).
+that time was cut). When both runs recorded where the robot stopped at the end of the
+errand (``goal_end_error``), a sentence compares those stops over the pairs both resumed.
 
 The recovery suite gives every strategy the same trials (the seed fixes the start, the goal,
 the lift and the put-down of trial i, but for a put-down drawn again as above), so trial i of
@@ -188,6 +189,25 @@ def approach_summary(marked, what='approached a distant tag', verb='approached')
     return text + '.'
 
 
+def stop_summary(paired, tolerance=0.3):
+    """The sentence on where the robot stopped when the package ended the errand
+    (``goal_end_error``, recorded by the recovery suite since 2026-12-01) over the pairs in
+    which both runs resumed the goal and recorded it; None when no pair did (older runs)."""
+    both = [(a['goal_end_error'], b['goal_end_error']) for a, b in paired
+            if a.get('resumed') and b.get('resumed') and
+            a.get('goal_end_error') is not None and b.get('goal_end_error') is not None]
+    if not both:
+        return None
+    before, after = zip(*both)
+    return ('Where the robot stopped when the errand ended (both resumed the goal, %d pairs): '
+            'median %.3f / %.3f m from the goal before / after, median of the differences '
+            '%+.3f m, farther after in %d; over %.1f m %d / %d.'
+            % (len(both), statistics.median(before), statistics.median(after),
+               statistics.median(b - a for a, b in both), sum(b > a for a, b in both),
+               tolerance, sum(v > tolerance for v in before),
+               sum(v > tolerance for v in after)))
+
+
 def report_across(before_folders, folders, approaches=False):
     """The Markdown table of ``folders`` against ``before_folders`` (the same length), per
     strategy, and the sign test of the total; with ``approaches``, a sentence on the pairs in
@@ -218,6 +238,9 @@ def report_across(before_folders, folders, approaches=False):
                  'the %d pairs.' % (only_before, only_after,
                                     sign_test(only_before, only_before + only_after),
                                     redrawn(everything), len(everything)))
+    stops = stop_summary(everything)
+    if stops:
+        lines.extend(['', stops])
     if approaches:
         lines.append('')
         lines.append(approach_summary(marked))
