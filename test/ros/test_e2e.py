@@ -5,7 +5,7 @@ One script, five scenarios (the ``~scenario`` parameter, set by each e2e_*.test)
 
 - ``lift_kidnap``: while driving to G, lifted 3 s and put down >= 5 m away -> LOST within 1 s
   (sim) of the put-down; recovered (estimate within 0.45 m / 0.35 rad of the truth for 10 s);
-  G reached.
+  G reached: the robot stopped within 0.4 m of it when the errand ended.
 - ``silent_bringup``: the robot is moved silently >= 3 m before it starts driving, so the
   localizer starts from a wrong pose; it drives to G (then on to the map's goals while
   move_base ends each before the detector decided) -> /lost_detector/status reaches lost,
@@ -36,6 +36,7 @@ from std_msgs.msg import String
 from e2e_util import Monitor, wait_for
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
+from lost_and_found.bench.recovery import GOAL_REACHED
 from lost_and_found.srv import Kidnap, Teleport
 from ros_wait import publishes_to
 
@@ -178,31 +179,32 @@ class TestEndToEnd(unittest.TestCase):
         return None if truth is None else math.hypot(truth[0] - pose[0], truth[1] - pose[1])
 
     def wait_goal_reached(self, pose, timeout):
+        """The robot comes within GOAL_REACHED of ``pose``, the package ends the errand
+        (IDLE), and the robot has stopped within GOAL_REACHED of it.
+
+        GOAL_REACHED (0.4 m, the recovery benchmark's) is the navigator's xy_tolerance
+        (0.2 m) plus 0.2 m for the estimate's error: this scenario's stops measured
+        0.25-0.32 m (bench/RESULTS.md, "Leaving the turn for a distant tag"), against a
+        check of 0.3 m before.
+        """
         closest = [math.inf]
 
         def near():
             distance = self.goal_distance(pose)
             if distance is not None:
                 closest[0] = min(closest[0], distance)
-            return distance is not None and distance <= 0.3
+            return distance is not None and distance <= GOAL_REACHED
         try:
             wait_for(near, timeout, 'the robot at its goal (%.2f, %.2f)' % (pose[0], pose[1]),
                      period=0.2)
         except AssertionError as failure:
             raise AssertionError('%s; closest %.2f m, now %.2f m, state %s' % (
                 failure, closest[0], self.goal_distance(pose), self.monitor.state())) from None
-        # Where the robot stops matters more than where it passes (0.3 m is the check); when
-        # the package has finished the errand, say how far from the goal (not asserted).
-        try:
-            wait_for(lambda: self.monitor.state() == 'IDLE', 30, 'IDLE at the goal')
-            error = self.monitor.error()
-            rospy.loginfo('e2e: the errand ended %.3f m from its goal (the estimate %s m off '
-                          'the truth)', self.goal_distance(pose),
-                          '?' if error is None else '%.3f' % error[0])
-        except AssertionError:
-            rospy.logwarn('e2e: the package not IDLE 30 s (wall) after reaching its goal '
-                          '(state %s, %.3f m from it)', self.monitor.state(),
-                          self.goal_distance(pose))
+        wait_for(lambda: self.monitor.state() == 'IDLE', 30, 'the package IDLE at the goal')
+        stop, error = self.goal_distance(pose), self.monitor.error()
+        rospy.loginfo('e2e: the errand ended %.3f m from its goal (the estimate %s m off the '
+                      'truth)', stop, '?' if error is None else '%.3f' % error[0])
+        self.assertLessEqual(stop, GOAL_REACHED, 'the robot stopped %.2f m from its goal' % stop)
 
     def wait_travelled(self, start, distance, timeout):
         def far_enough():

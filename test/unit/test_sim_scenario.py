@@ -54,6 +54,7 @@ def kidnap_and_find(demo, t):
     demo.on_state(t + 9.5, 'LOCALIZING')
     demo.on_state(t + 13.01, 'IDLE')
     demo.on_goal(t + 13.2, GOAL[0], GOAL[1])
+    demo.on_state(t + 13.2, 'NAVIGATING')
     return t + 13.2
 
 
@@ -113,8 +114,10 @@ def test_full_run_kidnaps_half_way_and_succeeds_at_the_goal():
     assert demo.put_down == (2.0, 8.0)
     assert demo.phase == Phase.RECOVERING
     t, step = drive_to(demo, t, KIDNAP[:2], GOAL[:2])
-    assert step == Step.FINISH
-    assert demo.outcome.success
+    assert step == Step.NOTHING                     # at G, but the errand goes on
+    demo.on_state(t, 'IDLE')                        # the package ends it: the robot stopped
+    assert demo.step(t) == Step.FINISH
+    assert demo.outcome.success and 'the robot stopped 0.01 m from G' in demo.outcome.reason
     put_down = demo.times['put_down']
     figures = demo.figures()
     assert figures['time_lost'] == pytest.approx(demo.times['recovered'] - put_down)
@@ -132,6 +135,25 @@ def test_full_run_kidnaps_half_way_and_succeeds_at_the_goal():
     positions = [next(i for i, e in enumerate(events) if e.startswith(o)) for o in order]
     assert positions == sorted(positions)
     assert all(re.match(r'^\[ *\d+\.\d sim s\] ', line) for line in result['timeline'])
+
+
+def test_only_an_errand_ended_within_the_tolerance_is_success():
+    demo = make()
+    demo.on_ground_truth(0.0, 0.0, 0.0, 0.0)
+    demo.goal_sent(0.0)
+    demo.on_state(0.1, 'NAVIGATING')
+    t, _ = drive_to(demo, 0.0, (0.0, 0.0), GOAL[:2])
+    t = kidnap_and_find(demo, t)
+    # The navigator ends the errand 1 m short of G (a wrong estimate): no success...
+    t, _ = drive_to(demo, t, KIDNAP[:2], (GOAL[0] - 1.0, GOAL[1]))
+    demo.on_state(t, 'IDLE')
+    assert demo.step(t) == Step.NOTHING and demo.outcome is None
+    # ...nor passing G while driving again; stopping there is.
+    demo.on_state(t + 1.0, 'NAVIGATING')
+    t, step = drive_to(demo, t + 1.0, (GOAL[0] - 1.0, GOAL[1]), GOAL[:2])
+    assert step == Step.NOTHING
+    demo.on_state(t + 0.5, 'IDLE')
+    assert demo.step(t + 0.5) == Step.FINISH and demo.outcome.success
 
 
 def test_reaching_the_goal_before_being_found_is_not_success():

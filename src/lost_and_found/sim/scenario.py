@@ -5,13 +5,14 @@ sim time passed in (ground truth, amcl estimates, robot state, localization tier
 status, ``initialpose`` messages, move_base goals, wheel drops, the saved goal) and records a
 :class:`Entry` in its timeline for every event. :meth:`DemoScenario.step` decides what the node
 must do next: call the kidnap service once the robot has covered ``kidnap_fraction`` of the
-straight-line distance to the goal, and end the demo with an :class:`Outcome` when the ground
-truth is within ``goal_tolerance`` of the goal after the robot was put down and found again
-(success) or when ``time_budget`` is spent (failure, with what was missing).
+straight-line distance to the goal, and end the demo with an :class:`Outcome` when, after the
+robot was put down and found again, the package ends its errand (``NAVIGATING`` -> ``IDLE``)
+with the ground truth within ``goal_tolerance`` of the goal (success: where the robot
+stopped) or when ``time_budget`` is spent (failure, with what was missing).
 
 Figures (sim seconds, all measured from the put-down, when both wheels touch the ground):
 time lost (until the state is localized again), time to re-localize (until the first fiducial
-fix on ``initialpose``) and time to goal (until the goal is reached).
+fix on ``initialpose``) and time to goal (until the errand ends at the goal).
 
 :func:`plot_demo` draws the map, the true and estimated paths, the lift and put-down points,
 the fiducial fixes, the search legs and the goal into a PNG with matplotlib's Agg canvas (no
@@ -68,7 +69,9 @@ class DemoConfig:
         kidnap_fraction: the robot is lifted once it has covered this fraction of the
             straight-line distance from where the goal was sent to the goal, in (0, 1).
         kidnap_hold: seconds (sim) the robot is held in the air, > 0.
-        goal_tolerance: the goal is reached when the ground truth is this close (m).
+        goal_tolerance: the goal is reached when the ground truth is this close (m): the
+            navigator's xy_tolerance (0.2) plus 0.2 for the estimate's error, as the recovery
+            benchmark and the lift-kidnap rostest count it.
         time_budget: sim seconds from sending the goal until the demo is declared failed.
         ready_timeout: wall seconds to wait for the simulator and the package to come up.
         map_frame: frame of the goal and the poses.
@@ -86,7 +89,7 @@ class DemoConfig:
     kidnap_pose: tuple = ()
     kidnap_fraction: float = 0.5
     kidnap_hold: float = 3.0
-    goal_tolerance: float = 0.3
+    goal_tolerance: float = 0.4
     time_budget: float = 600.0
     ready_timeout: float = 60.0
     map_frame: str = 'map'
@@ -347,6 +350,8 @@ class DemoScenario:
         self._event(t, 'state %s -> %s' % (previous or '?', state))
         if previous == 'FLYING' and 'lifted' in self._times:
             self._mark_put_down(t)
+        if previous == 'NAVIGATING' and state == 'IDLE' and 'recovered' in self._times:
+            self._times['errand_ended'] = t
         if state in LOCALIZED_STATES and 'put_down' in self._times and \
                 'recovered' not in self._times:
             self._times['recovered'] = t
@@ -474,11 +479,11 @@ class DemoScenario:
             if to_goal <= (1.0 - self.config.kidnap_fraction) * _distance(origin, self.goal):
                 self.kidnap_requested(t)
                 return Step.KIDNAP
-        elif self.phase == Phase.RECOVERING and 'recovered' in self._times and \
-                to_goal <= self.config.goal_tolerance:
+        elif self.phase == Phase.RECOVERING and 'errand_ended' in self._times and \
+                self._state == 'IDLE' and to_goal <= self.config.goal_tolerance:
             self._times['goal_reached'] = t
-            self._finish(t, True, 'goal reached: ground truth %.2f m from G, %.1f s after '
-                         'the put-down' % (to_goal, t - self._times['put_down']))
+            self._finish(t, True, 'goal reached: the robot stopped %.2f m from G, %.1f s '
+                         'after the put-down' % (to_goal, t - self._times['put_down']))
             return Step.FINISH
         if t - self._times['goal_sent'] > self.config.time_budget:
             self._finish(t, False, 'time budget of %.0f sim s spent: %s' % (
@@ -502,8 +507,9 @@ class DemoScenario:
         if 'recovered' not in times:
             return 'still not localized (state %s, %d fiducial fixes)' % (
                 self._state, len(self.fixes))
-        return 'localized but G not reached (ground truth %.2f m from G)' % _distance(
-            self._truth[1:3], self.goal)
+        return 'localized but G not reached (ground truth %.2f m from G, %s)' % (
+            _distance(self._truth[1:3], self.goal),
+            'the errand ended' if 'errand_ended' in times else 'the errand not ended')
 
     # ------------------------------------------------------------------ outputs
 
