@@ -222,8 +222,8 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     assert core.legs_sent >= 2
 
 
-def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_by_default():
-    core = make_core(strategy='reactive')
+def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_at_once():
+    core = make_core(strategy='reactive', approach_at_once=False)
     runner = Runner(core)
     user_goal_then_lost(core, runner)
     feed(core, runner)

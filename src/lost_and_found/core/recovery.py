@@ -225,8 +225,8 @@ class RecoveryConfig:
             of finishing the turn first. A tag refused for its distance or its angle stays
             refused for the rest of the turn (the robot turns in place: neither changes), so
             the rest of the turn can only show another tag; one refused for a noisy frame
-            can be kept in the next, which the approach, facing it, still gives. Off by
-            default: see bench/RESULTS.md, "Leaving the turn for a distant tag".
+            can be kept in the next, which the approach, facing it, still gives. See
+            bench/RESULTS.md, "Leaving the turn for a distant tag".
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -263,7 +263,7 @@ class RecoveryConfig:
     approach_timeout: float = 30.0
     approach_tries: int = 2
     approach_dwell: float = 1.0
-    approach_at_once: bool = False
+    approach_at_once: bool = True
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
