@@ -34,9 +34,9 @@ from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
 
 from e2e_util import Monitor, wait_for
+from lost_and_found.bench.recovery import GOAL_REACHED
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.lost_and_found import move_base_goal_from_leg
-from lost_and_found.bench.recovery import GOAL_REACHED
 from lost_and_found.srv import Kidnap, Teleport
 from ros_wait import publishes_to
 

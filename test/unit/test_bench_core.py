@@ -337,7 +337,7 @@ def test_an_errand_ended_short_of_the_goal_is_recorded_though_never_reached():
     assert trial.result()['goal_end_error'] == pytest.approx(0.6)
 
 
-def test_the_recovery_table_counts_stops_beyond_the_rostest_tolerance():
+def test_the_recovery_table_counts_stops_beyond_its_tolerance():
     trials = []
     for index, stop in enumerate((0.2, 0.4, None)):
         trial = recovered_trial()

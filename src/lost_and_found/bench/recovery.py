@@ -12,8 +12,8 @@ seed), so they are compared pair by pair. A trial:
     10 s, DESIGN.md §5) and the goal *resumed* (reached), or the budgets run out.
 
 The trial then waits (at most GOAL_END_WAIT s) for the package to end the errand and records
-how far from the goal the robot stopped (``goal_end_error``; the end-to-end rostest asks for
-GOAL_END_TOLERANCE). Per trial also: the oracle bound (the least time from the put-down pose
+how far from the goal the robot stopped (``goal_end_error``; the table also counts the stops
+beyond GOAL_END_TOLERANCE). Per trial also: the oracle bound (the least time from the put-down pose
 to any pose whose camera sees a mapped tag, at the speed limits;
 :mod:`lost_and_found.bench.oracle`), whether NEED_HELP was asked, collisions, metres driven
 until recovered.
@@ -46,7 +46,9 @@ GOAL_REACHED = 0.4
 #: Once the goal is reached, the trial waits this long (sim s) at most for the package to end
 #: the errand (NAVIGATING -> IDLE), to record how far from the goal the robot stopped.
 GOAL_END_WAIT = 15.0
-#: The end-to-end rostest's tolerance at the goal (m): stops farther than this are counted.
+#: The table counts the stops farther than this from the goal (m): the lift-kidnap rostest's
+#: check until 2026-12-01 (it asks GOAL_REACHED of the stop since), inside the navigator's
+#: 0.2 m plus 0.1 m for the estimate.
 GOAL_END_TOLERANCE = 0.3
 #: DESIGN.md §5: recovered = right (detectors.is_right) for this long (s).
 FOUND_HOLD = 10.0
