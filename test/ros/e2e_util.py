@@ -139,11 +139,11 @@ class Monitor:
                  'truth for %.0f s' % (RECOVERED_XY, RECOVERED_YAW, hold), period=0.1)
         return since[0]
 
-    def truth_near(self, x, y, tolerance):
-        """The ground truth lies within ``tolerance`` m of (x, y)."""
+    def truth_distance(self, x, y):
+        """The ground truth's distance from (x, y) (m), or None before any truth."""
         with self.lock:
             truth = self.truth
-        return truth is not None and math.hypot(truth[0] - x, truth[1] - y) <= tolerance
+        return None if truth is None else math.hypot(truth[0] - x, truth[1] - y)
 
     def max_tier(self, after=0.0):
         """Highest LocalizationStatus tier seen at or after sim time ``after``."""

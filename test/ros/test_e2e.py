@@ -172,12 +172,6 @@ class TestEndToEnd(unittest.TestCase):
         delay = lost_at() - put_down_at
         self.assertLessEqual(delay, 1.0, 'LOST %.2f s (sim) after the put-down' % delay)
 
-    def goal_distance(self, pose):
-        """The ground truth's distance from ``pose`` (m), or None before any truth."""
-        with self.monitor.lock:
-            truth = self.monitor.truth
-        return None if truth is None else math.hypot(truth[0] - pose[0], truth[1] - pose[1])
-
     def wait_goal_reached(self, pose, timeout):
         """The robot comes within GOAL_REACHED of ``pose``, the package ends the errand
         (IDLE), and the robot has stopped within GOAL_REACHED of it.
@@ -189,8 +183,11 @@ class TestEndToEnd(unittest.TestCase):
         """
         closest = [math.inf]
 
+        def goal_distance():
+            return self.monitor.truth_distance(pose[0], pose[1])
+
         def near():
-            distance = self.goal_distance(pose)
+            distance = goal_distance()
             if distance is not None:
                 closest[0] = min(closest[0], distance)
             return distance is not None and distance <= GOAL_REACHED
@@ -199,9 +196,9 @@ class TestEndToEnd(unittest.TestCase):
                      period=0.2)
         except AssertionError as failure:
             raise AssertionError('%s; closest %.2f m, now %.2f m, state %s' % (
-                failure, closest[0], self.goal_distance(pose), self.monitor.state())) from None
+                failure, closest[0], goal_distance(), self.monitor.state())) from None
         wait_for(lambda: self.monitor.state() == 'IDLE', 30, 'the package IDLE at the goal')
-        stop, error = self.goal_distance(pose), self.monitor.error()
+        stop, error = goal_distance(), self.monitor.error()
         rospy.loginfo('e2e: the errand ended %.3f m from its goal (the estimate %s m off the '
                       'truth)', stop, '?' if error is None else '%.3f' % error[0])
         self.assertLessEqual(stop, GOAL_REACHED, 'the robot stopped %.2f m from its goal' % stop)

@@ -152,6 +152,7 @@ class Trial:
                               + [round(v, 3) for v in truth[:3]]
                               + ([round(v, 3) for v in error] if error else [None, None])
                               + [self.states[-1][1] if self.states else None])
+        to_goal = math.hypot(truth[0] - self.goal[0], truth[1] - self.goal[1])
         if self.t_recovered is None:
             close = error is not None and is_right(error)
             if not close:
@@ -160,11 +161,10 @@ class Trial:
                 self.close_since = t
             elif t - self.close_since >= FOUND_HOLD:
                 self.t_recovered = self.close_since
-        elif self.t_goal is None and math.hypot(truth[0] - self.goal[0],
-                                                truth[1] - self.goal[1]) <= GOAL_REACHED:
+        elif self.t_goal is None and to_goal <= GOAL_REACHED:
             self.t_goal = t
         if self.ended is not None:
-            self.goal_end_error = math.hypot(truth[0] - self.goal[0], truth[1] - self.goal[1])
+            self.goal_end_error = to_goal
             self.t_goal_end, self.ended = self.ended, None
 
     def on_state(self, t, state):
