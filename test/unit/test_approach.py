@@ -200,7 +200,9 @@ def follow(core, runner, pose, seconds):
 
 
 def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_on():
-    core, runner, leg = lost_on_a_leg()
+    # Nothing here drives the legs, so the stall check would end them and the search would
+    # fall back to the wander before the 30 s are over: off, to follow one approach.
+    core, runner, leg = lost_on_a_leg(leg_stall_time=0.0)
     core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
     command = runner.step()
     assert command.cancel and core.phase == Phase.APPROACH

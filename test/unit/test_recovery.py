@@ -1,5 +1,6 @@
 """RecoveryCore: the episode, the saved goal, fallbacks, budget, config; adapter helpers."""
 import dataclasses
+import logging
 import math
 
 import pytest
@@ -526,6 +527,88 @@ def test_timed_out_legs_count_towards_max_aborts():
     assert core.legs_sent == 3
 
 
+def drive(core, runner, seconds, speed=0.0):
+    """Step for ``seconds`` with fresh odometry every period, moving along +x at ``speed``
+    (m/s) from where the odometry last was; return the commands."""
+    x, y = core._odom   # noqa: SLF001 - the test's own odometry, continued
+    commands = []
+    for _ in range(int(round(seconds / DT))):
+        x += speed * DT
+        core.on_odom(x, y, runner.t, 'odom')
+        commands.append(runner.step())
+    return commands
+
+
+def test_a_leg_that_does_not_move_the_robot_is_cancelled_and_the_next_goes_without_a_spin(
+        caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    commands = drive(core, runner, 5.2)                 # the first spin, then leg 1
+    assert sum(c.send_goal is not None for c in commands) == 1
+    leg1_at = runner.t
+    # move_base turns in place (no path from a wrong estimate): no odometry progress.
+    commands = drive(core, runner, 5.3)
+    stalled = [c for c in commands if c.cancel]
+    assert len(stalled) == 1 and stalled[0].send_goal is not None      # leg 2 at once
+    assert stalled[0].twist == (0.0, 0.0)                              # and no spin
+    assert runner.t - leg1_at < 10.0            # before leg 1's 10 s timeout
+    assert core.phase == Phase.LEG and core.legs_sent == 2
+    assert any('leg 1 has not moved the robot 0.20 m in 5.0 s' in r.getMessage()
+               for r in caplog.records)
+    # The third stalled leg in a row hands the search to the wander, as max_aborts says.
+    drive(core, runner, 10.2)
+    assert core.strategy == 'reactive' and 'the last stalled' in core.fallback_reason
+    assert core.legs_sent == 3
+
+
+def test_a_leg_that_keeps_moving_runs_to_its_timeout_and_a_spin_follows():
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    drive(core, runner, 5.2)
+    assert core.phase == Phase.LEG
+    # 0.08 m/s: 0.2 m every 2.5 s, slow but moving: only the 10 s timeout ends the leg.
+    commands = drive(core, runner, 9.7, speed=0.08)
+    assert not any(c.cancel for c in commands) and core.phase == Phase.LEG
+    commands = drive(core, runner, 0.3, speed=0.08)
+    ended = [c for c in commands if c.cancel]
+    # It ended 0.8 m from the spin: the camera has not seen all around here, so it spins.
+    assert len(ended) == 1 and ended[0].send_goal is None
+    assert ended[0].twist == (0.0, pytest.approx(math.radians(72.0)))
+    assert core.phase == Phase.SPIN
+
+
+def test_a_failed_leg_near_the_spin_skips_the_spin_and_one_away_does_not():
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    drive(core, runner, 5.2)
+    drive(core, runner, 1.0, speed=0.3)                 # 0.3 m from the spin
+    core.on_goal_done(ABORTED, True, runner.t)
+    command = drive(core, runner, 0.1)[0]
+    assert command.send_goal is not None and core.legs_sent == 2
+    drive(core, runner, 1.0, speed=0.3)                 # 0.6 m from it
+    core.on_goal_done(ABORTED, True, runner.t)
+    command = drive(core, runner, 0.1)[0]
+    assert command.send_goal is None and core.phase == Phase.SPIN
+
+
+def test_no_stall_check_without_fresh_odometry_or_when_off():
+    for core in (make_core(), make_core(leg_stall_time=0.0)):
+        runner = Runner(core)
+        core.on_state(State.LOST, runner.t)
+        fresh = core.config.leg_stall_time == 0.0
+        commands = drive(core, runner, 5.2) if fresh else runner.run(5.2)
+        assert core.phase == Phase.LEG
+        # Odometry stale (the first core) or the check off (the second): the 10 s timeout.
+        commands = drive(core, runner, 9.7) if fresh else runner.run(9.7)
+        assert not any(c.cancel for c in commands)
+        commands = drive(core, runner, 0.3) if fresh else runner.run(0.3)
+        assert any(c.cancel for c in commands)
+
+
 def test_missing_move_base_falls_back_to_reactive():
     core = make_core(spiral_anchor='map')
     core.on_move_base_available(False)
@@ -943,6 +1026,8 @@ def test_shutdown_cancels_and_stops():
     ({'spiral_step': -1.0}, 'spiral_step'),
     ({'goal_timeout': float('nan')}, 'goal_timeout'),
     ({'goal_timeout_per_metre': -1.0}, 'goal_timeout_per_metre'),
+    ({'leg_stall_time': -1.0}, 'leg_stall_time'),
+    ({'leg_stall_distance': 0.0}, 'leg_stall_distance'),
     ({'spiral_anchor': 'base_link'}, 'spiral_anchor'),
     ({'rate': 0.0}, 'rate'),
     ({'max_aborts': 0}, 'max_aborts'),

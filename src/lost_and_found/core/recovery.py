@@ -97,6 +97,9 @@ WARN_PERIOD = 10.0
 #: Odometry older than this (s) when a spiral is anchored on it gets a warning: a TurtleBot's
 #: base publishes it at 20-50 Hz, so the base driver has probably stopped.
 ODOM_STALE = 2.0
+#: A failed spiral leg that leaves the robot nearer than this (m) to where its last spin ended
+#: is followed by the next leg without another spin: the camera has already looked around there.
+RESPIN_DISTANCE = 0.5
 #: Seconds of odometry poses kept to place each scan at the pose of its own stamp.
 ODOM_HISTORY = 2.0
 #: Scans stamped after the newest odometry wait for it; at most this many (the oldest go).
@@ -147,6 +150,12 @@ class RecoveryConfig:
             the centre) with ``spiral_anchor: map``, where the estimate may have jumped.
         goal_timeout_per_metre: the leg timeout's allowance per metre (s/m); 0 gives every leg
             the same ``goal_timeout``.
+        leg_stall_time: a spiral leg during which the odometry has not moved
+            ``leg_stall_distance`` for this long (s) is cancelled as failed ('stalled'), as a
+            timed-out one is; 0: never (only the timeout ends a leg that goes nowhere). After a
+            kidnap move_base plans on the wrong estimate and often has no path, and then turns
+            in place until it aborts or the leg times out.
+        leg_stall_distance: the odometry movement (m) that counts as progress of a leg.
         max_search_time: budget (s) of one LOST episode before asking for help; a fix that
             is not confirmed (LOCALIZING -> LOST) does not restart it, unless a person gave
             it after NEED_HELP.
@@ -156,8 +165,10 @@ class RecoveryConfig:
             the scan's frame) places the returns the wander remembers.
         move_base_timeout: wait (s) for the move_base action server at start (in the background).
         move_base_retry: interval (s) between connection attempts while move_base is missing.
-        max_aborts: this many failed legs in a row (aborted, rejected or timed out) switch the
-            episode to ``reactive``.
+        max_aborts: this many failed legs in a row (aborted, rejected, stalled or timed out)
+            switch the episode to ``reactive``. A failed leg that leaves the robot within
+            RESPIN_DISTANCE of where its last spin ended is followed by the next leg at once,
+            without another spin: the camera has seen all around that place.
         resume_retries: times the saved goal is sent again when move_base aborts it after a
             recovery (a re-localized robot may have been put down against an obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
@@ -236,6 +247,8 @@ class RecoveryConfig:
     spiral_anchor: str = 'odom'
     goal_timeout: float = 5.0
     goal_timeout_per_metre: float = 5.0
+    leg_stall_time: float = 5.0
+    leg_stall_distance: float = 0.2
     max_search_time: float = 165.0
     rate: float = 10.0
     map_frame: str = 'map'
@@ -314,6 +327,8 @@ class RecoveryConfig:
         check.in_range('rate', 0.1, 1000.0)
         check.non_negative('move_base_timeout')
         check.non_negative('goal_timeout_per_metre')
+        check.non_negative('leg_stall_time')
+        check.positive('leg_stall_distance')
         check.positive_int('max_aborts')
         check.non_negative_int('resume_retries')
         check.non_negative('resume_retry_delay')
@@ -512,9 +527,11 @@ class RecoveryCore:
         self._center = None             # last good pose (else latest pose) at the episode start
         self._leg_start = None          # (x, y) the leg in flight is measured from
         self._leg_timeout = None        # seconds the leg in flight was given
+        self._leg_progress = None       # ((x, y) odometry, t) of the leg's last progress
+        self._spun_at = None            # odometry (x, y) where the latest full spin ended
         self._episode_start = None
         self._phase_end = None          # end of the spin, or the deadline of the leg
-        self._aborts = 0                # failed legs in a row (aborted, rejected, timed out)
+        self._aborts = 0                # failed legs in a row (see max_aborts)
         self._resume = False            # an episode happened: re-send the goal when localized
         self._resent = False            # our re-send of the saved goal is at move_base
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
@@ -900,6 +917,7 @@ class RecoveryCore:
                 self._start_approach(t)
             elif self.phase == Phase.SPIN:
                 if t >= self._phase_end:
+                    self._spun_at = self._fresh_odom(t)
                     self._end_spin(t)
                 else:
                     self._out['twist'] = (0.0, self.config.spin_speed)
@@ -909,6 +927,13 @@ class RecoveryCore:
                               self.legs_sent, self._leg_timeout)
                     self._out['cancel'] = True
                     self._leg_over('timed out', t)
+                elif self._leg_stalled(t):
+                    _log.info('recovery: leg %d has not moved the robot %.2f m in %.1f s '
+                              '(move_base may have no path from the estimate), cancelling it',
+                              self.legs_sent, self.config.leg_stall_distance,
+                              self.config.leg_stall_time)
+                    self._out['cancel'] = True
+                    self._leg_over('stalled', t)
             if self.phase == Phase.WANDER:
                 self._out['twist'] = self._wander(t)
         elif self.state == State.LOST and self.phase == Phase.GAVE_UP:
@@ -1028,6 +1053,7 @@ class RecoveryCore:
         self._aborts = 0
         self._spiral = None
         self._spiral_frame = None
+        self._spun_at = None
         self._center = self._good_pose or self._pose
         self._approach = self._approach_next = self._dwell_end = None
         self._approached = {}
@@ -1119,6 +1145,7 @@ class RecoveryCore:
         self._leg_timeout = self.config.goal_timeout + self.config.goal_timeout_per_metre * \
             math.hypot(goal[0] - start[0], goal[1] - start[1])
         self._phase_end = t + self._leg_timeout
+        self._leg_progress = None
         self._out['send_goal'] = goal
         self._out['goal_frame'] = self._spiral_frame
         self._out['goal_tag'] = self._next_tag('leg')
@@ -1133,11 +1160,40 @@ class RecoveryCore:
         spin, or fall back after ``max_aborts`` failures in a row."""
         self._aborts = self._aborts + 1 if failure else 0
         if self._aborts >= self.config.max_aborts:
-            self._fall_back('%d spiral legs in a row failed (aborted, rejected or timed out; '
-                            'the last %s)' % (self._aborts, failure))
+            self._fall_back('%d spiral legs in a row failed (aborted, rejected, stalled or timed '
+                            'out; the last %s)' % (self._aborts, failure))
             self.phase = Phase.WANDER
             return
+        here = self._fresh_odom(t)
+        if failure and self._spun_at is not None and here is not None and math.hypot(
+                here[0] - self._spun_at[0], here[1] - self._spun_at[1]) < RESPIN_DISTANCE:
+            _log.info('recovery: leg %d %s within %.1f m of the last spin: the next leg without '
+                      'another spin', self.legs_sent, failure, RESPIN_DISTANCE)
+            self._end_spin(t)
+            return
         self._spin(t)
+
+    def _leg_stalled(self, t):
+        """Whether the leg in flight has not moved the robot ``leg_stall_distance`` in the last
+        ``leg_stall_time`` s (False while the odometry is missing or stale, or the check off)."""
+        cfg = self.config
+        here = self._fresh_odom(t)
+        if cfg.leg_stall_time <= 0 or here is None:
+            return False
+        if self._leg_progress is None:
+            self._leg_progress = (here, t)
+            return False
+        (x, y), since = self._leg_progress
+        if math.hypot(here[0] - x, here[1] - y) >= cfg.leg_stall_distance:
+            self._leg_progress = (here, t)
+            return False
+        return t - since >= cfg.leg_stall_time
+
+    def _fresh_odom(self, t):
+        """The odometry position ``(x, y)`` if it is at most ``scan_timeout`` old, else None."""
+        if self._odom_t is None or t - self._odom_t > self.config.scan_timeout:
+            return None
+        return self._odom
 
     def _fall_back(self, why):
         self.strategy = 'reactive'

@@ -162,12 +162,13 @@ class RecoveryNode:
             re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
-        goal_timeout_per_metre, max_search_time, rate, map_frame, base_frame, move_base_timeout,
-        move_base_retry, max_aborts, resume_retries, resume_retry_delay, max_doubts,
-        state_namespace, scan_timeout, clear_costmaps, look_around_every, look_before_resume,
-        look_timeout, look_dwell, viewpoint_service, kidnap_namespace, approach_tags,
-        approach_standoff, approach_max_distance, approach_max_view_angle,
-        approach_timeout, approach_tries, approach_dwell, approach_at_once, reactive/*).
+        goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time, rate,
+        map_frame, base_frame, move_base_timeout, move_base_retry, max_aborts, resume_retries,
+        resume_retry_delay, max_doubts, state_namespace, scan_timeout, clear_costmaps,
+        look_around_every, explore, look_before_resume, look_timeout, look_dwell, viewpoint_service,
+        kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
+        approach_max_view_angle, approach_timeout, approach_tries, approach_dwell,
+        approach_at_once, reactive/*).
     """
 
     def __init__(self, core, config):
