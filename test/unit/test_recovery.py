@@ -1010,6 +1010,23 @@ def test_clock_jumping_back_keeps_the_remaining_spin():
     assert core.step(4.1).send_goal is not None
 
 
+def test_clock_jumping_back_keeps_the_stall_time_left_of_a_leg():
+    core = make_core()
+    core.on_state(State.LOST, 100.0)
+    t = 100.0
+    while core.phase != Phase.LEG:
+        t = round(t + DT, 6)
+        core.on_odom(*ODOM, t, 'odom')
+        core.step(t)
+    core.on_odom(*ODOM, 106.0, 'odom')
+    assert not core.step(106.0).cancel             # the leg's progress is timed from here
+    for t in (2.0, 4.0, 6.9):                      # clock reset: 5 s of stall time remain
+        core.on_odom(*ODOM, t, 'odom')
+        assert not core.step(t).cancel
+    core.on_odom(*ODOM, 7.1, 'odom')
+    assert core.step(7.1).cancel                   # stalled, not 104 s later
+
+
 def test_shutdown_cancels_and_stops():
     core = make_core()
     runner = Runner(core)

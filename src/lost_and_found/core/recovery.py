@@ -985,6 +985,8 @@ class RecoveryCore:
                 self._approach.shift(delta)
             if self._heading_goal is not None:
                 self._heading_goal = (self._heading_goal[0], self._heading_goal[1] + delta)
+            if self._leg_progress is not None:
+                self._leg_progress = (self._leg_progress[0], self._leg_progress[1] + delta)
             self._warned = {key: when + delta for key, when in self._warned.items()}
         self._last_t = t
         return t
