@@ -1220,8 +1220,7 @@ class RecoveryCore:
             turn = self._turn_to_heading(t)
             if turn is not None:
                 return turn
-        odom = self._odom if self._odom_t is not None and \
-            t - self._odom_t <= self.config.scan_timeout else None
+        odom = self._fresh_odom(t)
         pose = self._odom_pose(t)
         remembered = self._memory.points_around(pose) if pose is not None else None
         try:
@@ -1257,20 +1256,22 @@ class RecoveryCore:
     def _look_around_due(self, t):
         """Add the fresh odometry's progress to the distance wandered since the last spin;
         True when it reached ``look_around_every`` (never without fresh odometry)."""
-        if self._odom_t is None or t - self._odom_t > self.config.scan_timeout:
+        here = self._fresh_odom(t)
+        if here is None:
             return False
         if self._wander_from is not None:
-            self._wandered += math.hypot(self._odom[0] - self._wander_from[0],
-                                         self._odom[1] - self._wander_from[1])
-        self._wander_from = self._odom
+            self._wandered += math.hypot(here[0] - self._wander_from[0],
+                                         here[1] - self._wander_from[1])
+        self._wander_from = here
         every = self.config.look_around_every
         return every > 0 and self._wandered >= every
 
     def _odom_pose(self, t):
         """The fresh odometry pose ``(x, y, yaw)`` at ``t``, or None (none, stale, no yaw)."""
-        if self._odom_yaw is None or t - self._odom_t > self.config.scan_timeout:
+        here = self._fresh_odom(t)
+        if here is None or self._odom_yaw is None:
             return None
-        return self._odom + (self._odom_yaw,)
+        return here + (self._odom_yaw,)
 
     def _may_leave_for_approach(self):
         """Whether the current phase is left at once for a distant tag (a spin only with
