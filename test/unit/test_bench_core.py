@@ -397,6 +397,34 @@ def test_a_trial_traces_truth_error_and_state_once_per_period():
                      [1.0, 1.0, 2.0, 0.5, 5.0, 0.0, 'LOST']]
 
 
+def test_an_estimate_is_judged_against_the_truth_of_its_own_instant():
+    # Turning at 1 rad/s, a tf 0.5 s older than the newest truth is 0.5 rad behind it: right
+    # at its own instant, wrong against the newest truth.
+    def samples(trial, matched):
+        for k in range(int(FOUND_HOLD) + 2):
+            t = 110.0 + k
+            truth, truth_then = (0.0, 0.0, 0.5 * k + 0.5), (0.0, 0.0, 0.5 * k)
+            trial.on_sample(t, truth, truth_then, truth_then if matched else None)
+    matched, newest = Trial(goal=(10.0, 0.0, 0.0), t_put_down=100.0), \
+        Trial(goal=(10.0, 0.0, 0.0), t_put_down=100.0)
+    samples(matched, True)
+    samples(newest, False)
+    assert matched.t_recovered == 110.0
+    assert newest.t_recovered is None
+    assert matched.result()['trace'][0][4:6] == [0.0, 0.0]
+
+
+def test_the_truth_nearest_a_stamp():
+    from lost_and_found.bench.simrun import nearest_sample
+    log = [(1.0, 'a'), (1.05, 'b'), (1.1, 'c')]
+    assert nearest_sample([], 1.0) is None
+    assert nearest_sample(log, 0.5) == (1.0, 'a')
+    assert nearest_sample(log, 1.02) == (1.0, 'a')
+    assert nearest_sample(log, 1.04) == (1.05, 'b')
+    assert nearest_sample(log, 1.05) == (1.05, 'b')
+    assert nearest_sample(log, 9.0) == (1.1, 'c')
+
+
 def write_run(folder, near_blob=(5.0, 10.0)):
     """A finished one-trial detection run on disk: the estimate always right, and a spell of
     readings whose scan misses the map short (something within 1 m of the laser; at

@@ -4,6 +4,7 @@ that watches the truth and the localizer, drives, teleports and kidnaps.
 All times are sim seconds (``/clock``); every wait also has a wall-clock deadline, so a stuck
 graph ends the suite with an error instead of hanging it.
 """
+import bisect
 import os
 import threading
 
@@ -19,6 +20,20 @@ WALL_PER_SIM = 4.0
 WALL_SLACK = 60.0
 #: Sim seconds between an aborted goal and the next one.
 ABORT_PAUSE = 1.0
+
+
+def nearest_sample(log, stamp):
+    """The entry of ``log`` (tuples whose first item is a stamp, in stamp order) stamped
+    nearest ``stamp``; None when the log is empty."""
+    if not log:
+        return None
+    i = bisect.bisect_left(log, stamp, key=lambda entry: entry[0])
+    if i == 0:
+        return log[0]
+    if i == len(log):
+        return log[-1]
+    before, after = log[i - 1], log[i]
+    return before if stamp - before[0] <= after[0] - stamp else after
 
 
 def write_sim_params(path, start_pose, laser_no_return=None):
@@ -347,6 +362,16 @@ class SimSession:
     def estimate(self, base_frame='base_footprint'):
         """The localizer's belief now: (x, y, yaw) of the base in the map frame from tf, or None.
         """
+        sample = self.estimate_sample(base_frame)
+        return None if sample is None else sample[1]
+
+    def estimate_sample(self, base_frame='base_footprint'):
+        """The localizer's latest belief on tf with its stamp: (stamp, (x, y, yaw)), or None.
+
+        The stamp is the latest time at which the whole map -> base chain is known (the
+        newest odometry this node has): the instant the belief is about, which may lag the
+        newest ground truth (:meth:`truth_at` gives the truth of that instant).
+        """
         import tf2_ros
         from lost_and_found.nodes.conversions import yaw_from_quaternion
         try:
@@ -355,7 +380,14 @@ class SimSession:
                 tf2_ros.ExtrapolationException):
             return None
         tr = t.transform
-        return tr.translation.x, tr.translation.y, yaw_from_quaternion(tr.rotation)
+        pose = (tr.translation.x, tr.translation.y, yaw_from_quaternion(tr.rotation))
+        return t.header.stamp.to_sec(), pose
+
+    def truth_at(self, stamp):
+        """The ground truth (x, y, yaw) stamped nearest ``stamp`` (sim s), or None before any."""
+        with self.lock:
+            entry = nearest_sample(self.truth_log, stamp)
+        return None if entry is None else entry[1:]
 
     def subscribed(self, node, topic):
         """True when ``node`` subscribes to ``topic`` (asked of the master)."""
