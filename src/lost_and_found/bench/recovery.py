@@ -9,7 +9,8 @@ seed), so they are compared pair by pair. A trial:
     back to a localized state -> the user sends a goal through move_base -> after driving
     ``drive`` m the robot is lifted for 3 s and put down at a free pose >= 5 m away
     -> watched until the estimate is *recovered* (within 0.45 m and 0.35 rad of the truth for
-    10 s, DESIGN.md §5) and the goal *resumed* (reached), or the budgets run out.
+    10 s, DESIGN.md §5; the estimate on tf against the truth stamped nearest its own stamp)
+    and the goal *resumed* (reached), or the budgets run out.
 
 The trial then waits (at most GOAL_END_WAIT s) for the package to end the errand and records
 how far from the goal the robot stopped (``goal_end_error``; the table also counts the stops
