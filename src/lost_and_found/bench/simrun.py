@@ -4,7 +4,6 @@ that watches the truth and the localizer, drives, teleports and kidnaps.
 All times are sim seconds (``/clock``); every wait also has a wall-clock deadline, so a stuck
 graph ends the suite with an error instead of hanging it.
 """
-import bisect
 import os
 import threading
 
@@ -24,16 +23,19 @@ ABORT_PAUSE = 1.0
 
 def nearest_sample(log, stamp):
     """The entry of ``log`` (tuples whose first item is a stamp, in stamp order) stamped
-    nearest ``stamp``; None when the log is empty."""
+    nearest ``stamp`` (the earlier of two as near); None when the log is empty.
+
+    Searched from the newest end: the stamps asked for are near it, and the log grows all
+    session long (Python 3.8's bisect has no key).
+    """
     if not log:
         return None
-    i = bisect.bisect_left(log, stamp, key=lambda entry: entry[0])
-    if i == 0:
-        return log[0]
-    if i == len(log):
-        return log[-1]
-    before, after = log[i - 1], log[i]
-    return before if stamp - before[0] <= after[0] - stamp else after
+    i = len(log) - 1
+    while i > 0 and log[i][0] > stamp:
+        i -= 1
+    if i + 1 < len(log) and log[i + 1][0] - stamp < abs(stamp - log[i][0]):
+        return log[i + 1]
+    return log[i]
 
 
 def write_sim_params(path, start_pose, laser_no_return=None):
