@@ -415,16 +415,16 @@ def test_an_estimate_is_judged_against_the_truth_of_its_own_instant():
 
 
 def test_the_truth_nearest_a_stamp():
-    from lost_and_found.bench.simrun import nearest_sample
-    log = [(1.0, 'a'), (1.5, 'b'), (2.0, 'c')]
-    assert nearest_sample([], 1.0) is None
-    assert nearest_sample(log, 0.5) == (1.0, 'a')
-    assert nearest_sample(log, 1.125) == (1.0, 'a')
-    assert nearest_sample(log, 1.375) == (1.5, 'b')
-    assert nearest_sample(log, 1.5) == (1.5, 'b')
-    assert nearest_sample(log, 1.75) == (1.5, 'b')      # as near as 2.0: the earlier
-    assert nearest_sample(log, 1.875) == (2.0, 'c')
-    assert nearest_sample(log, 9.0) == (2.0, 'c')
+    from lost_and_found.bench.detectors import nearest_index
+    times = [1.0, 1.5, 2.0]
+    assert nearest_index(times, 0.5) == 0
+    assert nearest_index(times, 1.125) == 0
+    assert nearest_index(times, 1.375) == 1
+    assert nearest_index(times, 1.5) == 1
+    assert nearest_index(times, 1.75) == 1      # as near as 2.0: the earlier
+    assert nearest_index(times, 1.875) == 2
+    assert nearest_index(times, 9.0) == 2
+    assert nearest_index(np.array(times), 1.875) == 2
 
 
 def write_run(folder, near_blob=(5.0, 10.0)):

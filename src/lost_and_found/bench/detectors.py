@@ -14,6 +14,7 @@ Each detector maps every amcl_pose reading to a tier (0 normal, 1 confused, 2 lo
 The two rules know no tier 1. A reading is ``(t, var_x, var_y, cov_xy, var_yaw)`` in s, m^2,
 m^2, m^2, rad^2, taken from the covariance of geometry_msgs/PoseWithCovarianceStamped.
 """
+import bisect
 import math
 
 import numpy as np
@@ -261,8 +262,12 @@ def is_right(error):
 
 
 def nearest_index(times, t):
-    """Index of the entry of the sorted ``times`` nearest to ``t`` (the earlier one on a tie)."""
-    i = int(np.searchsorted(times, t))
+    """Index of the entry of the sorted ``times`` nearest to ``t`` (the earlier one on a tie).
+
+    A binary search on the sequence as it is (a list is not copied into an array), so a
+    growing log can be searched on every tick.
+    """
+    i = bisect.bisect_left(times, t)
     if i > 0 and (i == len(times) or t - times[i - 1] <= times[i] - t):
         i -= 1
     return i

@@ -21,23 +21,6 @@ WALL_SLACK = 60.0
 ABORT_PAUSE = 1.0
 
 
-def nearest_sample(log, stamp):
-    """The entry of ``log`` (tuples whose first item is a stamp, in stamp order) stamped
-    nearest ``stamp`` (the earlier of two as near); None when the log is empty.
-
-    Searched from the newest end: the stamps asked for are near it, and the log grows all
-    session long (Python 3.8's bisect has no key).
-    """
-    if not log:
-        return None
-    i = len(log) - 1
-    while i > 0 and log[i][0] > stamp:
-        i -= 1
-    if i + 1 < len(log) and log[i + 1][0] - stamp < abs(stamp - log[i][0]):
-        return log[i + 1]
-    return log[i]
-
-
 def write_sim_params(path, start_pose, laser_no_return=None):
     """Write a sim.launch ``sim_params`` file that starts the robot (and amcl) at ``start_pose``.
 
@@ -204,6 +187,7 @@ class SimSession:
         self.lock = threading.Lock()
         self.truth = None                 # (t, x, y, yaw)
         self.truth_log = []               # (t, x, y, yaw), every message
+        self.truth_times = []             # the stamps of truth_log, for searching it
         # (t, x, y, yaw, var_x, var_y, cov_xy, var_yaw, scan miss fraction, through and short
         # miss fractions; the last three None without a scan feature)
         self.readings = []
@@ -310,6 +294,7 @@ class SimSession:
         with self.lock:
             self.truth = entry
             self.truth_log.append(entry)
+            self.truth_times.append(entry[0])
 
     def _on_scan(self, msg):
         with self.lock:
@@ -387,9 +372,11 @@ class SimSession:
 
     def truth_at(self, stamp):
         """The ground truth (x, y, yaw) stamped nearest ``stamp`` (sim s), or None before any."""
+        from lost_and_found.bench.detectors import nearest_index
         with self.lock:
-            entry = nearest_sample(self.truth_log, stamp)
-        return None if entry is None else entry[1:]
+            if not self.truth_log:
+                return None
+            return self.truth_log[nearest_index(self.truth_times, stamp)][1:]
 
     def subscribed(self, node, topic):
         """True when ``node`` subscribes to ``topic`` (asked of the master)."""
