@@ -499,8 +499,9 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     # 30 returns on the wall 1.95 m ahead, 31 stopped by a box 0.6 m in front (in free space
     # on the map).
     misses, readings = scan_misses_in_room([1.95] * 30 + [0.6] * 31, 5.0)
-    miss, through, short, near, open_ = readings[0][8:]
+    miss, through, short, near, open_, span = readings[0][8:]
     assert (through, short) == (0.0, pytest.approx(31 / 61))
+    assert span == 0.0      # no beam through a wall
     assert miss == pytest.approx(0.5 * 31 / 61)
     assert len(near) == len(open_) == len(detectors.MIN_RANGES)
     for min_range, pair in zip(detectors.MIN_RANGES, near):
@@ -510,13 +511,13 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     assert open_ == near
     # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
     misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
-    assert readings[1][8:] == (None, None, None, None, None) and misses._awaiting == [1]
+    assert readings[1][8:] == (None,) * 6 and misses._awaiting == [1]
 
 
 def test_scan_misses_records_the_open_beams_too():
     # A 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
     _, readings = scan_misses_in_room([math.inf] * 30 + [0.6] * 31, 1.5, open_beams=True)
-    miss, through, short, near, open_ = readings[0][8:]
+    miss, through, short, near, open_, _ = readings[0][8:]
     # The checker's own numbers count the open beams, and they agree with the map.
     assert (through, short) == (0.0, pytest.approx(31 / 61))
     assert miss == pytest.approx(0.5 * 31 / 61)

@@ -7,7 +7,7 @@ from box_room import distance_to_walls
 
 from lost_and_found.core.scan_agreement import (
     DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, end_points,
-    miss_counts, miss_fraction, through_share)
+    miss_counts, miss_fraction, through_share, through_span)
 
 RES = 0.05
 
@@ -195,6 +195,36 @@ def test_through_misses_are_beams_through_a_wall_or_off_the_map():
     # Placed 0.5 m before the outer wall, they end off the map: through misses too.
     off = (3.5, 2.0, 0.0)
     assert miss_fraction(room, off, LaserMount(), scan, 0.1, 100, 10, 0.0)[0] == 1.0
+
+
+def test_through_span_is_how_far_apart_the_beams_enter_the_walls_they_pass_through():
+    room = partitioned_room()
+    pose = (1.5, 2.0, 0.0)                        # 0.5 m before the partition at x = 2.0
+    wide = scan_of([0.95] * 61, angle_min=-0.3, increment=0.01)
+    # Every beam ends 0.45 m behind the partition: they enter it across 2 * 0.5 * tan(0.3).
+    assert through_span(room, pose, LaserMount(), wide, 0.1, 100, 10) == pytest.approx(
+        math.tan(0.3), abs=0.03)
+    # Only the middle 11 beams pass (an opening the map has shut): a few centimetres apart.
+    ranges = [0.5] * 25 + [0.95] * 11 + [0.5] * 25
+    opening = through_span(room, pose, LaserMount(), scan_of(ranges, -0.3, 0.01), 0.1, 100, 10)
+    assert opening == pytest.approx(2 * 0.5 * math.tan(0.05), abs=0.03)
+    # One beam through, none through, or beams that only leave the map: no span.
+    one = [0.5] * 30 + [0.95] + [0.5] * 30
+    assert through_span(room, pose, LaserMount(), scan_of(one, -0.3, 0.01), 0.1, 100, 10) == 0.0
+    assert through_span(room, pose, LaserMount(), scan_of([0.5] * 61, -0.3, 0.01), 0.1, 100,
+                        10) == 0.0
+    assert through_span(room, (3.5, 2.0, 0.0), LaserMount(), wide, 0.1, 100, 10) == 0.0
+    # Too few usable beams: no evidence.
+    assert through_span(room, pose, LaserMount(), wide, 0.1, 100, 62) is None
+
+
+def test_the_checker_gives_the_span_of_the_scan_stamped_like_the_pose():
+    checker = ScanChecker(0.1, 100, 10, 0.05)
+    assert checker.span(1.0, (1.5, 2.0, 0.0)) is None and checker.reason == 'no map yet'
+    checker.distance_map = partitioned_room()
+    checker.add_scan(1.0, scan_of([0.95] * 61, angle_min=-0.3, increment=0.01), LaserMount())
+    assert checker.span(1.0, (1.5, 2.0, 0.0)) == pytest.approx(math.tan(0.3), abs=0.03)
+    assert checker.span(3.0, (1.5, 2.0, 0.0)) is None and 'no scan stamped' in checker.reason
 
 
 def test_through_share_is_of_the_beams_that_reached_and_clutter_leaves_it_alone():

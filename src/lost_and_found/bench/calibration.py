@@ -51,6 +51,9 @@ from lost_and_found.core.scan_agreement import through_share, weighted_miss
 #: with open beams (scan_check/open_beams).
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
           'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near', 'scan_open')
+#: Streams recorded with the through span (core/scan_agreement.through_span) after them; the
+#: calibration does not use it (tools/detector_variants.py --variant span does).
+SPAN_FIELDS = FIELDS + ('scan_span',)
 #: Streams recorded before the open beams were, before the candidate min_ranges were, before
 #: the two kinds were, and before the scan feature existed.
 NEAR_FIELDS = FIELDS[:-1]
@@ -301,6 +304,9 @@ def parse_stream(data, source='stream'):
     if not isinstance(data, dict) or 'readings' not in data:
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
+    width = len(fields)
+    if fields == SPAN_FIELDS:
+        fields = FIELDS
     if fields not in (FIELDS, NEAR_FIELDS, SPLIT_FIELDS, MISS_FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
                                                                list(FIELDS)))
@@ -316,8 +322,8 @@ def parse_stream(data, source='stream'):
     last = -math.inf
     for row_index, row in enumerate(data['readings']):
         where = '%s: reading %d' % (source, row_index)
-        if not isinstance(row, (list, tuple)) or len(row) != len(fields):
-            raise CalibrationError('%s: %r is not %d values' % (where, row, len(fields)))
+        if not isinstance(row, (list, tuple)) or len(row) != width:
+            raise CalibrationError('%s: %r is not %d values' % (where, row, width))
         values = {}
         for name, value in zip(FIELDS[:8], row[:8]):
             values[name] = _number(value, '%s: %s' % (where, name))

@@ -514,6 +514,11 @@ def scan_values(reading):
     return list(reading[8:13]) + [None] * (13 - max(len(reading), 8))
 
 
+def scan_span(reading):
+    """The through span (m) of a recorded reading, or None (``simrun.ScanMisses._values``)."""
+    return reading[13] if len(reading) > 13 else None
+
+
 def write_stream(path, stream, trials, label, scan_check):
     """Every reading with its error and phase: the input of tools/calibrate_detector.py.
 
@@ -533,8 +538,8 @@ def write_stream(path, stream, trials, label, scan_check):
         'min_ranges': list(detectors.MIN_RANGES),
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
                    'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near',
-                   'scan_open'],
-        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r)
+                   'scan_open', 'scan_span'],
+        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r) + [scan_span(r)]
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })
 

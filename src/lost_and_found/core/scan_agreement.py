@@ -193,18 +193,33 @@ class DistanceMap:
         Returns:
             A bool array like ``xs``.
         """
+        return self.first_crossings(x0, y0, xs, ys)[0]
+
+    def first_crossings(self, x0, y0, xs, ys):
+        """:meth:`crosses_obstacle`, and where each segment first enters an occupied cell.
+
+        Returns:
+            ``(crossed, px, py)``: the bool array of :meth:`crosses_obstacle` and the map
+            points of the first occupied sample of each segment (NaN where it crosses none).
+        """
         xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-        out = np.zeros(xs.shape, dtype=bool)
+        crossed = np.zeros(xs.shape, dtype=bool)
+        px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
         if xs.size == 0 or not self.occupied_cells:
-            return out
+            return crossed, px, py
         lengths = np.hypot(xs - x0, ys - y0)
         step = self.resolution / 2.0
         # One row of samples per segment, from the start to the end point inclusive.
         fractions = np.arange(int(math.ceil(lengths.max() / step)) + 1) * step
         t = np.minimum(fractions[None, :] / np.maximum(lengths, step)[:, None], 1.0)
-        d = self.distance(x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None])
-        out[:] = np.any(d == 0.0, axis=1)
-        return out
+        sx, sy = x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None]
+        hit = self.distance(sx, sy) == 0.0
+        crossed[:] = np.any(hit, axis=1)
+        first = np.argmax(hit, axis=1)
+        rows = np.arange(xs.size)
+        px[crossed] = sx[rows, first][crossed]
+        py[crossed] = sy[rows, first][crossed]
+        return crossed, px, py
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,6 +341,20 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         the map, the misses that ended in free space, and the used beams they are out of;
         None when there were fewer than ``min_beams`` used beams.
     """
+    kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                        min_range, open_beams)
+    if kinds is None:
+        return None
+    through, short = kinds[:2]
+    return int(np.count_nonzero(through)), int(np.count_nonzero(short)), int(through.size)
+
+
+def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                min_range, open_beams):
+    """Per used beam (arguments as :func:`miss_counts`): ``(through, short, px, py)``, the
+    bool arrays of the two kinds of miss and where a through miss first entered a mapped
+    obstacle (NaN for the other beams, and for one that only left the map); None when
+    there were fewer than ``min_beams`` used beams."""
     xs, ys, is_open = rays(pose, mount, scan, max_beams, min_range, open_beams)
     if xs.size < max(1, min_beams):
         return None
@@ -342,10 +371,33 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
     off_map = np.isinf(distance) & ~is_open
     checked = (missed & ~off_map) | is_open
     crossed = np.zeros(xs.shape, dtype=bool)
-    crossed[checked] = distance_map.crosses_obstacle(origin[0], origin[1], xs[checked],
-                                                     ys[checked])
-    through = int(np.count_nonzero(off_map | crossed))
-    return through, int(np.count_nonzero(missed & ~crossed & ~off_map)), int(xs.size)
+    px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
+    crossed[checked], px[checked], py[checked] = distance_map.first_crossings(
+        origin[0], origin[1], xs[checked], ys[checked])
+    return off_map | crossed, missed & ~crossed & ~off_map, px, py
+
+
+def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                 min_range=0.0, open_beams=False):
+    """How far apart (m) the beams through mapped obstacles cross them, or None.
+
+    An opening the map has shut (a door that stands open) lets beams through at one place,
+    less than a door's width across; at a wrong pose beams pass through walls all over the
+    map. The span is the largest distance between two of the points where the used beams'
+    through misses first enter a mapped obstacle (0.0 with fewer than two such points; the
+    misses that only left the map have none). Arguments as :func:`miss_counts`; None when
+    there were fewer than ``min_beams`` used beams.
+    """
+    kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
+                        min_range, open_beams)
+    if kinds is None:
+        return None
+    px, py = kinds[2], kinds[3]
+    known = np.isfinite(px)
+    if np.count_nonzero(known) < 2:
+        return 0.0
+    points = np.column_stack((px[known], py[known]))
+    return float(np.max(np.hypot(*(points[:, None, :] - points[None, :, :]).transpose(2, 0, 1))))
 
 
 def miss_fraction(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
@@ -568,6 +620,16 @@ class ScanChecker:
         self.reason = ''
         through, short, beams = counts
         return through / beams, short / beams
+
+    def span(self, stamp, pose):
+        """The :func:`through_span` of the scan taken at ``stamp`` seen from ``pose`` with
+        the checker's own numbers, or None (as :meth:`measure`, which sets :attr:`reason`
+        and :attr:`waiting`)."""
+        if self.measure(stamp, pose) is None:
+            return None
+        scan, mount = self._buffer.match(stamp)
+        return through_span(self.distance_map, pose, mount, scan, self.hit_tolerance,
+                            self.max_beams, self.min_beams, self.min_range, self.open_beams)
 
     def feature(self, stamp, pose):
         """The miss fraction (weighted by ``short_weight``) of :meth:`measure`, or None."""
