@@ -2,11 +2,12 @@
 """Try other ways of using the lost detector's evidence, offline, on recorded streams.
 
 None ships; this is how the results of "More training runs, and other ways to use the same
-evidence" (``cusum``, ``split``) and of "Bursts of beams through walls" (``burst``) in
-bench/RESULTS.md were measured, and the place to try the next idea against the same inputs::
+evidence" (``cusum``, ``split``), of "Bursts of beams through walls" (``burst``) and of
+"Bursts of beams through walls all over the map" (``span``) in bench/RESULTS.md were
+measured, and the place to try the next idea against the same inputs::
 
     /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
-        --variant window|cusum|split|burst [--allow N] [--config config/lost_detector.yaml]
+        --variant window|cusum|split|burst|span [--allow N] [--config config/lost_detector.yaml]
 
 Variants (each chosen on the training runs by the calibration's own objective: no false tier-2
 alarm first, then the most delocalizations caught within 15 s of driving; then scored on the
@@ -36,6 +37,11 @@ count against it, the calibration's zero being ``--allow 0``:
   a wrong place that fits; the window (13 lost readings of 20) does not fill on a burst of 5.
   A model of the rule, not the node's: the burst's tier 2 lasts while the count holds, the
   node's would last until its own exit rule.
+- ``span``: ``burst``, counting only the readings whose beams through walls also enter them
+  more than ``min_span`` metres apart (the stream's ``scan_span``,
+  :func:`lost_and_found.core.scan_agreement.through_span`). A door the map has shut lets the
+  laser through at one place, under a door's width across; at a wrong pose the beams pass
+  through walls all over the view. The streams must have been recorded with the span.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
 the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the
@@ -46,12 +52,13 @@ import argparse
 import dataclasses
 import itertools
 import math
+import os
 import sys
 from collections import deque
 
 import numpy as np
 
-from lost_and_found.bench import calibration, detectors
+from lost_and_found.bench import calibration, detectors, report
 from lost_and_found.core.lost_detector import LostDetector
 
 #: The ``cusum`` grid: clip, drift k, threshold h, settle readings (scan-only evidence).
@@ -68,6 +75,8 @@ SPLIT_GRID = dict(prob_thresh=(0.9, 0.95, 0.99, 0.995, 0.999, 0.9999, 0.99999),
 #: The ``burst`` grid: (k, n) readings, and the through share a reading must exceed.
 BURST_GRID = dict(counts=((3, 3), (3, 4), (4, 4), (4, 5), (4, 6), (5, 6), (5, 8), (6, 8)),
                   share=(0.3, 0.4, 0.5, 0.6, 0.7, 0.8))
+#: The ``span`` grid: ``BURST_GRID`` and the span (m) a reading's through beams must exceed.
+SPAN_GRID = dict(BURST_GRID, min_span=(0.0, 1.0, 1.5, 2.0, 3.0))
 #: Readings since a reset before tier 2 may be raised (as the shipped queue_min).
 QUEUE_MIN = 5
 #: Bounds of a probability turned into log-odds.
@@ -127,10 +136,12 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
     return tiers
 
 
-def burst_tiers(probabilities, config, resets, count, window, share):
+def burst_tiers(probabilities, config, resets, count, window, share, spans=None,
+                min_span=None):
     """The shipped detector's tiers (:func:`calibration.replay_tiers`), raised to 2 while at
     least ``count`` of the last ``window`` settled readings with a through share had one above
-    ``share`` (see the module docstring)."""
+    ``share`` (see the module docstring) and, with ``spans`` (per reading, None where it has
+    none), a span above ``min_span``."""
     detector = LostDetector(config)
     recent = deque(maxlen=window)
     tiers = []
@@ -147,9 +158,33 @@ def burst_tiers(probabilities, config, resets, count, window, share):
             if settling:
                 recent.clear()
             elif through is not None:
-                recent.append(through > share)
+                recent.append(through > share and (spans is None or (
+                    spans[index] is not None and spans[index] > min_span)))
         tiers.append(2 if sum(recent) >= count else int(detector.tier))
     return tiers
+
+
+def span_caution(candidate):
+    """:func:`burst_caution`, then the larger span."""
+    return burst_caution(candidate[:2]) + (-candidate[2],)
+
+
+def recorded_spans(recording):
+    """The ``scan_span`` of every reading of a recording's stream, in its order.
+
+    Raises:
+        ValueError: the stream was recorded without it.
+    """
+    path = recording.path
+    if os.path.isdir(path):
+        path = os.path.join(path, 'detection_stream.json')
+    data = report.read_json(path)
+    fields = list(data.get('fields') or ())
+    if 'scan_span' not in fields:
+        raise ValueError('%s: no scan_span column (recorded before the span was): record it '
+                         'again' % path)
+    column = fields.index('scan_span')
+    return [row[column] for row in data['readings']]
 
 
 def burst_caution(candidate):
@@ -307,6 +342,17 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
               % (chosen[0] + (chosen[1],)))
         tiers = [burst_tiers(p, config, r.resets, *chosen[0], chosen[1])
                  for p, r in zip(probabilities[1], streams[1])]
+    elif variant == 'span':
+        streams, probabilities = weighed_probabilities(train, held, weigh, config)
+        spans = [[recorded_spans(r) for r in group] for group in (train, held)]
+        grid = list(itertools.product(*SPAN_GRID.values()))
+        chosen, score = choose(grid, streams[0], lambda c, i: burst_tiers(
+            probabilities[0][i], config, streams[0][i].resets, *c[0], c[1], spans[0][i],
+            c[2]), span_caution, allow)
+        print('chosen on training: %d of %d readings with a through share above %g and a '
+              'span above %g m' % (chosen[0] + chosen[1:]))
+        tiers = [burst_tiers(p, config, r.resets, *chosen[0], chosen[1], s, chosen[2])
+                 for p, r, s in zip(probabilities[1], streams[1], spans[1])]
     elif variant == 'window':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
@@ -348,11 +394,13 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
 
 def main(argv=None):
     """Parse the command line and run; exit 1 with a message on bad input."""
-    p = argparse.ArgumentParser(description='Try the window, cusum, split or burst variant of '
-                                'the lost detector offline on recorded detection runs.')
+    p = argparse.ArgumentParser(description='Try the window, cusum, split, burst or span '
+                                'variant of the lost detector offline on recorded detection '
+                                'runs.')
     p.add_argument('train', nargs='+', metavar='TRAIN_DIR')
     p.add_argument('--evaluate', nargs='+', required=True, metavar='EVAL_DIR')
-    p.add_argument('--variant', choices=('window', 'cusum', 'split', 'burst'), required=True)
+    p.add_argument('--variant', choices=('window', 'cusum', 'split', 'burst', 'span'),
+                   required=True)
     p.add_argument('--allow', type=int, default=0, metavar='N',
                    help='training false alarms the choice may take before they count '
                    '(default 0, the calibration\'s rule)')

@@ -1097,3 +1097,13 @@ def test_the_two_shipped_files_are_the_tool_s_output_with_and_without_open_beams
         assert '--open-beams %s --date ' % ('on' if open_beams else 'off') in text
         assert '--out %s\n' % target in text
         assert 'file="$(find lost_and_found)/%s"' % target in text
+
+
+def test_streams_with_the_through_span_load_as_without_it():
+    row = reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 0.2) + [0.1, 0.2, [[0.1, 0.2]],
+                                                                      [[0.1, 0.2]]]
+    plain = {'map': 'lab', 'fields': list(cal.FIELDS), 'min_ranges': [0.0], 'readings': [row]}
+    span = dict(plain, fields=list(cal.SPAN_FIELDS), readings=[row + [2.5]])
+    assert cal.parse_stream(span) == cal.parse_stream(plain)
+    with pytest.raises(cal.CalibrationError, match='is not 17 values'):
+        cal.parse_stream(dict(span, readings=[row]))

@@ -138,3 +138,30 @@ def test_a_burst_of_beams_through_walls_raises_tier_2_while_it_lasts():
     assert reset == [0] * 5
     assert variants.burst_tiers([reading(s) for s in [0.1, 0.9, 0.9, 0.9, 0.1]], settled,
                                 set(), 3, 4, 0.5) == [0, 0, 0, 2, 2]
+
+
+def test_with_spans_only_the_readings_whose_beams_cross_walls_far_apart_count():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    settled = LostDetectorConfig(settle_readings=0, queue_min=3, window_meta_tier2_lost=10)
+    readings = [(0.01, True, 0.01, s) for s in [0.1, 0.9, 0.9, 0.9, 0.9]]
+    # Three high shares through walls 2.5 m apart: tier 2 at the third, as without spans.
+    wide = [0.0, 2.5, 2.5, 2.5, 2.5]
+    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, wide, 1.5) == \
+        variants.burst_tiers(readings, settled, set(), 3, 4, 0.5) == [0, 0, 0, 2, 2]
+    # Through one opening 0.8 m across, or with no span recorded, they do not count.
+    narrow = [0.0, 0.8, 2.5, None, 0.8]
+    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, narrow, 1.5) == [0] * 5
+    # A span at the threshold is not above it.
+    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, [1.5] * 5, 1.5) == [0] * 5
+
+
+def test_spans_are_read_from_the_stream_and_a_stream_without_them_is_refused(tmp_path):
+    import json
+    import types
+    stream = tmp_path / 'detection_stream.json'
+    stream.write_text(json.dumps({'fields': ['t', 'scan_span'],
+                                  'readings': [[0.0, None], [0.1, 2.5]]}))
+    assert variants.recorded_spans(types.SimpleNamespace(path=str(tmp_path))) == [None, 2.5]
+    stream.write_text(json.dumps({'fields': ['t'], 'readings': [[0.0]]}))
+    with pytest.raises(ValueError, match='no scan_span column'):
+        variants.recorded_spans(types.SimpleNamespace(path=str(stream)))
