@@ -1100,8 +1100,8 @@ def test_the_two_shipped_files_are_the_tool_s_output_with_and_without_open_beams
 
 
 def test_streams_with_the_through_span_load_as_without_it():
-    row = reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 0.2) + [0.1, 0.2, [[0.1, 0.2]],
-                                                                      [[0.1, 0.2]]]
+    pair = [[0.1, 0.2]]
+    row = reading_row(0.0, TRACKING, (0.0, 0.0), 'normal', 0.2) + [0.1, 0.2, pair, pair]
     plain = {'map': 'lab', 'fields': list(cal.FIELDS), 'min_ranges': [0.0], 'readings': [row]}
     span = dict(plain, fields=list(cal.SPAN_FIELDS), readings=[row + [2.5]])
     assert cal.parse_stream(span) == cal.parse_stream(plain)

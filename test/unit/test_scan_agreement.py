@@ -208,12 +208,18 @@ def test_through_span_is_how_far_apart_the_beams_enter_the_walls_they_pass_throu
     ranges = [0.5] * 25 + [0.95] * 11 + [0.5] * 25
     opening = through_span(room, pose, LaserMount(), scan_of(ranges, -0.3, 0.01), 0.1, 100, 10)
     assert opening == pytest.approx(2 * 0.5 * math.tan(0.05), abs=0.03)
-    # One beam through, none through, or beams that only leave the map: no span.
+    # Beams that leave the map through its outer wall (its inner face 0.45 m ahead) entered
+    # that wall.
+    assert through_span(room, (3.5, 2.0, 0.0), LaserMount(), wide, 0.1, 100, 10) == \
+        pytest.approx(2 * 0.45 * math.tan(0.3), abs=0.03)
+    # One beam through, or none: no span.
     one = [0.5] * 30 + [0.95] + [0.5] * 30
     assert through_span(room, pose, LaserMount(), scan_of(one, -0.3, 0.01), 0.1, 100, 10) == 0.0
     assert through_span(room, pose, LaserMount(), scan_of([0.5] * 61, -0.3, 0.01), 0.1, 100,
                         10) == 0.0
-    assert through_span(room, (3.5, 2.0, 0.0), LaserMount(), wide, 0.1, 100, 10) == 0.0
+    # Beams that leave a map with no outer wall cross nothing on their way: no span.
+    open_room = DistanceMap(np.pad(np.ones((1, 1), dtype=bool), ((0, 79), (0, 79))), RES)
+    assert through_span(open_room, (3.5, 2.0, 0.0), LaserMount(), wide, 0.1, 100, 10) == 0.0
     # Too few usable beams: no evidence.
     assert through_span(room, pose, LaserMount(), wide, 0.1, 100, 62) is None
 

@@ -369,7 +369,9 @@ def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
     distance = distance_map.distance(xs, ys)
     missed = (distance > hit_tolerance) & ~is_open
     off_map = np.isinf(distance) & ~is_open
-    checked = (missed & ~off_map) | is_open
+    # A beam that ends off the map is a through miss whatever it passed; it is followed too,
+    # for where it entered a mapped wall on its way out (the map's outer wall, mostly).
+    checked = missed | is_open
     crossed = np.zeros(xs.shape, dtype=bool)
     px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
     crossed[checked], px[checked], py[checked] = distance_map.first_crossings(
@@ -384,9 +386,9 @@ def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_
     An opening the map has shut (a door that stands open) lets beams through at one place,
     less than a door's width across; at a wrong pose beams pass through walls all over the
     map. The span is the largest distance between two of the points where the used beams'
-    through misses first enter a mapped obstacle (0.0 with fewer than two such points; the
-    misses that only left the map have none). Arguments as :func:`miss_counts`; None when
-    there were fewer than ``min_beams`` used beams.
+    through misses first enter a mapped obstacle (0.0 with fewer than two such points; a miss
+    that left the map through no mapped obstacle has none). Arguments as
+    :func:`miss_counts`; None when there were fewer than ``min_beams`` used beams.
     """
     kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
                         min_range, open_beams)
