@@ -41,7 +41,10 @@ count against it, the calibration's zero being ``--allow 0``:
   more than ``min_span`` metres apart (the stream's ``scan_span``,
   :func:`lost_and_found.core.scan_agreement.through_span`). A door the map has shut lets the
   laser through at one place, under a door's width across; at a wrong pose the beams pass
-  through walls all over the view. The streams must have been recorded with the span.
+  through walls all over the view. Unlike ``burst`` this is the node's own rule
+  (``scan_check/burst_*``, rule 7 of core/lost_detector.py), replayed as the calibration
+  replays the detector: its tier 2 is sticky as the window's. The streams must have been
+  recorded with the span.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
 the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the
@@ -136,12 +139,10 @@ def cusum_tiers(llrs, resets, clip, drift, threshold, settle, queue_min=QUEUE_MI
     return tiers
 
 
-def burst_tiers(probabilities, config, resets, count, window, share, spans=None,
-                min_span=None):
+def burst_tiers(probabilities, config, resets, count, window, share):
     """The shipped detector's tiers (:func:`calibration.replay_tiers`), raised to 2 while at
     least ``count`` of the last ``window`` settled readings with a through share had one above
-    ``share`` (see the module docstring) and, with ``spans`` (per reading, None where it has
-    none), a span above ``min_span``."""
+    ``share`` (see the module docstring)."""
     detector = LostDetector(config)
     recent = deque(maxlen=window)
     tiers = []
@@ -158,10 +159,16 @@ def burst_tiers(probabilities, config, resets, count, window, share, spans=None,
             if settling:
                 recent.clear()
             elif through is not None:
-                recent.append(through > share and (spans is None or (
-                    spans[index] is not None and spans[index] > min_span)))
+                recent.append(through > share)
         tiers.append(2 if sum(recent) >= count else int(detector.tier))
     return tiers
+
+
+def burst_config(config, candidate):
+    """``config`` with the node's burst rule set to a ``span`` grid candidate."""
+    (count, window), share, min_span = candidate
+    return dataclasses.replace(config, burst_count=count, burst_window=window,
+                               burst_share=share, burst_min_span=min_span)
 
 
 def span_caution(candidate):
@@ -346,12 +353,12 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         spans = [[recorded_spans(r) for r in group] for group in (train, held)]
         grid = list(itertools.product(*SPAN_GRID.values()))
-        chosen, score = choose(grid, streams[0], lambda c, i: burst_tiers(
-            probabilities[0][i], config, streams[0][i].resets, *c[0], c[1], spans[0][i],
-            c[2]), span_caution, allow)
+        chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
+            probabilities[0][i], burst_config(config, c), streams[0][i].resets, spans[0][i]),
+            span_caution, allow)
         print('chosen on training: %d of %d readings with a through share above %g and a '
               'span above %g m' % (chosen[0] + chosen[1:]))
-        tiers = [burst_tiers(p, config, r.resets, *chosen[0], chosen[1], s, chosen[2])
+        tiers = [calibration.replay_tiers(p, burst_config(config, chosen), r.resets, s)
                  for p, r, s in zip(probabilities[1], streams[1], spans[1])]
     elif variant == 'window':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)

@@ -140,19 +140,26 @@ def test_a_burst_of_beams_through_walls_raises_tier_2_while_it_lasts():
                                 set(), 3, 4, 0.5) == [0, 0, 0, 2, 2]
 
 
-def test_with_spans_only_the_readings_whose_beams_cross_walls_far_apart_count():
+def test_the_span_variant_replays_the_nodes_burst_rule_with_the_recorded_spans():
     from lost_and_found.core.lost_detector import LostDetectorConfig
-    settled = LostDetectorConfig(settle_readings=0, queue_min=3, window_meta_tier2_lost=10)
+    # A share above 0.3 is lost on its own (as the shipped 0.25); the window needs 9 of 10.
+    settled = LostDetectorConfig(settle_readings=0, queue_min=3, window_meta_tier2_lost=10,
+                                 ratio_thresh_detections_tier2_lost=0.85, through_lost=0.3)
     readings = [(0.01, True, 0.01, s) for s in [0.1, 0.9, 0.9, 0.9, 0.9]]
-    # Three high shares through walls 2.5 m apart: tier 2 at the third, as without spans.
+    candidate = ((3, 4), 0.5, 1.5)
+    config = variants.burst_config(settled, candidate)
+    assert (config.burst_count, config.burst_window, config.burst_share,
+            config.burst_min_span) == (3, 4, 0.5, 1.5)
+    # Three high shares through walls 2.5 m apart: tier 2 at the third, as the burst model.
     wide = [0.0, 2.5, 2.5, 2.5, 2.5]
-    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, wide, 1.5) == \
-        variants.burst_tiers(readings, settled, set(), 3, 4, 0.5) == [0, 0, 0, 2, 2]
+    assert calibration.replay_tiers(readings, config, set(), wide) == \
+        variants.burst_tiers(readings, settled, set(), 3, 4, 0.5) == [0, 0, 1, 2, 2]
     # Through one opening 0.8 m across, or with no span recorded, they do not count.
     narrow = [0.0, 0.8, 2.5, None, 0.8]
-    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, narrow, 1.5) == [0] * 5
-    # A span at the threshold is not above it.
-    assert variants.burst_tiers(readings, settled, set(), 3, 4, 0.5, [1.5] * 5, 1.5) == [0] * 5
+    assert 2 not in calibration.replay_tiers(readings, config, set(), narrow)
+    assert 2 not in calibration.replay_tiers(readings, config, set())
+    # Among equal scores the larger span is the more cautious.
+    assert variants.span_caution(((3, 4), 0.5, 2.0)) < variants.span_caution(candidate)
 
 
 def test_spans_are_read_from_the_stream_and_a_stream_without_them_is_refused(tmp_path):

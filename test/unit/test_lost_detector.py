@@ -472,6 +472,63 @@ def test_a_bad_through_share_is_refused_and_changes_nothing(through):
     assert detector.queue_length == 0
 
 
+# ---------------------------------------------------------------- burst (rule 7)
+
+def burst_config(**changes):
+    """A detector whose window never fills on a burst (6 lost of 8 needed, ratio 0.75) and
+    whose through share alone never labels a reading lost, with the burst rule: 3 of the last
+    4 readings with a share above 0.5 through walls more than 1 m apart."""
+    return settling_config(**dict(dict(
+        settle_readings=0, window_meta_tier2_lost=8, queue_min=2, window_meta_tier0_normal=3,
+        ratio_thresh_detections_tier2_lost=0.75, burst_count=3, burst_window=4,
+        burst_share=0.5, burst_min_span=1.0), **changes))
+
+
+def test_a_burst_of_beams_through_walls_far_apart_raises_tier_2_and_it_sticks():
+    detector = LostDetector(burst_config())
+    steps = [(0.1, 0.0), (0.9, 2.0), (0.9, 2.0), (None, None), (0.9, 2.0), (0.1, 0.0),
+             (0.1, 0.0), (0.1, 0.0)]
+    tiers = [detector.update(NORMAL + (0.05,), through=t, span=s) for t, s in steps]
+    # High readings are lost (tier 1 while the window is short of 6 of 8); a reading without
+    # a share is skipped; at the third high one of the last four: tier 2, which lasts until
+    # three normal readings in a row (rule 2), as rule 4's.
+    assert tiers == [Tier.NORMAL, Tier.CONFUSED, Tier.CONFUSED, Tier.NORMAL] + \
+        [Tier.LOST] * 3 + [Tier.NORMAL]
+
+
+def test_a_burst_through_one_place_or_without_a_span_or_a_low_share_counts_nothing():
+    for through, span in ((0.9, 1.0), (0.9, 0.3), (0.9, None), (0.5, 2.0)):
+        detector = LostDetector(burst_config())
+        tiers = [detector.update(NORMAL + (0.05,), through=through, span=span)
+                 for _ in range(6)]
+        assert Tier.LOST not in tiers, (through, span)
+    off = LostDetector(burst_config(burst_count=0))
+    assert [off.update(NORMAL + (0.05,), through=0.9, span=3.0) for _ in range(6)] == \
+        [Tier.NORMAL] * 6
+
+
+def test_settling_and_a_reset_empty_the_burst():
+    detector = LostDetector(burst_config(settle_readings=2))
+    # Two high readings while settling do not count (nor are they lost): the burst needs
+    # three settled ones.
+    tiers = [detector.update(NORMAL + (0.05,), through=0.9, span=2.0) for _ in range(4)]
+    assert tiers == [Tier.NORMAL, Tier.NORMAL, Tier.CONFUSED, Tier.CONFUSED]
+    assert detector.update(NORMAL + (0.05,), through=0.9, span=2.0) == Tier.LOST
+    fresh = LostDetector(burst_config())
+    for _ in range(2):
+        fresh.update(NORMAL + (0.05,), through=0.9, span=2.0)
+    fresh.reset()
+    assert fresh.update(NORMAL + (0.05,), through=0.9, span=2.0) == Tier.NORMAL
+
+
+@pytest.mark.parametrize('span', [-0.1, float('nan'), 'far', True])
+def test_a_bad_span_is_refused_and_changes_nothing(span):
+    detector = LostDetector(burst_config())
+    with pytest.raises(ValueError, match='through span'):
+        detector.update(NORMAL + (0.1,), through=0.9, span=span)
+    assert detector.queue_length == 0
+
+
 def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():
     cfg = settling_config(tier0_normal_prior=0.8)
     detector = LostDetector(cfg)
@@ -562,6 +619,11 @@ def test_unknown_key_is_warned():
     ({'through_lost': float('nan')}, 'scan_check/through_lost=nan'),
     ({'through_min_reach': 0.0}, 'scan_check/through_min_reach=0.0'),
     ({'through_min_reach': 'most'}, "scan_check/through_min_reach='most'"),
+    ({'burst_count': -1}, 'scan_check/burst_count=-1'),
+    ({'burst_window': 0}, 'scan_check/burst_window=0'),
+    ({'burst_share': 1.0}, 'scan_check/burst_share=1.0'),
+    ({'burst_min_span': -0.5}, 'scan_check/burst_min_span=-0.5'),
+    ({'burst_count': 6}, 'scan_check/burst_count=6'),        # more than burst_window (5)
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

@@ -788,13 +788,14 @@ def reading_probabilities(features, config):
     return out
 
 
-def replay_tiers(probabilities, config, resets=frozenset()):
+def replay_tiers(probabilities, config, resets=frozenset(), spans=None):
     """The detector's tier for every reading, replayed in order from :func:`reading_probabilities`.
 
     Equal to :func:`detectors.lost_detector_tiers` on the same readings (a refused reading,
     None here, keeps the previous tier as the node does): the tier rules are the detector's own
     (:meth:`LostDetector.add`). ``resets``: indices of the readings before which the detector
-    is reset (:attr:`Recording.resets`).
+    is reset (:attr:`Recording.resets`); ``spans``: the through span of every reading (None
+    where it has none, or None for all), which only the detector's burst rule reads.
     """
     detector = LostDetector(config)
     tiers = []
@@ -806,8 +807,10 @@ def replay_tiers(probabilities, config, resets=frozenset()):
         else:
             probability, scanned, scan_only = reading[:3]
             through = reading[3] if len(reading) > 3 else None
+            span = spans[index] if spans is not None else None
             tiers.append(int(detector.add(scan_only if detector.settling else probability,
-                                          scanned, detector.through_says_lost(through))))
+                                          scanned, detector.through_says_lost(through),
+                                          detector.burst_says(through, span))))
     return tiers
 
 

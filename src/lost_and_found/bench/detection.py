@@ -118,9 +118,11 @@ class Motion:
 
 def detector_reading(row):
     """One recorded reading ``(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, miss[, through,
-    short, ...]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy, var_yaw, scan miss
-    fraction or None[, through and short miss fractions or None])."""
-    return (row[0],) + tuple(row[4:8]) + (row[8] if len(row) > 8 else None,) + tuple(row[9:11])
+    short, near, open[, span]]]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy,
+    var_yaw, scan miss fraction or None[, through and short miss fractions or None[, through
+    span or None]])."""
+    out = (row[0],) + tuple(row[4:8]) + (row[8] if len(row) > 8 else None,) + tuple(row[9:11])
+    return out + (row[13],) if len(row) > 13 else out
 
 
 def reading_window(times, start, end):
@@ -483,7 +485,8 @@ def rescore(folder, config, out, label=None):
         raise ValueError('%s: no ground truth or no trials to score' % folder)
     misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
                                     data.get('min_ranges'), config, folder)
-    stream = Stream([tuple(row[:8]) + misses.values(row, i)
+    # (near and open are not needed again; the span goes where a recording has it)
+    stream = Stream([tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row))
                      for i, row in enumerate(data['readings'])], truth)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES

@@ -213,6 +213,17 @@ class StreamMisses:
             return None, None, None
         return (weighted_miss(pair[0], pair[1], self._config.short_weight),) + tuple(pair)
 
+    def span(self, row):
+        """The recorded through span of a row, or None: the stream has none, the config's scan
+        check is off, or it measures its beams otherwise than the recording did (another
+        ``min_range`` or ``open_beams``: the span was measured only as recorded)."""
+        column = self._field.get('scan_span')
+        if column is None or not self._config.scan_check or \
+                self._config.min_range != self._recorded['min_range'] or \
+                self._config.open_beams != self._recorded['open_beams']:
+            return None
+        return row[column]
+
 
 def check_scan_check(recorded, config, source, reweighable=False, min_ranges=(),
                      open_recorded=False):
@@ -354,7 +365,8 @@ def lost_detector_tiers(readings, config, resets=()):
     A sixth value of a reading is its scan miss fraction (None: none), used only when the
     config's scan check is on, as in the node; a seventh and eighth, its scan's through and
     short miss fractions (None: none), give the detector its through share
-    (``scan_check/through_lost``). ``resets`` are the times of pose fixes (an
+    (``scan_check/through_lost``), and a ninth its through span (None: none; the burst rule,
+    ``scan_check/burst_count``). ``resets`` are the times of pose fixes (an
     initial pose from a person or a fiducial): lost_service resets the detector on each (but
     not while LOCALIZING, which the replay does not model), so the replay does too, before the
     first reading at or after it (fix times are the publisher's clock, readings carry amcl's
@@ -370,9 +382,10 @@ def lost_detector_tiers(readings, config, resets=()):
         through = through_share(reading[6], reading[7], config.through_min_reach) \
             if miss is not None and len(reading) > 7 and reading[6] is not None \
             and reading[7] is not None else None
+        span = reading[8] if through is not None and len(reading) > 8 else None
         try:
             features = covariance_features(covariance_of(reading)) + (miss,)
-            tiers.append(int(detector.update(features, through)))
+            tiers.append(int(detector.update(features, through, span)))
         except ValueError:
             tiers.append(int(detector.tier))
     return tiers

@@ -59,6 +59,16 @@ readings as said above):
    ``ratio_thresh_detections_tier2_lost``, return ``LOST`` (sticky from now on).
 5. Tier 1: if this reading is lost, return ``CONFUSED``.
 6. Tier 0: return ``NORMAL``.
+7. Burst (off with ``burst_count`` 0, the default): every settled reading with a through share
+   is also kept in ``burst``, the last ``burst_window`` of them: *high* when its share is
+   strictly above ``burst_share`` and its beams through walls enter them more than
+   ``burst_min_span`` apart (:func:`~lost_and_found.core.scan_agreement.through_span`); a
+   high reading is also labelled lost in rule 1. When at least ``burst_count`` of them are
+   high, the tier is ``LOST`` whatever rules 2-6 said (sticky as rule 4's). Right after a
+   silent delocalization the through share often comes in a short burst and fades as amcl
+   settles on a wrong place that fits, too short to fill rule 4's window; a door the map has
+   shut makes a burst too, but through one place, which the span tells apart. Settling
+   readings and a reset empty ``burst``.
 
 :meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and ``readings``, forgets
 ``scan_says_lost`` and sets tier 0, as if the detector had just started (so it settles again).
@@ -162,6 +172,13 @@ class LostDetectorConfig:
             strictly above this is lost, whatever P(lost) says, in (0, 1]; 1 never (off).
         through_min_reach: the through share counts only when at least this share of the
             scan's used beams reached the map's obstacles (were not short misses), in (0, 1].
+        burst_count: rule 7 (module docstring) raises tier 2 when at least this many of the
+            last ``burst_window`` settled readings with a through share were high; 0: off.
+        burst_window: how many settled readings with a through share rule 7 looks at.
+        burst_share: a reading is high for rule 7 when its through share is strictly above
+            this, in [0, 1),
+        burst_min_span: and its beams through walls enter them strictly more than this far
+            apart (m, >= 0).
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -190,6 +207,10 @@ class LostDetectorConfig:
     hold_readings: int = param_field('scan_check/hold_readings', 10)
     through_lost: float = param_field('scan_check/through_lost', 1.0)
     through_min_reach: float = param_field('scan_check/through_min_reach', 0.2)
+    burst_count: int = param_field('scan_check/burst_count', 0)
+    burst_window: int = param_field('scan_check/burst_window', 5)
+    burst_share: float = param_field('scan_check/burst_share', 0.3)
+    burst_min_span: float = param_field('scan_check/burst_min_span', 0.0)
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -213,6 +234,15 @@ class LostDetectorConfig:
         check.positive('stamp_tolerance')
         check.in_range('through_lost', 0.0, 1.0, low_open=True)
         check.in_range('through_min_reach', 0.0, 1.0, low_open=True)
+        check.non_negative_int('burst_count')
+        check.positive_int('burst_window')
+        check.in_range('burst_share', 0.0, 1.0, high_open=True)
+        check.non_negative('burst_min_span')
+        if _is_count(self.burst_count) and _is_count(self.burst_window) and \
+                self.burst_count > self.burst_window:
+            check.problem('scan_check/burst_count=%r must be <= scan_check/burst_window=%r (rule '
+                          '7 never looks at more readings than that)'
+                          % (self.burst_count, self.burst_window))
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
             check.problem('scan_check/min_beams=%r must be <= scan_check/max_beams=%r (never '
@@ -382,6 +412,7 @@ class LostDetector:
         self._classifiers = {1: build_classifier(config, True, covariance=False),
                              2: build_classifier(config), 3: build_classifier(config, True)}
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
+        self._burst = deque(maxlen=config.burst_window)
         self._normal_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
@@ -445,7 +476,7 @@ class LostDetector:
         prob_thresh (what :meth:`update` uses once the detector has settled)."""
         return self.probability_lost(features) > self._config.prob_thresh
 
-    def update(self, features, through=None):
+    def update(self, features, through=None, span=None):
         """Add one reading and return the new tier.
 
         Args:
@@ -454,6 +485,9 @@ class LostDetector:
             through: the scan's through share in [0, 1]
                 (:func:`~lost_and_found.core.scan_agreement.through_share`), or None (no scan
                 feature, or too few beams reached).
+            span: how far apart (m) the scan's beams through walls entered them
+                (:func:`~lost_and_found.core.scan_agreement.through_span`), or None; only
+                rule 7 reads it.
 
         Returns:
             The :class:`Tier` for this reading.
@@ -471,14 +505,25 @@ class LostDetector:
             probability = self._probability(values[2:]) if scanned else None
         else:
             probability = self._probability(values)
-        return self.add(probability, scanned, self.through_says_lost(through))
+        if span is not None and not (_is_number(span) and span >= 0.0):
+            raise ValueError('through span must be a number >= 0 or None, got %r' % (span,))
+        return self.add(probability, scanned, self.through_says_lost(through),
+                        self.burst_says(through, span))
+
+    def burst_says(self, through, span):
+        """What a reading with this through share and span (or None) adds to rule 7: None
+        (nothing: rule 7 is off, or the reading has no share), or whether it is high."""
+        if not self._config.burst_count or through is None:
+            return None
+        return bool(through > self._config.burst_share and span is not None
+                    and span > self._config.burst_min_span)
 
     def through_says_lost(self, through):
         """Whether a through share (or None) makes a reading lost on its own: above
         ``through_lost``, once the detector has settled (rule 1)."""
         return through is not None and not self.settling and through > self._config.through_lost
 
-    def add(self, probability, scanned, through_lost=False):
+    def add(self, probability, scanned, through_lost=False, burst=None):
         """Add one already classified reading and return the new tier.
 
         :meth:`update` classifies and calls this; a replay that has the probabilities already
@@ -492,6 +537,8 @@ class LostDetector:
             scanned: whether the reading had the scan feature.
             through_lost: the reading's through share says lost (:meth:`through_says_lost`):
                 it is labelled lost whatever ``probability`` says.
+            burst: what the reading adds to rule 7 (:meth:`burst_says`); a high one (True) is
+                labelled lost too.
 
         Returns:
             The :class:`Tier` for this reading.
@@ -509,8 +556,14 @@ class LostDetector:
         probability = float(probability)
         if not 0.0 <= probability <= 1.0:           # also NaN
             raise ValueError('P(lost) must be in [0, 1], got %r' % probability)
+        settling = self.settling
+        if settling:
+            self._burst.clear()
+        elif burst is not None:
+            self._burst.append(bool(burst))
         self._readings += 1
-        lost = probability > self._config.prob_thresh or bool(through_lost)
+        lost = probability > self._config.prob_thresh or bool(through_lost) or \
+            (bool(burst) and not settling)
         self.last_probability = probability
         if scanned:
             self._scan_says_lost, self._held = lost, 0
@@ -524,6 +577,8 @@ class LostDetector:
         self._queue.append(lost)
         self._normal_run = 0 if lost else self._normal_run + 1
         self._tier = self._decide(lost)
+        if self._config.burst_count and sum(self._burst) >= self._config.burst_count:
+            self._tier = Tier.LOST                  # rule 7
         return self._tier
 
     def _decide(self, lost):
@@ -543,6 +598,7 @@ class LostDetector:
     def reset(self):
         """Forget every reading: empty the queue, return to tier 0 and settle again."""
         self._clear()
+        self._burst.clear()
         self._readings = 0
         self._tier = Tier.NORMAL
         self.last_probability = None

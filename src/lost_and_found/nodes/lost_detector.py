@@ -40,6 +40,15 @@ def pose_features(msg):
     return covariance_features(msg.pose.covariance)
 
 
+def burst_text(config):
+    """The burst rule (``scan_check/burst_*``) in words, for the start-up log."""
+    if not config.burst_count:
+        return 'no burst rule'
+    return ('tier 2 on %d of %d readings with a through share above %g through walls more '
+            'than %g m apart' % (config.burst_count, config.burst_window, config.burst_share,
+                                 config.burst_min_span))
+
+
 class LostDetectorNode:
     """Publishes how lost the robot is, from every amcl pose covariance.
 
@@ -66,7 +75,7 @@ class LostDetectorNode:
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
             open_beams, max_beams, min_beams, stamp_tolerance, hold_readings, through_lost,
-            through_min_reach}``: see
+            through_min_reach, burst_count, burst_window, burst_share, burst_min_span}``: see
             :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
@@ -122,12 +131,12 @@ class LostDetectorNode:
                       'readings are judged by the scan alone', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
                       ' with %s on %s (short misses count %g, returns from %g m, open beams %s, '
-                      'lost on a through share above %s)'
+                      'lost on a through share above %s, %s)'
                       % (rospy.resolve_name('scan'), rospy.resolve_name('map'),
                          checker.short_weight, checker.min_range,
                          'used' if checker.open_beams else 'not used',
                          '%g' % self._config.through_lost if self._config.through_lost < 1.0
-                         else 'never (off)')
+                         else 'never (off)', burst_text(self._config))
                       if checker is not None else ' (scan check off)',
                       self._detector.tier.status, self._config.settle_readings)
 
@@ -160,10 +169,11 @@ class LostDetectorNode:
         if warning:
             rospy.logwarn('%s: %s', rospy.get_name(), warning)
 
-    def _classify(self, features, fractions):
+    def _classify(self, features, fractions, span=None):
         """Update the detector with one reading and publish its tier. Call with the lock held.
 
-        ``fractions``: the (through, short) miss fractions of the reading's scan, or None.
+        ``fractions``: the (through, short) miss fractions of the reading's scan, or None;
+        ``span``: its through span (``scan_check/burst_count`` only), or None.
         """
         if self._checker is not None:
             self._log_scan_reason()
@@ -174,7 +184,7 @@ class LostDetectorNode:
                                     self._config.through_min_reach)
         before, settling = self._detector.tier, self._detector.settling
         try:
-            tier = self._detector.update(features + (miss,), through)
+            tier = self._detector.update(features + (miss,), through, span)
         except ValueError as error:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
@@ -227,7 +237,10 @@ class LostDetectorNode:
         if fractions is None and self._checker.waiting:
             return
         self._pending = None
-        self._classify(features, fractions)
+        span = None
+        if fractions is not None and self._config.burst_count:
+            span = self._checker.span(stamp, pose)
+        self._classify(features, fractions, span)
 
     def on_pose(self, msg):
         """Classify one amcl pose and publish the tier; skip bad input with a warning.
