@@ -20,7 +20,12 @@ alone instead adds it to the full grid search above (each value multiplies its t
 
     /usr/bin/python3 tools/calibrate_detector.py /tmp/calib_train_lab_s100 [...] \
         --keep-fit config/lost_detector.yaml --through-lost 1 0.4 0.3 0.25 0.2 \
-        --out config/lost_detector.yaml [--date YYYY-MM-DD]
+        --out config/lost_detector.yaml [--date YYYY-MM-DD] [--burst K N S E]
+
+``--burst K N S E`` also writes the burst rule (``scan_check/burst_count`` K,
+``burst_window`` N, ``burst_share`` S, ``burst_min_span`` E; tools/detector_variants.py
+``--variant span`` chooses them on the same training runs) with its training score; without
+it a burst rule of the base is left out (off).
 
 Evaluate one or more YAMLs offline on recorded streams (held out: the office, Willow Garage, Intel
 and ACES maps, seeds 0-99), on identical inputs::
@@ -44,6 +49,7 @@ Run with /usr/bin/python3 and the catkin devel space sourced (the package must b
 The logic is in :mod:`lost_and_found.bench.calibration`.
 """
 import argparse
+import dataclasses
 import datetime
 import os
 import sys
@@ -88,6 +94,10 @@ def parser():
                    help='keep this generated YAML\'s classifier, windows and scan check and '
                    'choose only scan_check/through_lost (among --through-lost) on TRAIN_DIRs; '
                    'writes the base with that key and a header saying so')
+    p.add_argument('--burst', nargs=4, type=float, metavar=('K', 'N', 'S', 'E'),
+                   help='with --keep-fit: also write the burst rule, tier 2 on K of the last N '
+                   'readings with a through share above S through walls more than E m apart '
+                   '(scan_check/burst_*)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -119,6 +129,8 @@ def run_calibration(args):
     """Fit, search, write the YAML and check that it reproduces the training score."""
     if args.log and not args.real_logs:
         raise calibration.CalibrationError('--log %s: only with --real-logs DIR' % args.log)
+    if args.burst and not args.keep_fit:
+        raise calibration.CalibrationError('--burst goes with --keep-fit')
     if args.real_logs and (args.train or not args.log):
         raise calibration.CalibrationError('--real-logs fits on one log: give --log NAME and '
                                            'no TRAIN_DIR')
@@ -276,15 +288,21 @@ def keep_fit(args, recordings, date):
     with open(args.keep_fit) as stream:
         base_text = stream.read()
     values = tuple(sorted(set(args.through_lost), reverse=True))
+    base = dataclasses.replace(base, burst_count=0)      # scored without it, then with it
     config, scores = calibration.choose_through_lost(recordings, base, values)
+    chosen = burst_score = dict(scores)[config.through_lost]
     command = '/usr/bin/python3 tools/calibrate_detector.py %s --keep-fit %s --through-lost %s ' \
         '--date %s --out %s' % (' '.join(args.train), args.keep_fit,
                                 ' '.join('%g' % v for v in values), date, args.out)
-    text = calibration.render_keep_fit(base_text, config, scores, args.train, date, command)
+    if args.burst:
+        config = burst_config(config, args.burst)
+        chosen = burst_score = calibration.evaluate(recordings, config)
+        command += ' --burst %s' % ' '.join('%g' % v for v in args.burst)
+    text = calibration.render_keep_fit(base_text, config, scores, args.train, date, command,
+                                       burst_score if args.burst else None)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:
         stream.write(text)
-    chosen = dict(scores)[config.through_lost]
     written = detectors.load_detector_config(scratch)
     check = calibration.evaluate(recordings, written)
     if written != config or calibration.objective(check) != calibration.objective(chosen):
@@ -295,8 +313,33 @@ def keep_fit(args, recordings, date):
     for value, score in scores:
         print('scan_check/through_lost %g: %s' % (value, calibration.score_sentence(score)))
     print('chosen: scan_check/through_lost %g' % config.through_lost)
+    if args.burst:
+        print('with the burst rule (%d of %d above %g, span above %g m): %s' % (
+            config.burst_count, config.burst_window, config.burst_share, config.burst_min_span,
+            calibration.score_sentence(burst_score)))
     print()
     print_training_score(args.out, check)
+
+
+def burst_config(config, values):
+    """``config`` with the burst rule of ``--burst K N S E``.
+
+    Raises:
+        CalibrationError: naming the bad value (K and N must be whole numbers; the rest as
+            LostDetectorConfig.validate says).
+    """
+    count, window, share, min_span = values
+    for name, value in (('K', count), ('N', window)):
+        if value != int(value):
+            raise calibration.CalibrationError('--burst %s=%g: must be a whole number'
+                                               % (name, value))
+    config = dataclasses.replace(config, burst_count=int(count), burst_window=int(window),
+                                 burst_share=float(share), burst_min_span=float(min_span))
+    try:
+        config.validate()
+    except ValueError as error:
+        raise calibration.CalibrationError('--burst: %s' % error) from None
+    return config
 
 
 def run_evaluation(args):

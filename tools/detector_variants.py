@@ -55,13 +55,12 @@ import argparse
 import dataclasses
 import itertools
 import math
-import os
 import sys
 from collections import deque
 
 import numpy as np
 
-from lost_and_found.bench import calibration, detectors, report
+from lost_and_found.bench import calibration, detectors
 from lost_and_found.core.lost_detector import LostDetector
 
 #: The ``cusum`` grid: clip, drift k, threshold h, settle readings (scan-only evidence).
@@ -177,21 +176,15 @@ def span_caution(candidate):
 
 
 def recorded_spans(recording):
-    """The ``scan_span`` of every reading of a recording's stream, in its order.
+    """The ``scan_span`` of every reading of a recording, in its order.
 
     Raises:
         ValueError: the stream was recorded without it.
     """
-    path = recording.path
-    if os.path.isdir(path):
-        path = os.path.join(path, 'detection_stream.json')
-    data = report.read_json(path)
-    fields = list(data.get('fields') or ())
-    if 'scan_span' not in fields:
+    if recording.spans is None:
         raise ValueError('%s: no scan_span column (recorded before the span was): record it '
-                         'again' % path)
-    column = fields.index('scan_span')
-    return [row[column] for row in data['readings']]
+                         'again' % recording.path)
+    return recording.spans
 
 
 def burst_caution(candidate):

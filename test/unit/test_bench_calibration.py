@@ -1107,3 +1107,71 @@ def test_streams_with_the_through_span_load_as_without_it():
     assert cal.parse_stream(span) == cal.parse_stream(plain)
     with pytest.raises(cal.CalibrationError, match='is not 17 values'):
         cal.parse_stream(dict(span, readings=[row]))
+
+
+def test_a_recording_keeps_its_spans_and_weighs_them_only_as_measured(tmp_path):
+    def with_spans(segments):
+        data, trials = open_stream(segments)
+        data['fields'] = list(cal.SPAN_FIELDS)
+        for index, row in enumerate(data['readings']):
+            row.append(None if index % 2 else 1.5)
+        return data, trials
+
+    recording = load_split(tmp_path, 'a', trial_segments(), 100, with_spans)
+    assert recording.spans[:3] == [1.5, None, 1.5]
+    weighed = recording.weighed(0.5)
+    assert [r[8] for r in weighed.readings[:3]] == [1.5, None, 1.5]
+    # Measured without the short beams the spans were not: none.
+    assert all(r[8] is None for r in recording.weighed(0.5, min_range=1.0).readings)
+    assert load_split(tmp_path, 'b', trial_segments(), 100, open_stream).spans is None
+    data, _ = with_spans(trial_segments())
+    data['readings'][2][-1] = -1.0
+    (tmp_path / 'a' / 'detection_stream.json').write_text(json.dumps(data))
+    with pytest.raises(cal.CalibrationError, match='reading 2: scan_span=-1.0'):
+        cal.load_recording(str(tmp_path / 'a'))
+
+
+def test_keep_fit_writes_the_burst_rule_after_the_through_share(tmp_path):
+    recordings = synthetic_training()
+    base_text = cal.render_yaml(cal.calibrate(recordings, small_grid()), ['a', 'b'],
+                                '2025-01-02')
+    base = detectors.load_detector_config(_write(tmp_path / 'base.yaml', base_text))
+    config, scores = cal.choose_through_lost(recordings, base, (1.0,))
+    rule = dataclasses.replace(config, burst_count=4, burst_window=5, burst_share=0.3,
+                               burst_min_span=0.0)
+    score = cal.evaluate(recordings, rule)
+    text = cal.render_keep_fit(base_text, rule, scores, ['a'], '2025-01-03', 'CMD', score)
+    assert text.index('through_min_reach:') < text.index('  burst_count: 4\n') < \
+        text.index('  burst_min_span: 0.0\n')
+    assert 'Training runs with it: ' in text and '; without it: ' in text
+    loaded = detectors.load_detector_config(_write(tmp_path / 'out.yaml', text))
+    assert loaded == rule
+    # Redone on its own output, with or without the rule: its keys are replaced.
+    assert cal.render_keep_fit(text, rule, scores, ['a'], '2025-01-03', 'CMD', score) == text
+    plain = cal.render_keep_fit(text, config, scores, ['a'], '2025-01-03', 'CMD')
+    assert 'burst' not in plain.split('through_min_reach:')[1]
+    with pytest.raises(cal.CalibrationError, match='needs its training score'):
+        cal.render_keep_fit(base_text, rule, scores, ['a'], '2025-01-03', 'CMD')
+
+
+@pytest.mark.parametrize('values, match', [
+    (['4', '5', '0.3', '0'], None), (['4.5', '5', '0.3', '0'], 'K=4.5: must be a whole'),
+    (['6', '5', '0.3', '0'], 'burst_count=6 must be <= scan_check/burst_window=5'),
+    (['4', '5', '1.2', '0'], 'burst_share=1.2')])
+def test_the_tools_burst_values_are_checked(values, match):
+    tool = _calibrate_tool()
+    args = tool.parser().parse_args(['x', '--keep-fit', 'b.yaml', '--burst'] + values)
+    if match is None:
+        config = tool.burst_config(LostDetectorConfig(), args.burst)
+        assert (config.burst_count, config.burst_window) == (4, 5)
+    else:
+        with pytest.raises(cal.CalibrationError, match=match):
+            tool.burst_config(LostDetectorConfig(), args.burst)
+
+
+def test_the_tool_refuses_a_burst_without_keep_fit(tmp_path):
+    tool = _calibrate_tool()
+    args = tool.parser().parse_args([str(tmp_path / 'absent'), '--out', str(tmp_path / 'o.yaml'),
+                                     '--burst', '4', '5', '0.3', '0'])
+    with pytest.raises(cal.CalibrationError, match='--burst goes with --keep-fit'):
+        tool.run_calibration(args)
