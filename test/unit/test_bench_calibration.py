@@ -445,10 +445,16 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     # default (0, false); one fitted before through_lost, the rule off (1).
     newer = {'scan_check': {'min_range', 'open_beams', 'through_lost', 'through_min_reach'},
              'lost_detector': {'settle_readings'}}
+    # The burst rule's keys only --keep-fit --burst writes (the rule off without them).
+    burst = set(cal.BURST_KEYS) if 'burst_count' in shipped['scan_check'] else set()
     for section in params:
         extra = newer.get(section, set())
-        assert set(params[section]) - extra == set(shipped[section]) - extra, section
-        assert set(shipped[section]) <= set(params[section]), section
+        only_keep_fit = burst if section == 'scan_check' else set()
+        assert set(params[section]) - extra == set(shipped[section]) - extra - only_keep_fit, \
+            section
+        assert set(shipped[section]) - only_keep_fit <= set(params[section]), section
+        assert not only_keep_fit & set(params[section])
+    assert LostDetectorConfig().burst_count == 0
     assert config_keys_default('scan_check', shipped, newer)
     assert set(params['lost_detector']) == {
         'queue_min', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
