@@ -66,7 +66,8 @@ def parser():
                    '(default: the shipped %s; or the shipped open-beam file)'
                    % calibration.TARGET)
     p.add_argument('--keep-through-lost', action='store_true',
-                   help='keep the source\'s scan_check/through_lost (default: write 1, off: '
+                   help='keep the source\'s scan_check/through_lost and burst rule (default: '
+                   'write through_lost 1 and burst_count 0, off: '
                    'on the real Intel and ACES logs the through share raised false alarms '
                    'with adapted covariance models; bench/RESULTS.md, "Beams through walls")')
     p.add_argument('--out', required=True, help='the YAML to write')
@@ -166,10 +167,11 @@ def adapt_config(args, argv):
         'header (they describe the source\'s own fit), is the source\'s: regenerating the '
         'source does not regenerate this file; run this tool again.' % shown,
     ] + summary + notes + ([] if args.keep_through_lost or config.through_lost >= 1.0 else [
-        'scan_check/through_lost set to 1 (off; the source has %g): on the real Intel and ACES '
-        'logs, with covariance models adapted like this one, the through share raised false '
-        'alarms held out (bench/RESULTS.md, "Beams through walls"); --keep-through-lost keeps '
-        'the source\'s.' % config.through_lost]) + [
+        'scan_check/through_lost set to 1 (off; the source has %g), and the burst rule '
+        '(scan_check/burst_count, which reads the same through share) to 0: on the real Intel '
+        'and ACES logs, with covariance models adapted like this one, the through share raised '
+        'false alarms held out (bench/RESULTS.md, "Beams through walls"); --keep-through-lost '
+        'keeps the source\'s.' % config.through_lost]) + [
         'Check /lost_detector/status on the robot with this file before acting on it: the '
         'factors assume that the readings used were localized, and that the localizer\'s '
         'cloud is wider (or narrower) than the simulated one by the same factor whether it is '

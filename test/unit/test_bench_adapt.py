@@ -118,12 +118,18 @@ def test_render_can_turn_the_through_share_off_and_changes_nothing_else():
     assert yaml.safe_load(text)['scan_check']['through_lost'] == 1.0
     changed = [a.split(':')[0].strip() for a, b in zip(source.splitlines(), text.splitlines())
                if a != b]
-    assert changed == ['slice_mu', 'slice_sigma', 'through_lost']
+    # The burst rule, which reads the same share, goes off with it.
+    assert yaml.safe_load(source)['scan_check']['burst_count'] > 0   # the shipped file's
+    assert changed == ['slice_mu', 'slice_sigma', 'through_lost', 'burst_count']
+    assert yaml.safe_load(text)['scan_check']['burst_count'] == 0
     kept = adapt.render(source, SHIPPED, (2.0, 2.0), [])
     assert yaml.safe_load(kept)['scan_check']['through_lost'] == \
         yaml.safe_load(source)['scan_check']['through_lost']
     twice = source + '\nother:\n  through_lost: 0.3\n'
     with pytest.raises(adapt.AdaptError, match='through_lost more than once'):
+        adapt.render(twice, SHIPPED, (2.0, 2.0), [], through_lost=1.0)
+    twice = source + '\nother:\n  burst_count: 3\n'
+    with pytest.raises(adapt.AdaptError, match='burst_count more than once'):
         adapt.render(twice, SHIPPED, (2.0, 2.0), [], through_lost=1.0)
     # Without the key the node's default (off) holds: nothing to set, nothing refused.
     without = '\n'.join(line for line in source.splitlines()

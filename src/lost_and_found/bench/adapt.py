@@ -182,26 +182,39 @@ def lost_share(features, config):
     return float(np.mean(p_lost > config.prob_thresh))
 
 
+def _set_key(text, key, value):
+    """``text`` with the value of the YAML line ``key: ...`` replaced by ``value`` (unchanged
+    without such a line).
+
+    Raises:
+        AdaptError: the text holds the key more than once.
+    """
+    pattern = re.compile(r'^(\s*%s:\s*)[^\s#]+' % key, re.MULTILINE)
+    if len(pattern.findall(text)) > 1:
+        # A YAML loader keeps one of them silently: which one the node reads is not ours to
+        # guess.
+        raise AdaptError('the detector YAML holds %s more than once: keep one (under '
+                         'scan_check)' % key)
+    return pattern.sub(lambda m: m.group(1) + value, text)
+
+
 def render(source_text, config, factors, header, through_lost=None):
     """The YAML ``source_text`` with its ``slice_mu`` and ``slice_sigma`` scaled by
     ``factors`` and ``header`` (paragraphs, each wrapped into comment lines at 100 columns)
     on top; every other line as in the source, but ``scan_check/through_lost``, set to
     ``through_lost`` when that is given and the source has the key (without it the node's
-    default, off, holds anyway).
+    default, off, holds anyway), and then, when ``through_lost`` is 1, the burst rule's
+    ``scan_check/burst_count`` set to 0 (off) too: it reads the same through share.
 
     Raises:
         AdaptError: the source does not hold each scaled key exactly once, on one line, or
-            (with ``through_lost``) holds ``through_lost`` more than once.
+            (with ``through_lost``) holds ``through_lost`` or ``burst_count`` more than once.
     """
     text = source_text
     if through_lost is not None:
-        pattern = re.compile(r'^(\s*through_lost:\s*)[^\s#]+', re.MULTILINE)
-        if len(pattern.findall(text)) > 1:
-            # A YAML loader keeps one of them silently: which one the node reads is not ours
-            # to guess.
-            raise AdaptError('the detector YAML holds through_lost more than once: keep one '
-                             '(under scan_check)')
-        text = pattern.sub(lambda m: m.group(1) + '%g' % through_lost, text)
+        text = _set_key(text, 'through_lost', '%g' % through_lost)
+        if through_lost >= 1.0:
+            text = _set_key(text, 'burst_count', '0')
     for key in SCALED_KEYS:
         pattern = re.compile(r'^(\s*%s:\s*)\[[^\]\n]*\](.*)$' % key, re.MULTILINE)
         if len(pattern.findall(text)) != 1:
