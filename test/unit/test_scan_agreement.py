@@ -230,7 +230,12 @@ def test_the_checker_gives_the_span_of_the_scan_stamped_like_the_pose():
     checker.distance_map = partitioned_room()
     checker.add_scan(1.0, scan_of([0.95] * 61, angle_min=-0.3, increment=0.01), LaserMount())
     assert checker.span(1.0, (1.5, 2.0, 0.0)) == pytest.approx(math.tan(0.3), abs=0.03)
+    # One pass gives the fractions measure gives, and the span.
+    through, short, span = checker.measure_with_span(1.0, (1.5, 2.0, 0.0))
+    assert (through, short) == checker.measure(1.0, (1.5, 2.0, 0.0)) == (1.0, 0.0)
+    assert span == checker.span(1.0, (1.5, 2.0, 0.0))
     assert checker.span(3.0, (1.5, 2.0, 0.0)) is None and 'no scan stamped' in checker.reason
+    assert checker.measure_with_span(3.0, (1.5, 2.0, 0.0)) is None
 
 
 def test_through_share_is_of_the_beams_that_reached_and_clutter_leaves_it_alone():

@@ -193,7 +193,10 @@ class DistanceMap:
         Returns:
             A bool array like ``xs``.
         """
-        return self.first_crossings(x0, y0, xs, ys)[0]
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        if xs.size == 0 or not self.occupied_cells:
+            return np.zeros(xs.shape, dtype=bool)
+        return np.any(self.distance(*self._samples(x0, y0, xs, ys)) == 0.0, axis=1)
 
     def first_crossings(self, x0, y0, xs, ys):
         """:meth:`crosses_obstacle`, and where each segment first enters an occupied cell.
@@ -203,23 +206,26 @@ class DistanceMap:
             points of the first occupied sample of each segment (NaN where it crosses none).
         """
         xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-        crossed = np.zeros(xs.shape, dtype=bool)
         px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
         if xs.size == 0 or not self.occupied_cells:
-            return crossed, px, py
-        lengths = np.hypot(xs - x0, ys - y0)
-        step = self.resolution / 2.0
-        # One row of samples per segment, from the start to the end point inclusive.
-        fractions = np.arange(int(math.ceil(lengths.max() / step)) + 1) * step
-        t = np.minimum(fractions[None, :] / np.maximum(lengths, step)[:, None], 1.0)
-        sx, sy = x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None]
+            return np.zeros(xs.shape, dtype=bool), px, py
+        sx, sy = self._samples(x0, y0, xs, ys)
         hit = self.distance(sx, sy) == 0.0
-        crossed[:] = np.any(hit, axis=1)
+        crossed = np.any(hit, axis=1)
         first = np.argmax(hit, axis=1)
         rows = np.arange(xs.size)
         px[crossed] = sx[rows, first][crossed]
         py[crossed] = sy[rows, first][crossed]
         return crossed, px, py
+
+    def _samples(self, x0, y0, xs, ys):
+        """Points every half cell along each segment from (x0, y0) to (xs[i], ys[i]), start
+        and end included: two arrays of one row per segment."""
+        lengths = np.hypot(xs - x0, ys - y0)
+        step = self.resolution / 2.0
+        fractions = np.arange(int(math.ceil(lengths.max() / step)) + 1) * step
+        t = np.minimum(fractions[None, :] / np.maximum(lengths, step)[:, None], 1.0)
+        return x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,7 +348,7 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         None when there were fewer than ``min_beams`` used beams.
     """
     kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                        min_range, open_beams)
+                        min_range, open_beams, points=False)
     if kinds is None:
         return None
     through, short = kinds[:2]
@@ -350,11 +356,12 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
 
 
 def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                min_range, open_beams):
+                min_range, open_beams, points=True):
     """Per used beam (arguments as :func:`miss_counts`): ``(through, short, px, py)``, the
     bool arrays of the two kinds of miss and where a through miss first entered a mapped
-    obstacle (NaN for the other beams, and for one that only left the map); None when
-    there were fewer than ``min_beams`` used beams."""
+    obstacle (NaN for the other beams, and for one that only left the map; all NaN without
+    ``points``, which saves following the beams that end off the map); None when there were
+    fewer than ``min_beams`` used beams."""
     xs, ys, is_open = rays(pose, mount, scan, max_beams, min_range, open_beams)
     if xs.size < max(1, min_beams):
         return None
@@ -369,13 +376,18 @@ def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
     distance = distance_map.distance(xs, ys)
     missed = (distance > hit_tolerance) & ~is_open
     off_map = np.isinf(distance) & ~is_open
-    # A beam that ends off the map is a through miss whatever it passed; it is followed too,
-    # for where it entered a mapped wall on its way out (the map's outer wall, mostly).
-    checked = missed | is_open
     crossed = np.zeros(xs.shape, dtype=bool)
     px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
-    crossed[checked], px[checked], py[checked] = distance_map.first_crossings(
-        origin[0], origin[1], xs[checked], ys[checked])
+    if points:
+        # A beam that ends off the map is a through miss whatever it passed; it is followed
+        # too, for where it entered a mapped wall on its way out (the outer wall, mostly).
+        checked = missed | is_open
+        crossed[checked], px[checked], py[checked] = distance_map.first_crossings(
+            origin[0], origin[1], xs[checked], ys[checked])
+    else:
+        checked = (missed & ~off_map) | is_open
+        crossed[checked] = distance_map.crosses_obstacle(origin[0], origin[1], xs[checked],
+                                                         ys[checked])
     return off_map | crossed, missed & ~crossed & ~off_map, px, py
 
 
@@ -392,8 +404,11 @@ def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_
     """
     kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
                         min_range, open_beams)
-    if kinds is None:
-        return None
+    return None if kinds is None else _span(kinds)
+
+
+def _span(kinds):
+    """The through span of :func:`_beam_kinds`' result (see :func:`through_span`)."""
     px, py = kinds[2], kinds[3]
     known = np.isfinite(px)
     if np.count_nonzero(known) < 2:
@@ -596,6 +611,32 @@ class ScanChecker:
         None (with :attr:`reason` saying why, and :attr:`waiting`) when there is no map yet,
         no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
         """
+        kinds = self._kinds(stamp, pose, min_range, open_beams, points=False)
+        if kinds is None:
+            return None
+        beams = kinds[0].size
+        return int(np.count_nonzero(kinds[0])) / beams, int(np.count_nonzero(kinds[1])) / beams
+
+    def measure_with_span(self, stamp, pose):
+        """:meth:`measure` with the checker's own numbers and the :func:`through_span` of
+        the same beams, from one pass over them: ``(through, short, span)``, or None (as
+        :meth:`measure`)."""
+        kinds = self._kinds(stamp, pose, None, None)
+        if kinds is None:
+            return None
+        beams = kinds[0].size
+        return (int(np.count_nonzero(kinds[0])) / beams,
+                int(np.count_nonzero(kinds[1])) / beams, _span(kinds))
+
+    def span(self, stamp, pose):
+        """The :func:`through_span` of the scan taken at ``stamp`` seen from ``pose`` with
+        the checker's own numbers, or None (as :meth:`measure`)."""
+        values = self.measure_with_span(stamp, pose)
+        return None if values is None else values[2]
+
+    def _kinds(self, stamp, pose, min_range, open_beams, points=True):
+        """:func:`_beam_kinds` of the scan stamped like ``stamp``, or None, setting
+        :attr:`reason` and :attr:`waiting` (see :meth:`measure`)."""
         self.waiting = False
         if self.distance_map is None:
             self.reason = 'no map yet'
@@ -612,26 +653,15 @@ class ScanChecker:
             check_min_range(min_range)
         if open_beams is None:
             open_beams = self.open_beams
-        counts = miss_counts(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                             self.max_beams, self.min_beams, min_range, open_beams)
-        if counts is None:
+        kinds = _beam_kinds(self.distance_map, pose, mount, scan, self.hit_tolerance,
+                            self.max_beams, self.min_beams, min_range, open_beams, points)
+        if kinds is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
             if min_range > scan.range_min:
                 self.reason += ' beyond %.2f m' % min_range
             return None
         self.reason = ''
-        through, short, beams = counts
-        return through / beams, short / beams
-
-    def span(self, stamp, pose):
-        """The :func:`through_span` of the scan taken at ``stamp`` seen from ``pose`` with
-        the checker's own numbers, or None (as :meth:`measure`, which sets :attr:`reason`
-        and :attr:`waiting`)."""
-        if self.measure(stamp, pose) is None:
-            return None
-        scan, mount = self._buffer.match(stamp)
-        return through_span(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                            self.max_beams, self.min_beams, self.min_range, self.open_beams)
+        return kinds
 
     def feature(self, stamp, pose):
         """The miss fraction (weighted by ``short_weight``) of :meth:`measure`, or None."""

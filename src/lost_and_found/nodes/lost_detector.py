@@ -233,13 +233,15 @@ class LostDetectorNode:
         Call with the lock held.
         """
         stamp, pose, features = self._pending
-        fractions = self._checker.measure(stamp, pose)
+        span = None
+        if self._config.burst_count:        # the burst rule needs the span too: one pass
+            values = self._checker.measure_with_span(stamp, pose)
+            fractions, span = (None, None) if values is None else (values[:2], values[2])
+        else:
+            fractions = self._checker.measure(stamp, pose)
         if fractions is None and self._checker.waiting:
             return
         self._pending = None
-        span = None
-        if fractions is not None and self._config.burst_count:
-            span = self._checker.span(stamp, pose)
         self._classify(features, fractions, span)
 
     def on_pose(self, msg):
