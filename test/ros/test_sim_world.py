@@ -284,6 +284,10 @@ class SimWorldTest(unittest.TestCase):
                       action=lambda: self.cmd_pub.publish(
                           Twist(linear=Vector3(x=0.5))))
         self.assertLess(self.truth()[0], ROOM_X - RES - 0.18 + 1e-6)
+        # A stop after the last drive command on the same connection (delivered in order): a
+        # drive command still in flight when the reset lands would drive the robot off the
+        # start pose again.
+        self.cmd_pub.publish(Twist())
         self.call('/sim_world/reset', Empty)
         self.wait_for(lambda: self.get('/sim_world/collisions').data == 0, 5.0,
                       'collisions back to 0')
