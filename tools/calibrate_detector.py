@@ -55,6 +55,7 @@ import os
 import sys
 
 from lost_and_found.bench import calibration, detectors, report
+from lost_and_found.core.lost_detector import LostDetectorConfig
 
 
 def parser():
@@ -288,7 +289,9 @@ def keep_fit(args, recordings, date):
     with open(args.keep_fit) as stream:
         base_text = stream.read()
     values = tuple(sorted(set(args.through_lost), reverse=True))
-    base = dataclasses.replace(base, burst_count=0)      # scored without it, then with it
+    # Scored without the burst rule (its keys as a file without them loads), then with it.
+    off = LostDetectorConfig()
+    base = dataclasses.replace(base, **{key: getattr(off, key) for key in calibration.BURST_KEYS})
     config, scores = calibration.choose_through_lost(recordings, base, values)
     chosen = burst_score = dict(scores)[config.through_lost]
     command = '/usr/bin/python3 tools/calibrate_detector.py %s --keep-fit %s --through-lost %s ' \
