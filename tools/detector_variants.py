@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Try other ways of using the lost detector's evidence, offline, on recorded streams.
 
-None ships; this is how the results of "More training runs, and other ways to use the same
+The ``span`` variant's choice ships (the default YAML's burst rule, ``scan_check/burst_*``);
+the others did not. This is how the results of "More training runs, and other ways to use the same
 evidence" (``cusum``, ``split``), of "Bursts of beams through walls" (``burst``) and of
 "Bursts of beams through walls all over the map" (``span``) in bench/RESULTS.md were
 measured, and the place to try the next idea against the same inputs::
@@ -44,7 +45,8 @@ count against it, the calibration's zero being ``--allow 0``:
   through walls all over the view. Unlike ``burst`` this is the node's own rule
   (``scan_check/burst_*``, rule 7 of core/lost_detector.py), replayed as the calibration
   replays the detector: its tier 2 is sticky as the window's. The streams must have been
-  recorded with the span.
+  recorded with the span. The other variants replay without spans, so a burst rule of
+  ``--config`` never fires in them.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
 the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the

@@ -1181,3 +1181,16 @@ def test_the_tool_refuses_a_burst_without_keep_fit(tmp_path):
                                      '--burst', '4', '5', '0.3', '0'])
     with pytest.raises(cal.CalibrationError, match='--burst goes with --keep-fit'):
         tool.run_calibration(args)
+
+
+def test_the_tool_says_when_a_burst_rule_cannot_be_scored_on_a_run(tmp_path, capsys):
+    tool = _calibrate_tool()
+    load_split(tmp_path, 'old', trial_segments(), 5, open_stream)
+    assert detectors.load_detector_config(cal.TARGET_PATH).burst_count > 0   # shipped: on
+    tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old')]))
+    assert 'old recorded without the through span (scan_span): the burst rule of ' \
+        in capsys.readouterr().out
+    off = _write(tmp_path / 'off.yaml', 'scan_check:\n  burst_count: 0\n')
+    tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old'),
+                                                  '--config', off]))
+    assert 'NOTE' not in capsys.readouterr().out
