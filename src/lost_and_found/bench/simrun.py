@@ -139,13 +139,14 @@ class ScanMisses:
     def _values(self, entry):
         """(miss, through, short, near, open, span) of a reading: ``near`` and ``open`` hold
         ``(through, short)`` or None per :data:`~lost_and_found.bench.detectors.MIN_RANGES`,
-        without and with open beams, ``span`` is the checker's
-        :meth:`~lost_and_found.core.scan_agreement.ScanChecker.span`; None for all six while
-        its scan has not come (or never will)."""
+        without and with open beams, ``span`` is the checker's through span (measured with
+        its own numbers in one pass, :meth:`~lost_and_found.core.scan_agreement.ScanChecker.
+        measure_with_span`); None for all six while its scan has not come (or never will)."""
         from lost_and_found.bench.detectors import MIN_RANGES
         from lost_and_found.core.scan_agreement import weighted_miss
         checker = self.checker
-        fractions = checker.measure(entry[0], entry[1:4])
+        measured = checker.measure_with_span(entry[0], entry[1:4])
+        fractions, span = (None, None) if measured is None else (measured[:2], measured[2])
         waiting, reason = checker.waiting, checker.reason
         if fractions is None and waiting:
             return None, None, None, None, None, None
@@ -157,7 +158,6 @@ class ScanMisses:
             return checker.measure(entry[0], entry[1:4], min_range, open_beams)
         near = tuple(at(m, False) for m in MIN_RANGES)
         open_ = tuple(at(m, True) for m in MIN_RANGES)
-        span = None if fractions is None else checker.span(entry[0], entry[1:4])
         checker.waiting, checker.reason = waiting, reason
         if fractions is None:
             return None, None, None, near, open_, None

@@ -407,6 +407,12 @@ def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_
     return None if kinds is None else _span(kinds)
 
 
+def _fractions(kinds):
+    """``(through, short)``: the shares of :func:`_beam_kinds`' used beams of each kind."""
+    beams = kinds[0].size
+    return int(np.count_nonzero(kinds[0])) / beams, int(np.count_nonzero(kinds[1])) / beams
+
+
 def _span(kinds):
     """The through span of :func:`_beam_kinds`' result (see :func:`through_span`)."""
     px, py = kinds[2], kinds[3]
@@ -612,21 +618,14 @@ class ScanChecker:
         no scan stamped within ``stamp_tolerance`` of ``stamp``, or too few usable beams.
         """
         kinds = self._kinds(stamp, pose, min_range, open_beams, points=False)
-        if kinds is None:
-            return None
-        beams = kinds[0].size
-        return int(np.count_nonzero(kinds[0])) / beams, int(np.count_nonzero(kinds[1])) / beams
+        return None if kinds is None else _fractions(kinds)
 
     def measure_with_span(self, stamp, pose):
         """:meth:`measure` with the checker's own numbers and the :func:`through_span` of
         the same beams, from one pass over them: ``(through, short, span)``, or None (as
         :meth:`measure`)."""
         kinds = self._kinds(stamp, pose, None, None)
-        if kinds is None:
-            return None
-        beams = kinds[0].size
-        return (int(np.count_nonzero(kinds[0])) / beams,
-                int(np.count_nonzero(kinds[1])) / beams, _span(kinds))
+        return None if kinds is None else _fractions(kinds) + (_span(kinds),)
 
     def span(self, stamp, pose):
         """The :func:`through_span` of the scan taken at ``stamp`` seen from ``pose`` with
