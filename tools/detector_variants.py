@@ -177,15 +177,24 @@ def span_caution(candidate):
     return burst_caution(candidate[:2]) + (-candidate[2],)
 
 
-def recorded_spans(recording):
-    """The ``scan_span`` of every reading of a recording, in its order.
+def recorded_spans(recording, config):
+    """The ``scan_span`` of every reading of a recording, in its order, for a detector that
+    measures its scan as ``config`` (scan_check/min_range and open_beams).
 
     Raises:
-        ValueError: the stream was recorded without it.
+        ValueError: the stream was recorded without it, or measured it with another
+            min_range or open_beams (the span of the beams ``config`` uses is not in it).
     """
     if recording.spans is None:
         raise ValueError('%s: no scan_span column (recorded before the span was): record it '
                          'again' % recording.path)
+    recorded = (recording.scan_check['min_range'], recording.scan_check['open_beams'])
+    if recorded != (config.min_range, config.open_beams):
+        raise ValueError(
+            '%s: its scan_span was measured with scan_check/min_range=%r and open_beams=%r, '
+            'the config measures with %r and %r: record it again with that config '
+            '(bench detection --detector-config)'
+            % ((recording.path,) + recorded + (config.min_range, config.open_beams)))
     return recording.spans
 
 
@@ -346,7 +355,7 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
                  for p, r in zip(probabilities[1], streams[1])]
     elif variant == 'span':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
-        spans = [[recorded_spans(r) for r in group] for group in (train, held)]
+        spans = [[recorded_spans(r, config) for r in group] for group in (train, held)]
         grid = list(itertools.product(*SPAN_GRID.values()))
         chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
             probabilities[0][i], burst_config(config, c), streams[0][i].resets, spans[0][i]),

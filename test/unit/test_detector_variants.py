@@ -162,9 +162,20 @@ def test_the_span_variant_replays_the_nodes_burst_rule_with_the_recorded_spans()
     assert variants.span_caution(((3, 4), 0.5, 2.0)) < variants.span_caution(candidate)
 
 
-def test_a_stream_without_spans_is_refused():
+def test_a_stream_without_spans_or_with_another_beam_models_spans_is_refused():
     import types
-    assert variants.recorded_spans(types.SimpleNamespace(path='x', spans=[None, 2.5])) == \
-        [None, 2.5]
+    measured = {'min_range': 0.45, 'open_beams': False}
+    kinect = types.SimpleNamespace(min_range=0.45, open_beams=False)
+    assert variants.recorded_spans(types.SimpleNamespace(
+        path='x', spans=[None, 2.5], scan_check=measured), kinect) == [None, 2.5]
     with pytest.raises(ValueError, match='x: no scan_span column'):
-        variants.recorded_spans(types.SimpleNamespace(path='x', spans=None))
+        variants.recorded_spans(types.SimpleNamespace(
+            path='x', spans=None, scan_check=measured), kinect)
+    # A detector that counts the open beams follows other beams through walls: the span the
+    # stream recorded without them is not its span.
+    for other in (types.SimpleNamespace(min_range=0.45, open_beams=True),
+                  types.SimpleNamespace(min_range=0.2, open_beams=False)):
+        with pytest.raises(ValueError, match='x: its scan_span was measured with '
+                           'scan_check/min_range=0.45 and open_beams=False'):
+            variants.recorded_spans(types.SimpleNamespace(
+                path='x', spans=[None, 2.5], scan_check=measured), other)
