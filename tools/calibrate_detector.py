@@ -365,11 +365,12 @@ def run_evaluation(args):
     per_run = []
     for path in configs:
         config = detectors.load_detector_config(path)
-        unscored = [r.path for r in recordings if r.spans is None]
+        unscored = [r.path for r in recordings if r.spans_at(config.min_range,
+                                                             config.open_beams) is None]
         if config.burst_count and unscored:
-            print('NOTE: %s recorded without the through span (scan_span): the burst rule of '
-                  '%s (scan_check/burst_count %d) never fires on them'
-                  % (', '.join(unscored), path, config.burst_count))
+            print('NOTE: %s recorded without the through span as %s measures it (scan_span, or '
+                  'scan_spans for the other open_beams): its burst rule (scan_check/burst_count '
+                  '%d) never fires on them' % (', '.join(unscored), path, config.burst_count))
         rows.append(calibration.evaluation_rows('`%s`' % path,
                                                 calibration.evaluate(recordings, config)))
         if len(recordings) > 1:

@@ -188,14 +188,15 @@ def recorded_spans(recording, config):
     if recording.spans is None:
         raise ValueError('%s: no scan_span column (recorded before the span was): record it '
                          'again' % recording.path)
-    recorded = (recording.scan_check['min_range'], recording.scan_check['open_beams'])
-    if recorded != (config.min_range, config.open_beams):
+    spans = recording.spans_at(config.min_range, config.open_beams)
+    if spans is None:
+        recorded = (recording.scan_check['min_range'], recording.scan_check['open_beams'])
         raise ValueError(
             '%s: its scan_span was measured with scan_check/min_range=%r and open_beams=%r, '
-            'the config measures with %r and %r: record it again with that config '
-            '(bench detection --detector-config)'
+            'the config measures with %r and %r, and it has no scan_spans at that min_range: '
+            'record it again (bench detection)'
             % ((recording.path,) + recorded + (config.min_range, config.open_beams)))
-    return recording.spans
+    return spans
 
 
 def burst_caution(candidate):

@@ -44,11 +44,10 @@ def main(argv=None):
     try:
         config = detectors.load_detector_config(args.detector_config)
         result = detection.rescore(args.run, config, args.out, args.label)
-        fields = report.read_json(os.path.join(args.run, 'detection_stream.json'))['fields']
-        if config.burst_count and 'scan_span' not in fields:
-            print('rescore_detection: NOTE: %s was recorded without the through span '
-                  '(scan_span): the burst rule of %s never fires on it'
-                  % (args.run, args.detector_config), file=sys.stderr)
+        if config.burst_count and not result['spans_recorded']:
+            print('rescore_detection: NOTE: %s was recorded without the through span as %s '
+                  'measures it (scan_span, or scan_spans for the other open_beams): its burst '
+                  'rule never fires on it' % (args.run, args.detector_config), file=sys.stderr)
     except ValueError as error:
         print('rescore_detection: %s' % error, file=sys.stderr)
         return 1

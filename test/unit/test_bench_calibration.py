@@ -1137,6 +1137,38 @@ def test_a_recording_keeps_its_spans_and_weighs_them_only_as_measured(tmp_path):
         cal.load_recording(str(tmp_path / 'a'))
 
 
+def with_beam_spans(segments):
+    """:func:`open_stream` recorded without the open beams (scan_check/open_beams false) with
+    the span 1.5 m, and the spans without and with the open beams: 1.5 and 4.0 m."""
+    data, trials = open_stream(segments)
+    data['fields'] = list(cal.SPANS_FIELDS)
+    for row in data['readings']:
+        row += [1.5, [1.5, 4.0]]
+    return data, trials
+
+
+def test_a_recording_with_spans_for_both_beam_settings_gives_each_to_its_config(tmp_path):
+    recording = load_split(tmp_path, 'a', trial_segments(), 100, with_beam_spans)
+    assert not recording.scan_check['open_beams'] and recording.scan_check['min_range'] == 0.0
+    assert recording.beam_spans[0] == (1.5, 4.0)
+    assert recording.spans_at(0.0, False)[0] == 1.5 and recording.spans_at(0.0, True)[0] == 4.0
+    assert [r[8] for r in recording.weighed(0.5, 0.0, True).readings[:2]] == [4.0, 4.0]
+    assert [r[8] for r in recording.weighed(0.5, 0.0, False).readings[:2]] == [1.5, 1.5]
+    # Spans were recorded at the recording's min_range only; a stream without scan_spans
+    # has none for the other beam setting.
+    assert recording.spans_at(1.0, True) is None and recording.spans_at(1.0, False) is None
+    assert dataclasses.replace(recording, beam_spans=None).spans_at(0.0, True) is None
+    # The stream loads as without them; a bad pair is refused, naming the row.
+    data, _ = with_beam_spans(trial_segments())
+    plain = dict(data, fields=list(cal.FIELDS), readings=[r[:-2] for r in data['readings']])
+    assert cal.parse_stream(data) == cal.parse_stream(plain)
+    for bad in ([1.5], [1.5, -1.0], 2.0, [True, 1.0]):
+        data['readings'][2][-1] = bad
+        (tmp_path / 'a' / 'detection_stream.json').write_text(json.dumps(data))
+        with pytest.raises(cal.CalibrationError, match=r'reading 2: scan_spans=.*two spans'):
+            cal.load_recording(str(tmp_path / 'a'))
+
+
 def test_keep_fit_writes_the_burst_rule_after_the_through_share(tmp_path):
     recordings = synthetic_training()
     base_text = cal.render_yaml(cal.calibrate(recordings, small_grid()), ['a', 'b'],
@@ -1188,7 +1220,27 @@ def test_the_tool_says_when_a_burst_rule_cannot_be_scored_on_a_run(tmp_path, cap
     load_split(tmp_path, 'old', trial_segments(), 5, open_stream)
     assert detectors.load_detector_config(cal.TARGET_PATH).burst_count > 0   # shipped: on
     tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old')]))
-    assert 'old recorded without the through span (scan_span): the burst rule of ' \
+    assert 'old recorded without the through span as %s measures it (scan_span, or ' \
+        'scan_spans for the other open_beams): its burst rule' % cal.TARGET_PATH \
+        in capsys.readouterr().out
+    # A stream with the span of its own beams only has none for a file with the open beams.
+    load_split(tmp_path, 'span', trial_segments(), 5, with_beam_spans)
+    both = _write(tmp_path / 'both.yaml', 'scan_check:\n  burst_count: 2\n')
+    opened = _write(tmp_path / 'opened.yaml',
+                    'scan_check:\n  burst_count: 2\n  open_beams: true\n')
+    for config, noted in ((both, False), (opened, False)):
+        tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'span'),
+                                                      '--config', config]))
+        assert ('NOTE' in capsys.readouterr().out) is noted
+    older = load_split(tmp_path, 'older', trial_segments(), 5, with_beam_spans)
+    data = json.loads((tmp_path / 'older' / 'detection_stream.json').read_text())
+    data['fields'] = data['fields'][:-1]
+    data['readings'] = [row[:-1] for row in data['readings']]
+    (tmp_path / 'older' / 'detection_stream.json').write_text(json.dumps(data))
+    assert older.beam_spans is not None
+    tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'older'),
+                                                  '--config', opened]))
+    assert 'older recorded without the through span as %s' % opened \
         in capsys.readouterr().out
     off = _write(tmp_path / 'off.yaml', 'scan_check:\n  burst_count: 0\n')
     tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old'),

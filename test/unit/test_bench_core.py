@@ -477,6 +477,28 @@ def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_n
         detection.rescore(str(tmp_path), config, str(tmp_path))
 
 
+def test_a_rescored_stream_gives_each_config_the_span_it_measures(tmp_path):
+    import dataclasses
+    config, _ = write_run(tmp_path)
+    stream = json.loads((tmp_path / 'detection_stream.json').read_text())
+    assert stream['fields'][-2:] == ['scan_span', 'scan_spans']
+    for row in stream['readings']:
+        row[-2:] = [1.5, [1.5, 4.0]]
+
+    def span(c, fields=stream['fields'], row=stream['readings'][0]):
+        misses = detectors.StreamMisses(stream['scan_check'], fields, stream['min_ranges'], c,
+                                        'x')
+        return misses.span(row), misses.has_spans()
+    assert span(config) == (1.5, True)
+    assert span(dataclasses.replace(config, open_beams=True)) == (4.0, True)
+    assert span(dataclasses.replace(config, min_range=1.0)) == (None, False)
+    # A stream from before scan_spans has the span of its own beams only.
+    older = dict(fields=stream['fields'][:-1], row=stream['readings'][0][:-1])
+    assert span(config, **older) == (1.5, True)
+    assert span(dataclasses.replace(config, open_beams=True), **older) == (None, False)
+    assert detection.rescore(str(tmp_path), config, str(tmp_path / 'out'))['spans_recorded']
+
+
 def scan_misses_in_room(ranges, range_max, open_beams=False):
     """A ScanMisses on a 4 m room (5 cm cells) holding one scan of ``ranges`` taken at t = 1 s
     from the room's centre, facing +x, and the readings list after the pose of that scan."""
@@ -499,9 +521,9 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     # 30 returns on the wall 1.95 m ahead, 31 stopped by a box 0.6 m in front (in free space
     # on the map).
     misses, readings = scan_misses_in_room([1.95] * 30 + [0.6] * 31, 5.0)
-    miss, through, short, near, open_, span = readings[0][8:]
+    miss, through, short, near, open_, span, spans = readings[0][8:]
     assert (through, short) == (0.0, pytest.approx(31 / 61))
-    assert span == 0.0      # no beam through a wall
+    assert span == 0.0 and spans == (0.0, 0.0)     # no beam through a wall
     assert miss == pytest.approx(0.5 * 31 / 61)
     assert len(near) == len(open_) == len(detectors.MIN_RANGES)
     for min_range, pair in zip(detectors.MIN_RANGES, near):
@@ -511,13 +533,25 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     assert open_ == near
     # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
     misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
-    assert readings[1][8:] == (None,) * 6 and misses._awaiting == [1]
+    assert readings[1][8:] == (None,) * 7 and misses._awaiting == [1]
+
+
+def test_scan_misses_records_the_span_without_and_with_the_open_beams():
+    # A 5 m laser: 30 beams see nothing, through the wall 1.95 m ahead; 31 stop at a box.
+    _, readings = scan_misses_in_room([math.inf] * 30 + [0.6] * 31, 5.0)
+    through, short, near, open_, span, spans = readings[0][9:]
+    # The checker leaves the open beams out: nothing through a wall, for it...
+    assert (through, short) == (0.0, 1.0) and span == spans[0] == 0.0
+    # ...with them, 30 beams enter the wall across 1.95 * (tan 0.05 - tan 0.021) m.
+    assert open_[0] == pytest.approx((30 / 61, 31 / 61))
+    assert spans[1] == pytest.approx(1.95 * (math.tan(0.05) - math.tan(0.021)), abs=0.03)
+    assert spans[1] > 0.0
 
 
 def test_scan_misses_records_the_open_beams_too():
     # A 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
     _, readings = scan_misses_in_room([math.inf] * 30 + [0.6] * 31, 1.5, open_beams=True)
-    miss, through, short, near, open_, _ = readings[0][8:]
+    miss, through, short, near, open_, _, _ = readings[0][8:]
     # The checker's own numbers count the open beams, and they agree with the map.
     assert (through, short) == (0.0, pytest.approx(31 / 61))
     assert miss == pytest.approx(0.5 * 31 / 61)
@@ -559,6 +593,13 @@ def test_the_rescore_tool_refuses_to_write_over_the_run(tmp_path, capsys):
                       '--out', str(tmp_path / 'again')]) == 0
     assert json.loads((tmp_path / 'again' / 'detection.json').read_text())['rescored_from'] \
         == str(tmp_path)
+    assert 'NOTE' not in capsys.readouterr().err
+    # The run recorded its spans at min_range 0 only: a burst rule at 1 m never fires on it.
+    far = tmp_path / 'far.yaml'
+    far.write_text('scan_check: {burst_count: 2, min_range: 1.0}\n')
+    assert tool.main([str(tmp_path), '--detector-config', str(far),
+                      '--out', str(tmp_path / 'far')]) == 0
+    assert 'without the through span as %s measures it' % far in capsys.readouterr().err
 
 
 def test_sim_params_set_the_laser_s_no_return_only_when_asked(tmp_path):

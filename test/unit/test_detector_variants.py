@@ -1,4 +1,6 @@
 """tools/detector_variants.py: the CUSUM rule and the split-feature classifier."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,6 @@ def test_evidence_is_the_log_likelihood_ratio_without_the_prior():
 
 
 def test_evidence_takes_what_the_calibration_gives_and_window_keeps_through_lost():
-    import dataclasses
     from lost_and_found.core.lost_detector import LostDetectorConfig
     config = LostDetectorConfig(through_lost=0.4)
     given = calibration.reading_probabilities(np.array([[0.05, 0.03, 0.1, 0.5, 0.0]]), config)
@@ -164,18 +165,20 @@ def test_the_span_variant_replays_the_nodes_burst_rule_with_the_recorded_spans()
 
 def test_a_stream_without_spans_or_with_another_beam_models_spans_is_refused():
     import types
-    measured = {'min_range': 0.45, 'open_beams': False}
+    recording = calibration.Recording(
+        path='x', label='', readings=[], errors=[], phases=[], trials=[],
+        scan_check={'min_range': 0.45, 'open_beams': False}, spans=[None, 2.5])
     kinect = types.SimpleNamespace(min_range=0.45, open_beams=False)
-    assert variants.recorded_spans(types.SimpleNamespace(
-        path='x', spans=[None, 2.5], scan_check=measured), kinect) == [None, 2.5]
+    laser = types.SimpleNamespace(min_range=0.45, open_beams=True)
+    assert variants.recorded_spans(recording, kinect) == [None, 2.5]
     with pytest.raises(ValueError, match='x: no scan_span column'):
-        variants.recorded_spans(types.SimpleNamespace(
-            path='x', spans=None, scan_check=measured), kinect)
+        variants.recorded_spans(dataclasses.replace(recording, spans=None), kinect)
     # A detector that counts the open beams follows other beams through walls: the span the
-    # stream recorded without them is not its span.
-    for other in (types.SimpleNamespace(min_range=0.45, open_beams=True),
-                  types.SimpleNamespace(min_range=0.2, open_beams=False)):
+    # stream recorded without them is not its span...
+    for other in (laser, types.SimpleNamespace(min_range=0.2, open_beams=False)):
         with pytest.raises(ValueError, match='x: its scan_span was measured with '
                            'scan_check/min_range=0.45 and open_beams=False'):
-            variants.recorded_spans(types.SimpleNamespace(
-                path='x', spans=[None, 2.5], scan_check=measured), other)
+            variants.recorded_spans(recording, other)
+    # ...unless the stream recorded the spans with the open beams too.
+    both = dataclasses.replace(recording, beam_spans=[None, (2.5, 3.5)])
+    assert variants.recorded_spans(both, laser) == [None, 3.5]

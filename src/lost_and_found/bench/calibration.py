@@ -51,9 +51,11 @@ from lost_and_found.core.scan_agreement import through_share, weighted_miss
 #: with open beams (scan_check/open_beams).
 FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy', 'error_yaw',
           'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near', 'scan_open')
-#: Streams recorded with the through span (core/scan_agreement.through_span) after them; the
-#: calibration does not use it (tools/detector_variants.py --variant span does).
+#: Streams recorded with the through span (core/scan_agreement.through_span) after them, and
+#: then with the through spans without and with the open beams; the calibration's fit does not
+#: use them, the replays of the burst rule do.
 SPAN_FIELDS = FIELDS + ('scan_span',)
+SPANS_FIELDS = SPAN_FIELDS + ('scan_spans',)
 #: Streams recorded before the open beams were, before the candidate min_ranges were, before
 #: the two kinds were, and before the scan feature existed.
 NEAR_FIELDS = FIELDS[:-1]
@@ -170,6 +172,9 @@ class Recording:
             :data:`~lost_and_found.bench.detectors.LEGACY_SCAN_CHECK`).
         spans: the through span of every reading (``scan_span``, measured as ``scan_check``
             says; None where a reading has none), or None for a stream that did not record it.
+        beam_spans: the through spans of every reading at ``scan_check``'s ``min_range``
+            without and with the open beams (``scan_spans``; a pair, either None, or None),
+            or None for a stream that did not record them.
     """
 
     path: str
@@ -190,6 +195,7 @@ class Recording:
     opens: object = None
     motion: object = None
     spans: object = None
+    beam_spans: object = None
 
     @property
     def truth(self):
@@ -218,15 +224,26 @@ class Recording:
                     % (self.path, self.scan_check['short_weight'], short_weight))
             return self
         pairs = self.split_pairs(min_range, open_beams)
-        spans = self.spans if self.spans is not None and (min_range, open_beams) == (
-            self.scan_check['min_range'], self.scan_check['open_beams']) \
-            else [None] * len(self.readings)
+        spans = self.spans_at(min_range, open_beams) or [None] * len(self.readings)
         readings = [r[:5] + ((None, None, None) if pair is None else
                              (weighted_miss(pair[0], pair[1], short_weight),) + tuple(pair))
                     + (span,) for r, pair, span in zip(self.readings, pairs, spans)]
         return dataclasses.replace(self, readings=readings, scan_check=dict(
             self.scan_check, short_weight=short_weight, min_range=min_range,
             open_beams=open_beams))
+
+    def spans_at(self, min_range, open_beams):
+        """The through span of every reading measured at ``min_range`` with or without the
+        open beams (a list, None where a reading has none), or None when the stream did not
+        record it so: the spans were recorded only at the recording's own ``min_range``."""
+        if min_range != self.scan_check['min_range']:
+            return None
+        if bool(open_beams) == bool(self.scan_check['open_beams']) and self.spans is not None:
+            return self.spans
+        if self.beam_spans is None:
+            return None
+        return [None if pair is None else pair[int(bool(open_beams))]
+                for pair in self.beam_spans]
 
     def split_pairs(self, min_range=None, open_beams=None):
         """The ``(through, short)`` miss fractions of every reading (None where it has no scan
@@ -312,7 +329,7 @@ def parse_stream(data, source='stream'):
         raise CalibrationError('%s: not a detection stream (no "readings")' % source)
     fields = tuple(data.get('fields') or ())
     width = len(fields)
-    if fields == SPAN_FIELDS:
+    if fields in (SPAN_FIELDS, SPANS_FIELDS):
         fields = FIELDS
     if fields not in (FIELDS, NEAR_FIELDS, SPLIT_FIELDS, MISS_FIELDS, OLD_FIELDS):
         raise CalibrationError('%s: fields %r, expected %r' % (source, list(fields),
@@ -412,6 +429,12 @@ def infer_trials(times, phases):
     return trials
 
 
+def _is_span(value):
+    """A through span: None or a number >= 0 (m)."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                             and value >= 0)
+
+
 def stream_spans(data, source):
     """The ``scan_span`` column of a parsed detection stream (a list, None where a reading
     has none), or None when the stream did not record it.
@@ -425,11 +448,34 @@ def stream_spans(data, source):
     column = fields.index('scan_span')
     spans = [row[column] for row in data['readings']]
     for index, span in enumerate(spans):
-        if span is not None and not (isinstance(span, (int, float)) and
-                                     not isinstance(span, bool) and span >= 0):
+        if not _is_span(span):
             raise CalibrationError('%s: reading %d: scan_span=%r: must be a number >= 0 (m) '
                                    'or null' % (source, index, span))
     return spans
+
+
+def stream_beam_spans(data, source):
+    """The ``scan_spans`` column of a parsed detection stream (a list of pairs, without and
+    with the open beams, None where a reading has neither), or None when the stream did not
+    record it.
+
+    Raises:
+        CalibrationError: naming the source and the row of a cell that is not null or two
+            spans (each null or a number >= 0).
+    """
+    fields = list(data.get('fields') or ())
+    if 'scan_spans' not in fields:
+        return None
+    column = fields.index('scan_spans')
+    out = []
+    for index, cell in enumerate(row[column] for row in data['readings']):
+        if cell is not None and not (isinstance(cell, (list, tuple)) and len(cell) == 2
+                                     and all(_is_span(v) for v in cell)):
+            raise CalibrationError('%s: reading %d: scan_spans=%r: must be null or two spans '
+                                   '(null or a number >= 0, m), without and with the open '
+                                   'beams' % (source, index, cell))
+        out.append(None if cell is None else tuple(cell))
+    return out
 
 
 def _read_json(path):
@@ -470,6 +516,7 @@ def load_recording(path):
             stream_path, scan_check, ', '.join(detectors.SCAN_CHECK_KEYS)))
     recording.scan_check = {key: scan_check[key] for key in detectors.SCAN_CHECK_KEYS}
     recording.spans = stream_spans(data, stream_path)
+    recording.beam_spans = stream_beam_spans(data, stream_path)
     result_path = os.path.join(folder, 'detection.json')
     if os.path.isfile(result_path):
         result = _read_json(result_path)

@@ -118,7 +118,7 @@ class Motion:
 
 def detector_reading(row):
     """One recorded reading ``(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, miss[, through,
-    short, near, open[, span]]]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy,
+    short, near, open[, span[, spans]]]]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy,
     var_yaw, scan miss fraction or None[, through and short miss fractions or None[, through
     span or None]])."""
     out = (row[0],) + tuple(row[4:8]) + (row[8] if len(row) > 8 else None,) + tuple(row[9:11])
@@ -471,7 +471,9 @@ def rescore(folder, config, out, label=None):
         label: the map's name in the tables (default: the run's).
 
     Returns:
-        The suite's result dict (``summary``, ``trials``, ``markdown``, ``plots``).
+        The suite's result dict (``summary``, ``trials``, ``markdown``, ``plots``), and
+        ``spans_recorded``: whether the stream has the through span as ``config`` measures it
+        (without it ``config``'s burst rule never fires).
 
     Raises:
         ValueError: a missing or bad file, or a stream whose scan feature cannot be computed
@@ -503,7 +505,7 @@ def rescore(folder, config, out, label=None):
                                                         label=label))
     plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
     return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, label),
-            'plots': plots, 'label': label}
+            'plots': plots, 'label': label, 'spans_recorded': misses.has_spans()}
 
 
 def pose_fixes(trials):
@@ -520,6 +522,14 @@ def scan_values(reading):
 def scan_span(reading):
     """The through span (m) of a recorded reading, or None (``simrun.ScanMisses._values``)."""
     return reading[13] if len(reading) > 13 else None
+
+
+def scan_spans(reading):
+    """The through spans (m) of a recorded reading without and with the open beams, at the
+    recording's min_range (``simrun.ScanMisses._values``): a list of two (either None), or
+    None when it has neither."""
+    spans = reading[14] if len(reading) > 14 else None
+    return None if spans is None or all(s is None for s in spans) else list(spans)
 
 
 def write_stream(path, stream, trials, label, scan_check):
@@ -541,8 +551,8 @@ def write_stream(path, stream, trials, label, scan_check):
         'min_ranges': list(detectors.MIN_RANGES),
         'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
                    'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near',
-                   'scan_open', 'scan_span'],
-        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r) + [scan_span(r)]
+                   'scan_open', 'scan_span', 'scan_spans'],
+        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r) + [scan_span(r), scan_spans(r)]
                      for r, e, p in zip(stream.readings, stream.errors, phase)],
     })
 

@@ -214,15 +214,26 @@ class StreamMisses:
         return (weighted_miss(pair[0], pair[1], self._config.short_weight),) + tuple(pair)
 
     def span(self, row):
-        """The recorded through span of a row, or None: the stream has none, the config's scan
-        check is off, or it measures its beams otherwise than the recording did (another
-        ``min_range`` or ``open_beams``: the span was measured only as recorded)."""
-        column = self._field.get('scan_span')
-        if column is None or not self._config.scan_check or \
-                self._config.min_range != self._recorded['min_range'] or \
-                self._config.open_beams != self._recorded['open_beams']:
+        """The recorded through span of a row as the config measures it, or None: the stream
+        has none, the config's scan check is off, or it measures its beams otherwise than the
+        stream recorded spans (at another ``min_range``; with the other ``open_beams`` in a
+        stream without ``scan_spans``)."""
+        if not self._config.scan_check or \
+                self._config.min_range != self._recorded['min_range']:
             return None
-        return row[column]
+        if self._config.open_beams == self._recorded['open_beams']:
+            column = self._field.get('scan_span')
+            return None if column is None else row[column]
+        column = self._field.get('scan_spans')
+        pair = None if column is None else row[column]
+        return None if pair is None else pair[int(bool(self._config.open_beams))]
+
+    def has_spans(self):
+        """Whether the stream recorded the through span as the config measures it (else
+        :meth:`span` is None on every row, and a burst rule never fires)."""
+        same = self._config.open_beams == self._recorded['open_beams']
+        return self._config.min_range == self._recorded['min_range'] and \
+            ('scan_span' if same else 'scan_spans') in self._field
 
 
 def check_scan_check(recorded, config, source, reweighable=False, min_ranges=(),

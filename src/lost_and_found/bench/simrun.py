@@ -71,9 +71,10 @@ def pose_entry(msg):
 
 class ScanMisses:
     """Adds the scan miss fraction to recorded amcl poses, as the lost_detector node computes it,
-    the two kinds of misses it weighs (core/scan_agreement.py), and the two kinds at every
+    the two kinds of misses it weighs (core/scan_agreement.py), the two kinds at every
     ``min_range`` of :data:`~lost_and_found.bench.detectors.MIN_RANGES`, without and with the
-    open beams (``scan_check/open_beams``).
+    open beams (``scan_check/open_beams``), and the through span at the checker's own
+    ``min_range`` with its own beams and, as a pair, without and with the open beams.
 
     The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
     :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
@@ -129,40 +130,50 @@ class ScanMisses:
 
     def on_pose(self, entry, readings):
         """Append ``entry`` (8 values) with its miss fraction, the through and short miss
-        fractions it weighs, and those at every candidate ``min_range`` without and with open
-        beams (Nones for now, or for good)."""
+        fractions it weighs, those at every candidate ``min_range`` without and with open
+        beams, and its through spans (Nones for now, or for good; :meth:`_values`)."""
         values = self._values(entry)
         if values[0] is None and self.checker.waiting:
             self._awaiting.append(len(readings))
         readings.append(tuple(entry[:8]) + values)
 
     def _values(self, entry):
-        """(miss, through, short, near, open, span) of a reading: ``near`` and ``open`` hold
-        ``(through, short)`` or None per :data:`~lost_and_found.bench.detectors.MIN_RANGES`,
-        without and with open beams, ``span`` is the checker's through span (measured with
-        its own numbers in one pass, :meth:`~lost_and_found.core.scan_agreement.ScanChecker.
-        measure_with_span`); None for all six while its scan has not come (or never will)."""
+        """(miss, through, short, near, open, span, spans) of a reading: ``near`` and
+        ``open`` hold ``(through, short)`` or None per
+        :data:`~lost_and_found.bench.detectors.MIN_RANGES`, without and with open beams,
+        ``span`` is the checker's through span (measured with its own numbers in one pass,
+        :meth:`~lost_and_found.core.scan_agreement.ScanChecker.measure_with_span`), ``spans``
+        the through spans at its ``min_range`` without and with the open beams (either None
+        where that measure has none), so that a detector file with the other ``open_beams``
+        can replay the burst rule too; None for all seven while its scan has not come (or
+        never will)."""
         from lost_and_found.bench.detectors import MIN_RANGES
         from lost_and_found.core.scan_agreement import weighted_miss
         checker = self.checker
-        measured = checker.measure_with_span(entry[0], entry[1:4])
-        fractions, span = (None, None) if measured is None else (measured[:2], measured[2])
+        own = checker.measure_with_span(entry[0], entry[1:4])
+        fractions, span = (None, None) if own is None else (own[:2], own[2])
         waiting, reason = checker.waiting, checker.reason
         if fractions is None and waiting:
-            return None, None, None, None, None, None
+            return (None,) * 7
+        # The other beam setting at the checker's min_range, with its span, in one pass too.
+        measured = {checker.open_beams: own, not checker.open_beams: checker.measure_with_span(
+            entry[0], entry[1:4], not checker.open_beams)}
 
         def at(min_range, open_beams):
-            # The checker's own numbers are measured above already.
-            if min_range == checker.min_range and open_beams == checker.open_beams:
-                return fractions
+            # At the checker's own min_range both are measured above already.
+            if min_range == checker.min_range:
+                values = measured[open_beams]
+                return None if values is None else values[:2]
             return checker.measure(entry[0], entry[1:4], min_range, open_beams)
         near = tuple(at(m, False) for m in MIN_RANGES)
         open_ = tuple(at(m, True) for m in MIN_RANGES)
         checker.waiting, checker.reason = waiting, reason
+        spans = tuple(None if measured[beams] is None else measured[beams][2]
+                      for beams in (False, True))
         if fractions is None:
-            return None, None, None, near, open_, None
+            return None, None, None, near, open_, None, spans
         return (weighted_miss(fractions[0], fractions[1], checker.short_weight),) + \
-            tuple(fractions) + (near, open_, span)
+            tuple(fractions) + (near, open_, span, spans)
 
 
 class SimSession:

@@ -620,11 +620,11 @@ class ScanChecker:
         kinds = self._kinds(stamp, pose, min_range, open_beams, points=False)
         return None if kinds is None else _fractions(kinds)
 
-    def measure_with_span(self, stamp, pose):
-        """:meth:`measure` with the checker's own numbers and the :func:`through_span` of
-        the same beams, from one pass over them: ``(through, short, span)``, or None (as
-        :meth:`measure`)."""
-        kinds = self._kinds(stamp, pose, None, None)
+    def measure_with_span(self, stamp, pose, open_beams=None):
+        """:meth:`measure` with the checker's own numbers (``open_beams`` replacing its own
+        for this call, as :meth:`measure`) and the :func:`through_span` of the same beams,
+        from one pass over them: ``(through, short, span)``, or None (as :meth:`measure`)."""
+        kinds = self._kinds(stamp, pose, None, open_beams)
         return None if kinds is None else _fractions(kinds) + (_span(kinds),)
 
     def span(self, stamp, pose):
