@@ -299,6 +299,13 @@ def keep_fit(args, recordings, date):
                                 ' '.join('%g' % v for v in values), date, args.out)
     if args.burst:
         config = burst_config(config, args.burst)
+        unscored = [r.path for r in recordings
+                    if r.spans_at(config.min_range, config.open_beams) is None]
+        if unscored:
+            raise calibration.CalibrationError(
+                '--burst: %s recorded without the through span as %s measures it (scan_span, '
+                'or scan_spans for the other open_beams): the rule would never fire on them; '
+                'record them again' % (', '.join(unscored), args.keep_fit))
         chosen = burst_score = calibration.evaluate(recordings, config)
         command += ' --burst %s' % ' '.join('%g' % v for v in args.burst)
     text = calibration.render_keep_fit(base_text, config, scores, args.train, date, command,

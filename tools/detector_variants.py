@@ -45,7 +45,9 @@ count against it, the calibration's zero being ``--allow 0``:
   through walls all over the view. Unlike ``burst`` this is the node's own rule
   (``scan_check/burst_*``, rule 7 of core/lost_detector.py), replayed as the calibration
   replays the detector: its tier 2 is sticky as the window's. The streams must have been
-  recorded with the span. The other variants replay without spans, so a burst rule of
+  recorded with the span as ``--config`` measures it (``scan_span`` at the recording's own
+  ``min_range`` and ``open_beams``, or ``scan_spans`` for the other ``open_beams``); a stream
+  measured otherwise is refused. The other variants replay without spans, so a burst rule of
   ``--config`` never fires in them.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);

@@ -2,6 +2,7 @@
 import dataclasses
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -1154,6 +1155,10 @@ def test_a_recording_with_spans_for_both_beam_settings_gives_each_to_its_config(
     assert recording.spans_at(0.0, False)[0] == 1.5 and recording.spans_at(0.0, True)[0] == 4.0
     assert [r[8] for r in recording.weighed(0.5, 0.0, True).readings[:2]] == [4.0, 4.0]
     assert [r[8] for r in recording.weighed(0.5, 0.0, False).readings[:2]] == [1.5, 1.5]
+    # A weighed recording keeps the spans of its new measure.
+    assert recording.weighed(0.5, 0.0, True).spans_at(0.0, True)[0] == 4.0
+    assert recording.weighed(0.5, 0.0, True).spans_at(0.0, False)[0] == 1.5
+    assert recording.weighed(0.5, 1.0, False).spans_at(1.0, False) is None
     # Spans were recorded at the recording's min_range only; a stream without scan_spans
     # has none for the other beam setting.
     assert recording.spans_at(1.0, True) is None and recording.spans_at(1.0, False) is None
@@ -1192,6 +1197,21 @@ def test_keep_fit_writes_the_burst_rule_after_the_through_share(tmp_path):
         cal.render_keep_fit(base_text, rule, scores, ['a'], '2025-01-03', 'CMD')
 
 
+def test_keep_fit_refuses_a_burst_rule_on_runs_without_its_span(tmp_path):
+    tool = _calibrate_tool()
+    recordings = synthetic_training()
+    assert all(r.spans is None for r in recordings)
+    base = _write(tmp_path / 'base.yaml', cal.render_yaml(
+        cal.calibrate(recordings, small_grid()), ['a', 'b'], '2025-01-02'))
+    out = str(tmp_path / 'out.yaml')
+    args = tool.parser().parse_args(['x', '--keep-fit', base, '--through-lost', '1', '--out',
+                                     out, '--burst', '4', '5', '0.3', '0'])
+    with pytest.raises(cal.CalibrationError, match='--burst: .* recorded without the through '
+                       'span as %s measures it' % base):
+        tool.keep_fit(args, recordings, '2025-01-03')
+    assert not os.path.exists(out)
+
+
 @pytest.mark.parametrize('values, match', [
     (['4', '5', '0.3', '0'], None), (['4.5', '5', '0.3', '0'], 'K=4.5: must be a whole'),
     (['6', '5', '0.3', '0'], 'burst_count=6 must be <= scan_check/burst_window=5'),
@@ -1225,19 +1245,19 @@ def test_the_tool_says_when_a_burst_rule_cannot_be_scored_on_a_run(tmp_path, cap
         in capsys.readouterr().out
     # A stream with the span of its own beams only has none for a file with the open beams.
     load_split(tmp_path, 'span', trial_segments(), 5, with_beam_spans)
-    both = _write(tmp_path / 'both.yaml', 'scan_check:\n  burst_count: 2\n')
+    kinect = _write(tmp_path / 'kinect.yaml', 'scan_check:\n  burst_count: 2\n')
     opened = _write(tmp_path / 'opened.yaml',
                     'scan_check:\n  burst_count: 2\n  open_beams: true\n')
-    for config, noted in ((both, False), (opened, False)):
+    for config, noted in ((kinect, False), (opened, False)):
         tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'span'),
                                                       '--config', config]))
         assert ('NOTE' in capsys.readouterr().out) is noted
-    older = load_split(tmp_path, 'older', trial_segments(), 5, with_beam_spans)
+    load_split(tmp_path, 'older', trial_segments(), 5, with_beam_spans)
     data = json.loads((tmp_path / 'older' / 'detection_stream.json').read_text())
     data['fields'] = data['fields'][:-1]
     data['readings'] = [row[:-1] for row in data['readings']]
     (tmp_path / 'older' / 'detection_stream.json').write_text(json.dumps(data))
-    assert older.beam_spans is not None
+    assert cal.load_recording(str(tmp_path / 'older')).beam_spans is None
     tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'older'),
                                                   '--config', opened]))
     assert 'older recorded without the through span as %s' % opened \

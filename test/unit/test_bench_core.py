@@ -477,26 +477,44 @@ def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_n
         detection.rescore(str(tmp_path), config, str(tmp_path))
 
 
-def test_a_rescored_stream_gives_each_config_the_span_it_measures(tmp_path):
+def test_a_rescored_stream_gives_each_config_the_span_it_measures(tmp_path, monkeypatch):
     import dataclasses
     config, _ = write_run(tmp_path)
-    stream = json.loads((tmp_path / 'detection_stream.json').read_text())
+    laser = dataclasses.replace(config, open_beams=True)
+    path = tmp_path / 'detection_stream.json'
+    stream = json.loads(path.read_text())
     assert stream['fields'][-2:] == ['scan_span', 'scan_spans']
     for row in stream['readings']:
         row[-2:] = [1.5, [1.5, 4.0]]
+    path.write_text(json.dumps(stream))
 
-    def span(c, fields=stream['fields'], row=stream['readings'][0]):
-        misses = detectors.StreamMisses(stream['scan_check'], fields, stream['min_ranges'], c,
-                                        'x')
+    def span(c, fields=stream['fields'], row=stream['readings'][0], scan_check=None):
+        misses = detectors.StreamMisses(scan_check or stream['scan_check'], fields,
+                                        stream['min_ranges'], c, 'x')
         return misses.span(row), misses.has_spans()
     assert span(config) == (1.5, True)
-    assert span(dataclasses.replace(config, open_beams=True)) == (4.0, True)
+    assert span(laser) == (4.0, True)
     assert span(dataclasses.replace(config, min_range=1.0)) == (None, False)
+    # Recorded with the open beams, the pair's first is the span without them.
+    opened = dict(stream['scan_check'], open_beams=True)
+    assert span(config, row=stream['readings'][0][:-2] + [4.0, [1.5, 4.0]],
+                scan_check=opened) == (1.5, True)
     # A stream from before scan_spans has the span of its own beams only.
     older = dict(fields=stream['fields'][:-1], row=stream['readings'][0][:-1])
     assert span(config, **older) == (1.5, True)
-    assert span(dataclasses.replace(config, open_beams=True), **older) == (None, False)
-    assert detection.rescore(str(tmp_path), config, str(tmp_path / 'out'))['spans_recorded']
+    assert span(laser, **older) == (None, False)
+    # The rescore hands each config's span to the detectors.
+    given = []
+    run_all = detectors.run_all
+    monkeypatch.setattr(detectors, 'run_all', lambda readings, *a: given.append(
+        {r[-1] for r in readings}) or run_all(readings, *a))
+    for c in (config, laser):
+        assert detection.rescore(str(tmp_path), c, str(tmp_path / 'out'))['spans_recorded']
+    assert given == [{1.5}, {4.0}]
+    stream['readings'][3][-1] = 2.0
+    path.write_text(json.dumps(stream))
+    with pytest.raises(ValueError, match='reading 3: scan_spans=2.0: must be null or two'):
+        detection.rescore(str(tmp_path), laser, str(tmp_path / 'out'))
 
 
 def scan_misses_in_room(ranges, range_max, open_beams=False):
@@ -551,7 +569,8 @@ def test_scan_misses_records_the_span_without_and_with_the_open_beams():
 def test_scan_misses_records_the_open_beams_too():
     # A 1.5 m laser: 30 beams see nothing, 31 stop at a box 0.6 m ahead.
     _, readings = scan_misses_in_room([math.inf] * 30 + [0.6] * 31, 1.5, open_beams=True)
-    miss, through, short, near, open_, _, _ = readings[0][8:]
+    miss, through, short, near, open_, span, spans = readings[0][8:]
+    assert span == spans[1] == spans[0] == 0.0      # nothing through a wall either way
     # The checker's own numbers count the open beams, and they agree with the map.
     assert (through, short) == (0.0, pytest.approx(31 / 61))
     assert miss == pytest.approx(0.5 * 31 / 61)
@@ -594,7 +613,13 @@ def test_the_rescore_tool_refuses_to_write_over_the_run(tmp_path, capsys):
     assert json.loads((tmp_path / 'again' / 'detection.json').read_text())['rescored_from'] \
         == str(tmp_path)
     assert 'NOTE' not in capsys.readouterr().err
-    # The run recorded its spans at min_range 0 only: a burst rule at 1 m never fires on it.
+    # A burst rule on the run's own beams has its spans; one at 1 m does not (they were
+    # recorded at min_range 0 only) and never fires on it.
+    burst = tmp_path / 'burst.yaml'
+    burst.write_text('scan_check: {burst_count: 2}\n')
+    assert tool.main([str(tmp_path), '--detector-config', str(burst),
+                      '--out', str(tmp_path / 'burst')]) == 0
+    assert 'NOTE' not in capsys.readouterr().err
     far = tmp_path / 'far.yaml'
     far.write_text('scan_check: {burst_count: 2, min_range: 1.0}\n')
     assert tool.main([str(tmp_path), '--detector-config', str(far),

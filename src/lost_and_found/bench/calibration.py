@@ -208,7 +208,8 @@ class Recording:
         beams (``open_beams``; None for either: as recorded). Each reading then carries its
         through and short fractions too, as a seventh and eighth value (None without a scan
         feature), from which the detector takes its through share, and its through span as a
-        ninth (None without one, or measured otherwise than recorded), for the burst rule.
+        ninth (None without one, or where the stream did not record it at that
+        ``min_range`` and ``open_beams``: :meth:`spans_at`), for the burst rule.
 
         Raises:
             CalibrationError: the recording has no split misses and was recorded with
@@ -228,9 +229,11 @@ class Recording:
         readings = [r[:5] + ((None, None, None) if pair is None else
                              (weighted_miss(pair[0], pair[1], short_weight),) + tuple(pair))
                     + (span,) for r, pair, span in zip(self.readings, pairs, spans)]
+        # Its spans are those of its new measure (a pair only at the recorded min_range).
         return dataclasses.replace(self, readings=readings, scan_check=dict(
             self.scan_check, short_weight=short_weight, min_range=min_range,
-            open_beams=open_beams))
+            open_beams=open_beams), spans=self.spans_at(min_range, open_beams),
+            beam_spans=self.beam_spans if min_range == self.scan_check['min_range'] else None)
 
     def spans_at(self, min_range, open_beams):
         """The through span of every reading measured at ``min_range`` with or without the

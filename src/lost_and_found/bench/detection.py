@@ -118,7 +118,7 @@ class Motion:
 
 def detector_reading(row):
     """One recorded reading ``(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw[, miss[, through,
-    short, near, open[, span[, spans]]]]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy,
+    short, near, open[, span[, spans]]]])`` as :mod:`detectors` takes it: (t, var_x, var_y, cov_xy,
     var_yaw, scan miss fraction or None[, through and short miss fractions or None[, through
     span or None]])."""
     out = (row[0],) + tuple(row[4:8]) + (row[8] if len(row) > 8 else None,) + tuple(row[9:11])
@@ -488,7 +488,7 @@ def rescore(folder, config, out, label=None):
     misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
                                     data.get('min_ranges'), config, folder)
     # (near and open are not needed again; the span goes where a recording has it)
-    stream = Stream([tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row))
+    stream = Stream([tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row, i))
                      for i, row in enumerate(data['readings'])], truth)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES

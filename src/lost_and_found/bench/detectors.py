@@ -213,11 +213,16 @@ class StreamMisses:
             return None, None, None
         return (weighted_miss(pair[0], pair[1], self._config.short_weight),) + tuple(pair)
 
-    def span(self, row):
-        """The recorded through span of a row as the config measures it, or None: the stream
-        has none, the config's scan check is off, or it measures its beams otherwise than the
-        stream recorded spans (at another ``min_range``; with the other ``open_beams`` in a
-        stream without ``scan_spans``)."""
+    def span(self, row, index=0):
+        """The recorded through span of row ``index`` as the config measures it, or None: the
+        stream has none, the config's scan check is off, or it measures its beams otherwise
+        than the stream recorded spans (at another ``min_range``; with the other
+        ``open_beams`` in a stream without ``scan_spans``).
+
+        Raises:
+            ValueError: naming the stream and the row when its ``scan_spans`` cell is not
+                null or two values.
+        """
         if not self._config.scan_check or \
                 self._config.min_range != self._recorded['min_range']:
             return None
@@ -226,11 +231,16 @@ class StreamMisses:
             return None if column is None else row[column]
         column = self._field.get('scan_spans')
         pair = None if column is None else row[column]
-        return None if pair is None else pair[int(bool(self._config.open_beams))]
+        if pair is None:
+            return None
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError('%s: reading %d: scan_spans=%r: must be null or two spans, '
+                             'without and with the open beams' % (self._source, index, pair))
+        return pair[int(bool(self._config.open_beams))]
 
     def has_spans(self):
-        """Whether the stream recorded the through span as the config measures it (else
-        :meth:`span` is None on every row, and a burst rule never fires)."""
+        """Whether the stream has a column of the through span as the config measures it
+        (without one :meth:`span` is None on every row, and a burst rule never fires)."""
         same = self._config.open_beams == self._recorded['open_beams']
         return self._config.min_range == self._recorded['min_range'] and \
             ('scan_span' if same else 'scan_spans') in self._field
