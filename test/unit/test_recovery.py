@@ -651,6 +651,17 @@ def test_current_estimate_is_the_centre_without_a_good_pose():
     assert leg.send_goal[:2] == pytest.approx((4.0, 4.0))
 
 
+def test_with_max_aborts_1_the_first_failed_leg_falls_back_and_says_so():
+    core = make_core(max_aborts=1)
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    runner.until(lambda c: c.send_goal is not None)
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert core.strategy == 'reactive' and core.legs_sent == 1
+    assert core.fallback_reason.startswith('a spiral leg failed (') and \
+        'the last aborted' in core.fallback_reason
+
+
 def test_max_aborts_in_a_row_fall_back_to_reactive():
     core = make_core(max_aborts=3)
     runner = Runner(core)
@@ -665,7 +676,8 @@ def test_max_aborts_in_a_row_fall_back_to_reactive():
         assert core.strategy == 'spiral'
         runner.until(lambda c: c.send_goal is not None)
         core.on_goal_done(ABORTED, True, runner.t)
-    assert core.strategy == 'reactive' and '3' in core.fallback_reason
+    assert core.strategy == 'reactive' and '3 spiral legs in a row failed' in \
+        core.fallback_reason
     assert 'the last aborted' in core.fallback_reason
     assert core.phase == Phase.WANDER
     assert core.legs_sent == 6

@@ -1162,8 +1162,9 @@ class RecoveryCore:
         spin, or fall back after ``max_aborts`` failures in a row."""
         self._aborts = self._aborts + 1 if failure else 0
         if self._aborts >= self.config.max_aborts:
-            self._fall_back('%d spiral legs in a row failed (aborted, rejected, stalled or timed '
-                            'out; the last %s)' % (self._aborts, failure))
+            self._fall_back('%s failed (aborted, rejected, stalled or timed out; the last %s)'
+                            % ('a spiral leg' if self._aborts == 1 else
+                               '%d spiral legs in a row' % self._aborts, failure))
             self.phase = Phase.WANDER
             return
         here = self._fresh_odom(t)
