@@ -226,16 +226,19 @@ def test_through_span_is_how_far_apart_the_beams_enter_the_walls_they_pass_throu
 
 def test_the_checker_gives_the_span_of_the_scan_stamped_like_the_pose():
     checker = ScanChecker(0.1, 100, 10, 0.05)
-    assert checker.span(1.0, (1.5, 2.0, 0.0)) is None and checker.reason == 'no map yet'
+    assert checker.measure_with_span(1.0, (1.5, 2.0, 0.0)) is None and \
+        checker.reason == 'no map yet'
     checker.distance_map = partitioned_room()
-    checker.add_scan(1.0, scan_of([0.95] * 61, angle_min=-0.3, increment=0.01), LaserMount())
-    assert checker.span(1.0, (1.5, 2.0, 0.0)) == pytest.approx(math.tan(0.3), abs=0.03)
-    # One pass gives the fractions measure gives, and the span.
+    scan = scan_of([0.95] * 61, angle_min=-0.3, increment=0.01)
+    checker.add_scan(1.0, scan, LaserMount())
+    # One pass gives the fractions measure gives, and the span through_span gives.
     through, short, span = checker.measure_with_span(1.0, (1.5, 2.0, 0.0))
+    assert span == pytest.approx(math.tan(0.3), abs=0.03)
     assert (through, short) == checker.measure(1.0, (1.5, 2.0, 0.0)) == (1.0, 0.0)
-    assert span == checker.span(1.0, (1.5, 2.0, 0.0))
-    assert checker.span(3.0, (1.5, 2.0, 0.0)) is None and 'no scan stamped' in checker.reason
-    assert checker.measure_with_span(3.0, (1.5, 2.0, 0.0)) is None
+    assert span == through_span(checker.distance_map, (1.5, 2.0, 0.0), LaserMount(), scan, 0.1,
+                                100, 10)
+    assert checker.measure_with_span(3.0, (1.5, 2.0, 0.0)) is None and \
+        'no scan stamped' in checker.reason
 
 
 def test_through_share_is_of_the_beams_that_reached_and_clutter_leaves_it_alone():

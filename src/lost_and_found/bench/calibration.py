@@ -225,14 +225,15 @@ class Recording:
                     % (self.path, self.scan_check['short_weight'], short_weight))
             return self
         pairs = self.split_pairs(min_range, open_beams)
-        spans = self.spans_at(min_range, open_beams) or [None] * len(self.readings)
+        spans = self.spans_at(min_range, open_beams)
         readings = [r[:5] + ((None, None, None) if pair is None else
                              (weighted_miss(pair[0], pair[1], short_weight),) + tuple(pair))
-                    + (span,) for r, pair, span in zip(self.readings, pairs, spans)]
+                    + (span,) for r, pair, span in zip(
+                        self.readings, pairs, spans or [None] * len(self.readings))]
         # Its spans are those of its new measure (a pair only at the recorded min_range).
         return dataclasses.replace(self, readings=readings, scan_check=dict(
             self.scan_check, short_weight=short_weight, min_range=min_range,
-            open_beams=open_beams), spans=self.spans_at(min_range, open_beams),
+            open_beams=open_beams), spans=spans,
             beam_spans=self.beam_spans if min_range == self.scan_check['min_range'] else None)
 
     def spans_at(self, min_range, open_beams):

@@ -627,12 +627,6 @@ class ScanChecker:
         kinds = self._kinds(stamp, pose, None, open_beams)
         return None if kinds is None else _fractions(kinds) + (_span(kinds),)
 
-    def span(self, stamp, pose):
-        """The :func:`through_span` of the scan taken at ``stamp`` seen from ``pose`` with
-        the checker's own numbers, or None (as :meth:`measure`)."""
-        values = self.measure_with_span(stamp, pose)
-        return None if values is None else values[2]
-
     def _kinds(self, stamp, pose, min_range, open_beams, points=True):
         """:func:`_beam_kinds` of the scan stamped like ``stamp``, or None, setting
         :attr:`reason` and :attr:`waiting` (see :meth:`measure`)."""
