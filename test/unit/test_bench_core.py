@@ -503,6 +503,12 @@ def test_a_rescored_stream_gives_each_config_the_span_it_measures(tmp_path, monk
     older = dict(fields=stream['fields'][:-1], row=stream['readings'][0][:-1])
     assert span(config, **older) == (1.5, True)
     assert span(laser, **older) == (None, False)
+    # A stream with the pair alone gives either span from it, as a parsed recording does.
+    paired = dict(fields=stream['fields'][:-2] + ['scan_spans'],
+                  row=stream['readings'][0][:-2] + [[1.5, 4.0]])
+    assert span(config, **paired) == (1.5, True) and span(laser, **paired) == (4.0, True)
+    # With the scan check off there is no span to give.
+    assert span(dataclasses.replace(config, scan_check=False)) == (None, False)
     # The rescore hands each config's span to the detectors.
     given = []
     run_all = detectors.run_all

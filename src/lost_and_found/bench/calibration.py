@@ -240,14 +240,14 @@ class Recording:
         """The through span of every reading measured at ``min_range`` with or without the
         open beams (a list, None where a reading has none), or None when the stream did not
         record it so: the spans were recorded only at the recording's own ``min_range``."""
-        if min_range != self.scan_check['min_range']:
+        source = detectors.span_source(self.scan_check, min_range, open_beams,
+                                       self.spans is not None, self.beam_spans is not None)
+        if source is None:
             return None
-        if bool(open_beams) == bool(self.scan_check['open_beams']) and self.spans is not None:
+        side = source[1]
+        if side is None:
             return self.spans
-        if self.beam_spans is None:
-            return None
-        return [None if pair is None else pair[int(bool(open_beams))]
-                for pair in self.beam_spans]
+        return [None if pair is None else pair[side] for pair in self.beam_spans]
 
     def split_pairs(self, min_range=None, open_beams=None):
         """The ``(through, short)`` miss fractions of every reading (None where it has no scan

@@ -215,35 +215,55 @@ class StreamMisses:
 
     def span(self, row, index=0):
         """The recorded through span of row ``index`` as the config measures it, or None: the
-        stream has none, the config's scan check is off, or it measures its beams otherwise
-        than the stream recorded spans (at another ``min_range``; with the other
-        ``open_beams`` in a stream without ``scan_spans``).
+        stream has none, the config's scan check is off, or the stream did not record spans
+        as the config measures its beams (:func:`span_source`).
 
         Raises:
             ValueError: naming the stream and the row when its ``scan_spans`` cell is not
                 null or two values.
         """
-        if not self._config.scan_check or \
-                self._config.min_range != self._recorded['min_range']:
+        source = self._span_source()
+        if source is None:
             return None
-        if self._config.open_beams == self._recorded['open_beams']:
-            column = self._field.get('scan_span')
-            return None if column is None else row[column]
-        column = self._field.get('scan_spans')
-        pair = None if column is None else row[column]
-        if pair is None:
-            return None
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        column, side = source
+        cell = row[self._field[column]]
+        if side is None or cell is None:
+            return cell
+        if not isinstance(cell, (list, tuple)) or len(cell) != 2:
             raise ValueError('%s: reading %d: scan_spans=%r: must be null or two spans, '
-                             'without and with the open beams' % (self._source, index, pair))
-        return pair[int(bool(self._config.open_beams))]
+                             'without and with the open beams' % (self._source, index, cell))
+        return cell[side]
 
     def has_spans(self):
         """Whether the stream has a column of the through span as the config measures it
         (without one :meth:`span` is None on every row, and a burst rule never fires)."""
-        same = self._config.open_beams == self._recorded['open_beams']
-        return self._config.min_range == self._recorded['min_range'] and \
-            ('scan_span' if same else 'scan_spans') in self._field
+        return self._span_source() is not None
+
+    def _span_source(self):
+        if not self._config.scan_check:
+            return None
+        return span_source(self._recorded, self._config.min_range, self._config.open_beams,
+                           'scan_span' in self._field, 'scan_spans' in self._field)
+
+
+def span_source(recorded, min_range, open_beams, has_span, has_pair):
+    """Where a stream keeps the through span measured at ``min_range`` with or without the
+    open beams: ``('scan_span', None)`` (its span as its ``scan_check`` measured it),
+    ``('scan_spans', 0 or 1)`` (its pair of spans without and with the open beams, at its
+    own ``min_range``), or None: it recorded spans only at its own ``min_range``.
+
+    Args:
+        recorded: the stream's ``scan_check`` dict (``min_range``, ``open_beams``).
+        has_span: the stream has the ``scan_span`` column.
+        has_pair: the stream has the ``scan_spans`` column.
+    """
+    if min_range != recorded['min_range']:
+        return None
+    if bool(open_beams) == bool(recorded['open_beams']) and has_span:
+        return 'scan_span', None
+    if has_pair:
+        return 'scan_spans', int(bool(open_beams))
+    return None
 
 
 def check_scan_check(recorded, config, source, reweighable=False, min_ranges=(),
