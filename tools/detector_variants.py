@@ -187,7 +187,7 @@ def recorded_spans(recording, config):
         ValueError: the stream was recorded without it, or measured it with another
             min_range or open_beams (the span of the beams ``config`` uses is not in it).
     """
-    if recording.spans is None:
+    if recording.spans is None and recording.beam_spans is None:
         raise ValueError('%s: no scan_span column (recorded before the span was): record it '
                          'again' % recording.path)
     spans = recording.spans_at(config.min_range, config.open_beams)

@@ -182,3 +182,7 @@ def test_a_stream_without_spans_or_with_another_beam_models_spans_is_refused():
     # ...unless the stream recorded the spans with the open beams too.
     both = dataclasses.replace(recording, beam_spans=[None, (2.5, 3.5)])
     assert variants.recorded_spans(both, laser) == [None, 3.5]
+    # A stream with the pair alone gives either span from it.
+    pair_only = dataclasses.replace(both, spans=None)
+    assert variants.recorded_spans(pair_only, kinect) == [None, 2.5]
+    assert variants.recorded_spans(pair_only, laser) == [None, 3.5]
