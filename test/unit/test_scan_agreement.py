@@ -441,3 +441,61 @@ def test_no_return_watch_needs_beams_open_beams_can_use(range_min, range_max):
     nan = float('nan')
     assert watch.add(Scan((float('inf'), nan, 3.0), -0.5, 0.1, range_min, range_max)) is None
     assert watch.add(Scan((9.0, nan, 3.0), -0.5, 0.1, range_min, range_max)) is not None
+
+
+def corridor_to_the_edge():
+    """A corridor 4 m long and 2 m wide (0.05 m cells): walls one cell thick along both sides
+    and across its east end; its west end runs off the grid (free to the edge, no wall), and a
+    block of unknown cells (x 2.5-3.0 m, y 0.5-1.5 m) stands in it."""
+    occupied = np.zeros((40, 80), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, -1] = True
+    free = ~occupied
+    free[10:30, 50:60] = False
+    return DistanceMap(occupied, RES, free=free)
+
+
+def test_beams_that_end_in_unmapped_space_are_left_out_with_unmapped_ends():
+    corridor = corridor_to_the_edge()
+    west, east = (2.0, 1.0, math.pi), (1.0, 1.0, 0.0)
+
+    def counts(pose, reach, unmapped_ends):
+        scan = scan_of([reach] * 21, angle_min=-0.1, increment=0.01)
+        return miss_counts(corridor, pose, LaserMount(), scan, 0.1, 100, 10,
+                           unmapped_ends=unmapped_ends)
+    # Down the corridor past the grid's west edge: through misses by default; with
+    # unmapped_ends no beam is left to judge by.
+    assert counts(west, 2.4, False) == (21, 0, 21)
+    assert counts(west, 2.4, True) is None
+    # Ending on the map just inside its edge (within hit_tolerance of it): short misses, or
+    # left out.
+    assert counts(west, 1.95, False) == (0, 21, 21)
+    assert counts(west, 1.95, True) is None
+    # Into the unknown block: short misses, or left out; 0.5 m short of it they stay short.
+    assert counts(east, 1.75, False) == (0, 21, 21)
+    assert counts(east, 1.75, True) is None
+    assert counts(east, 1.0, True) == (0, 21, 21)
+    # Through the east wall and off the map: through misses either way.
+    assert counts((3.5, 1.0, 0.0), 1.0, False) == counts((3.5, 1.0, 0.0), 1.0, True) == \
+        (21, 0, 21)
+    # Left out, they are not among the beams: the rest are judged alone.
+    mixed = scan_of([1.0] * 11 + [1.75] * 10, angle_min=-0.1, increment=0.01)
+    assert miss_counts(corridor, east, LaserMount(), mixed, 0.1, 100, 10) == (0, 21, 21)
+    assert miss_counts(corridor, east, LaserMount(), mixed, 0.1, 100, 10,
+                       unmapped_ends=True) == (0, 11, 11)
+    # Beams through a mapped wall enter it where they did either way: the same span.
+    through = scan_of([1.0] * 21, angle_min=-0.1, increment=0.01)
+    spans = [through_span(corridor, (3.5, 1.0, 0.0), LaserMount(), through, 0.1, 100, 10,
+                          unmapped_ends=unmapped) for unmapped in (False, True)]
+    assert spans[0] == spans[1] == pytest.approx(0.1, abs=0.02)
+
+
+def test_near_unmapped_is_off_the_map_or_near_unknown_cells_or_the_edge():
+    corridor = corridor_to_the_edge()
+    xs = [-0.1, 0.02, 0.3, 2.6, 2.45, 2.3, 2.0]
+    ys = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert corridor.near_unmapped(xs, ys, 0.1).tolist() == [
+        True, True, False, True, True, False, False]
+    # A map that knows every cell it holds has only its edge.
+    known = DistanceMap(np.zeros((10, 10), dtype=bool), 0.1)
+    assert known.near_unmapped([0.05, 0.5, 1.2], [0.5, 0.5, 0.5], 0.1).tolist() == [
+        True, False, True]

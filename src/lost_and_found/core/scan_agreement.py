@@ -47,6 +47,15 @@ pose: at a right pose almost none of them passes through a wall, at a wrong one 
 ``min_reach`` of the used beams reached (too few beams that reached say nothing). The lost
 detector may call a reading lost on it alone (``scan_check/through_lost``).
 
+**Ends in unmapped space.** A map covers part of a building: its grid ends, and within it some
+cells are unknown (the mapping run never saw them). A beam that ends off the map, or within
+``hit_tolerance`` of unknown cells or of the grid's edge, having crossed no mapped obstacle,
+says nothing the map can check: at the right pose it may have gone on down a corridor the map
+stops in. With ``unmapped_ends`` such a beam is not used at all (neither a hit nor a miss);
+without it (the default, as the shipped files were calibrated) one that ends off the map is a
+through miss and one that ends on the map in free space a short miss. A beam that crossed a
+mapped obstacle on its way out stays a through miss either way.
+
 With fewer than ``min_beams`` usable beams (a blinded laser, a view filled by something near,
 and without open beams an open hall) there is no feature.
 Pure numpy/scipy: no ROS.
@@ -130,11 +139,27 @@ class DistanceMap:
         self.shape = occupied.shape
         self.occupied_cells = int(occupied.sum())
         self.free = free
+        self._unmapped = None           # distance to unknown cells, computed when first asked
         if self.occupied_cells:
             from scipy.ndimage import distance_transform_edt
             self.field = distance_transform_edt(~occupied) * resolution
         else:
             self.field = np.full(occupied.shape, np.inf)
+
+    def near_unmapped(self, xs, ys, tolerance):
+        """For each map point: is it off the map, or within ``tolerance`` (m) of a cell the map
+        does not know (neither occupied nor free) or of the grid's edge? Measured between cell
+        centres, the grid's edge as a ring of unknown cells around it.
+
+        Returns:
+            A bool array like ``xs``.
+        """
+        if self._unmapped is None:
+            from scipy.ndimage import distance_transform_edt
+            known = np.pad(self.free | (self.field == 0.0), 1, constant_values=False)
+            self._unmapped = distance_transform_edt(known) * self.resolution
+        rows, cols, inside = self.cells(xs, ys)
+        return ~inside | (self._unmapped[rows + 1, cols + 1] <= tolerance)
 
     @classmethod
     def from_occupancy_grid(cls, data, width, height, resolution, origin):
@@ -326,7 +351,7 @@ def end_points(pose, mount, scan, max_beams, min_range=0.0):
 
 
 def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                min_range=0.0, open_beams=False):
+                min_range=0.0, open_beams=False, unmapped_ends=False):
     """How many used beams miss the map at ``pose``, by kind, or None.
 
     Args:
@@ -341,6 +366,8 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         open_beams: also use the beams without a return (module docstring): one whose ray,
             ``hit_tolerance`` short of ``range_max``, runs through a mapped obstacle is a
             through miss, any other a hit.
+        unmapped_ends: leave out the missed beams that end in or near unmapped space having
+            crossed no mapped obstacle (module docstring); they are then not among ``beams``.
 
     Returns:
         ``(through, short, beams)``: the misses that passed through a mapped obstacle or left
@@ -348,7 +375,7 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         None when there were fewer than ``min_beams`` used beams.
     """
     kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                        min_range, open_beams, points=False)
+                        min_range, open_beams, points=False, unmapped_ends=unmapped_ends)
     if kinds is None:
         return None
     through, short = kinds[:2]
@@ -356,12 +383,13 @@ def miss_counts(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
 
 
 def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                min_range, open_beams, points=True):
+                min_range, open_beams, points=True, unmapped_ends=False):
     """Per used beam (arguments as :func:`miss_counts`): ``(through, short, px, py)``, the
     bool arrays of the two kinds of miss and where a through miss first entered a mapped
     obstacle (NaN for the other beams, and for one that only left the map; all NaN without
-    ``points``, which saves following the beams that end off the map); None when there were
-    fewer than ``min_beams`` used beams."""
+    ``points``, which saves following the beams that end off the map unless
+    ``unmapped_ends`` needs to know what they crossed); None when there were fewer than
+    ``min_beams`` used beams."""
     xs, ys, is_open = rays(pose, mount, scan, max_beams, min_range, open_beams)
     if xs.size < max(1, min_beams):
         return None
@@ -385,14 +413,19 @@ def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         crossed[checked], px[checked], py[checked] = distance_map.first_crossings(
             origin[0], origin[1], xs[checked], ys[checked])
     else:
-        checked = (missed & ~off_map) | is_open
+        checked = (missed if unmapped_ends else missed & ~off_map) | is_open
         crossed[checked] = distance_map.crosses_obstacle(origin[0], origin[1], xs[checked],
                                                          ys[checked])
+    if unmapped_ends:
+        used = ~(missed & ~crossed & distance_map.near_unmapped(xs, ys, hit_tolerance))
+        if np.count_nonzero(used) < max(1, min_beams):
+            return None
+        return crossed[used], (missed & ~crossed)[used], px[used], py[used]
     return off_map | crossed, missed & ~crossed & ~off_map, px, py
 
 
 def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                 min_range=0.0, open_beams=False):
+                 min_range=0.0, open_beams=False, unmapped_ends=False):
     """How far apart (m) the beams through mapped obstacles cross them, or None.
 
     An opening the map has shut (a door that stands open) lets beams through at one place,
@@ -403,7 +436,7 @@ def through_span(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_
     :func:`miss_counts`; None when there were fewer than ``min_beams`` used beams.
     """
     kinds = _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_beams,
-                        min_range, open_beams)
+                        min_range, open_beams, unmapped_ends=unmapped_ends)
     return None if kinds is None else _span(kinds)
 
 
