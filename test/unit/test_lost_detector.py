@@ -623,6 +623,7 @@ def test_unknown_key_is_warned():
     ({'burst_window': 0}, 'scan_check/burst_window=0'),
     ({'burst_share': 1.0}, 'scan_check/burst_share=1.0'),
     ({'burst_min_span': -0.5}, 'scan_check/burst_min_span=-0.5'),
+    ({'unmapped_ends': 'yes'}, "scan_check/unmapped_ends='yes'"),
     ({'burst_count': 6}, 'scan_check/burst_count=6'),        # more than burst_window (5)
 ])
 def test_bad_config_names_key_and_value(changes, key):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from box_room import distance_to_walls
 
+from lost_and_found.core.lost_detector import LostDetectorConfig
 from lost_and_found.core.scan_agreement import (
     DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, end_points,
     miss_counts, miss_fraction, through_share, through_span)
@@ -499,3 +500,19 @@ def test_near_unmapped_is_off_the_map_or_near_unknown_cells_or_the_edge():
     known = DistanceMap(np.zeros((10, 10), dtype=bool), 0.1)
     assert known.near_unmapped([0.05, 0.5, 1.2], [0.5, 0.5, 0.5], 0.1).tolist() == [
         True, False, True]
+
+
+def test_the_checker_leaves_out_beams_that_end_in_unmapped_space_with_unmapped_ends():
+    # From (1, 1) facing east: 11 beams return from the east wall, 10 end in the unknown block.
+    scan = scan_of([2.95] * 11 + [1.75] * 10, angle_min=-0.1, increment=0.01)
+    measured = []
+    for unmapped in (False, True):
+        checker = ScanChecker(0.1, 100, 10, 0.05, unmapped_ends=unmapped)
+        checker.distance_map = corridor_to_the_edge()
+        checker.add_scan(1.0, scan, LaserMount())
+        measured.append(checker.measure_with_span(1.0, (1.0, 1.0, 0.0)))
+    # The 10 beams into the unknown block are short misses, or not used.
+    assert measured[0] == (0.0, pytest.approx(10 / 21), 0.0)
+    assert measured[1] == (0.0, 0.0, 0.0)
+    assert checker.unmapped_ends and ScanChecker.from_config(
+        LostDetectorConfig(unmapped_ends=True)).unmapped_ends

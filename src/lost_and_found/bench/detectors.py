@@ -33,14 +33,15 @@ FOUND_XY, FOUND_YAW = 0.45, 0.35
 
 #: The lost_detector numbers that decide how its scan feature is computed: a stream records
 #: them with the feature, since a feature recorded one way cannot be scored another way.
-SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'min_range', 'open_beams', 'max_beams',
-                   'min_beams')
+SCAN_CHECK_KEYS = ('hit_tolerance', 'short_weight', 'min_range', 'open_beams', 'unmapped_ends',
+                   'max_beams', 'min_beams')
 #: What streams recorded before the stream said so were computed with (the node's numbers then:
 #: every missed end point counted, every beam with a return used).
 LEGACY_SCAN_CHECK = {'hit_tolerance': 0.2, 'short_weight': 1.0, 'min_range': 0.0,
-                     'open_beams': False, 'max_beams': 60, 'min_beams': 10}
+                     'open_beams': False, 'unmapped_ends': False, 'max_beams': 60,
+                     'min_beams': 10}
 #: The keys streams wrote only later, and what the streams before them used.
-LATER_KEYS = ('min_range', 'open_beams')
+LATER_KEYS = ('min_range', 'open_beams', 'unmapped_ends')
 #: The ``scan_check/min_range`` values (m) at which the benchmarks also record the two kinds of
 #: misses of every reading, without and with open beams (``scan_check/open_beams``), so that
 #: the calibration can choose among them without recording again (``scan_near`` and

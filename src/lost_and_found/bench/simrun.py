@@ -102,7 +102,9 @@ class ScanMisses:
         from lost_and_found.core.scan_agreement import DistanceMap
         from lost_and_found.sim.gridmap import load_map
         grid = load_map(map_path)
-        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
+        # The node's map knows its unknown cells too (scan_check/unmapped_ends reads them).
+        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin,
+                                                free=grid.free)
         self.checker.clear_scans()
         self._mount = None
         self._awaiting = []

@@ -162,6 +162,8 @@ class LostDetectorConfig:
         open_beams: also use the beams without a return (``+inf`` or ``>= range_max``): one
             whose ray runs through a mapped obstacle misses, any other agrees with the map
             (core/scan_agreement.py).
+        unmapped_ends: leave out the missed beams that end in or near unmapped space (off
+            the map, unknown cells) having crossed no mapped obstacle (core/scan_agreement.py).
         max_beams: beams per scan used for the feature, at most (evenly subsampled).
         min_beams: fewer usable beams than this give no scan feature for the reading.
         stamp_tolerance: largest gap (s) between a pose's stamp and its scan's stamp.
@@ -201,6 +203,7 @@ class LostDetectorConfig:
     short_weight: float = param_field('scan_check/short_weight', 1.0)
     min_range: float = param_field('scan_check/min_range', 0.0)
     open_beams: bool = param_field('scan_check/open_beams', False)
+    unmapped_ends: bool = param_field('scan_check/unmapped_ends', False)
     max_beams: int = param_field('scan_check/max_beams', 60)
     min_beams: int = param_field('scan_check/min_beams', 10)
     stamp_tolerance: float = param_field('scan_check/stamp_tolerance', 0.01)
@@ -227,6 +230,8 @@ class LostDetectorConfig:
         check.in_range('short_weight', 0.0, 1.0)
         check.non_negative('min_range')
         check.require(isinstance(self.open_beams, bool), 'open_beams', 'be true or false')
+        check.require(isinstance(self.unmapped_ends, bool), 'unmapped_ends',
+                      'be true or false')
         check.positive_int('max_beams')
         check.positive_int('min_beams')
         check.positive_int('hold_readings')

@@ -592,7 +592,7 @@ class ScanChecker:
 
     Args:
         hit_tolerance, max_beams, min_beams, short_weight, min_range, open_beams: as
-            :func:`miss_fraction`.
+            :func:`miss_fraction`; unmapped_ends: as :func:`miss_counts`.
         stamp_tolerance: as :class:`ScanBuffer`'s ``tolerance``.
         buffer_size: scans kept for pairing.
 
@@ -605,7 +605,7 @@ class ScanChecker:
     """
 
     def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
-                 short_weight=1.0, min_range=0.0, open_beams=False):
+                 short_weight=1.0, min_range=0.0, open_beams=False, unmapped_ends=False):
         """Start with no map and no scans.
 
         Raises:
@@ -620,6 +620,7 @@ class ScanChecker:
         self.short_weight = float(short_weight)
         self.min_range = float(min_range)
         self.open_beams = bool(open_beams)
+        self.unmapped_ends = bool(unmapped_ends)
         self.distance_map = None
         self.reason = ''
         self.waiting = False
@@ -630,7 +631,8 @@ class ScanChecker:
         """A checker with the ``scan_check`` numbers of a LostDetectorConfig."""
         return cls(config.hit_tolerance, config.max_beams, config.min_beams,
                    config.stamp_tolerance, short_weight=config.short_weight,
-                   min_range=config.min_range, open_beams=config.open_beams)
+                   min_range=config.min_range, open_beams=config.open_beams,
+                   unmapped_ends=config.unmapped_ends)
 
     def add_scan(self, stamp, scan, mount):
         """Remember a :class:`Scan` taken at ``stamp`` (s) by a laser at ``mount``."""
@@ -680,7 +682,8 @@ class ScanChecker:
         if open_beams is None:
             open_beams = self.open_beams
         kinds = _beam_kinds(self.distance_map, pose, mount, scan, self.hit_tolerance,
-                            self.max_beams, self.min_beams, min_range, open_beams, points)
+                            self.max_beams, self.min_beams, min_range, open_beams, points,
+                            self.unmapped_ends)
         if kinds is None:
             self.reason = 'fewer than %d usable beams' % self.min_beams
             if min_range > scan.range_min:

@@ -74,8 +74,9 @@ class LostDetectorNode:
             ratio_thresh_detections_tier2_lost, window_meta_tier0_normal, settle_readings}``,
             ``~modified_prob_classifier/{scan_miss_mu, scan_miss_sigma}`` and
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
-            open_beams, max_beams, min_beams, stamp_tolerance, hold_readings, through_lost,
-            through_min_reach, burst_count, burst_window, burst_share, burst_min_span}``: see
+            open_beams, unmapped_ends, max_beams, min_beams, stamp_tolerance, hold_readings,
+            through_lost, through_min_reach, burst_count, burst_window, burst_share,
+            burst_min_span}``: see
             :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
@@ -131,10 +132,12 @@ class LostDetectorNode:
                       'readings are judged by the scan alone', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
                       ' with %s on %s (short misses count %g, returns from %g m, open beams %s, '
-                      'lost on a through share above %s, %s)'
+                      'beams that end in unmapped space %s, lost on a through share above %s, '
+                      '%s)'
                       % (rospy.resolve_name('scan'), rospy.resolve_name('map'),
                          checker.short_weight, checker.min_range,
                          'used' if checker.open_beams else 'not used',
+                         'left out' if checker.unmapped_ends else 'used',
                          '%g' % self._config.through_lost if self._config.through_lost < 1.0
                          else 'never (off)', burst_text(self._config))
                       if checker is not None else ' (scan check off)',
