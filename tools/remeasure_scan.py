@@ -8,7 +8,8 @@ true pose and measured at the recorded estimate under another rule of the featur
 same poses. This compares the shipped rule with ``unmapped_ends`` (beams that end in or near
 unmapped space, crossing no mapped obstacle, left out)::
 
-    /usr/bin/python3 tools/remeasure_scan.py RUN_DIR [...] [--config config/lost_detector.yaml]
+    /usr/bin/python3 tools/remeasure_scan.py RUN_DIR [...] [--config config/lost_detector.yaml] \
+        [--write OUT_DIR]
 
 For each run and in total it prints how many readings were measured again, how closely the
 shipped rule reproduces the recorded through fraction (the laser's range noise is drawn
@@ -20,17 +21,25 @@ stream's own; the laser is config/sim_world.yaml's (``--sim-config``). The world
 ``logs/detection/world.yaml`` when it ran with clutter or a map out of date, else its map;
 a relative map path in ``detection.json`` is taken from ``--map-root`` (default: here).
 
+With ``--write OUT_DIR`` it also writes a copy of each run (``OUT_DIR/<run's folder name>``:
+its ``detection.json``, ``detection_truth.json`` and a ``detection_stream.json`` whose scan
+columns, every one the suite records, are measured again with ``unmapped_ends`` on, as the
+stream's ``scan_check`` says), for tools/calibrate_detector.py, tools/detector_variants.py
+and tools/rescore_detection.py to score a detector file with ``scan_check/unmapped_ends:
+true`` on the same poses (``--write-rule shipped``: measured again as recorded, a control).
+
 Run with /usr/bin/python3 and the catkin devel space sourced.
 """
 import argparse
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
 import yaml
 
-from lost_and_found.bench import detectors
+from lost_and_found.bench import detection, detectors, report, simrun
 from lost_and_found.core import scan_agreement as sa
 from lost_and_found.sim.gridmap import MapError, load_map
 from lost_and_found.sim.laser import LaserConfig, LaserModel
@@ -39,6 +48,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: The rules compared: the shipped one, then ``unmapped_ends``.
 RULES = (False, True)
+#: How far (s) a scan's stamp may be from its pose's: the scans cast again carry the pose's.
+STAMP_TOLERANCE = 0.01
 
 
 def laser_config(path):
@@ -93,23 +104,13 @@ def remeasure(stream, truth, grid, world, laser):
         laser: the LaserConfig.
     """
     fields = stream['fields']
-    column = {name: fields.index(name) for name in ('t', 'x', 'y', 'yaw', 'scan_through')}
+    column = {name: fields.index(name) for name in ('x', 'y', 'yaw', 'scan_through')}
     check = detectors.recorded_scan_check(stream.get('scan_check'))
     distance_map = sa.DistanceMap(grid.occupied, grid.resolution, grid.origin, free=grid.free)
-    model = LaserModel(laser, world, np.random.default_rng(0))
     mount = sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
-    path = truth['truth']
-    times = [p[0] for p in path]
     out = []
-    for row in stream['readings']:
-        recorded = row[column['scan_through']]
-        if recorded is None:
-            continue
-        true_pose = tuple(path[detectors.nearest_index(times, row[column['t']])][1:4])
+    for row, true_pose, scan in laser_scans(stream, truth, world, laser):
         estimate = tuple(row[column[k]] for k in ('x', 'y', 'yaw'))
-        ranges = model.scan(true_pose)
-        scan = sa.Scan(tuple(ranges), laser.angle_min, model.angle_increment, laser.range_min,
-                       laser.range_max)
         measured = []
         for unmapped in RULES:
             counts = sa.miss_counts(distance_map, estimate, mount, scan, check['hit_tolerance'],
@@ -117,8 +118,71 @@ def remeasure(stream, truth, grid, world, laser):
                                     check['min_range'], check['open_beams'], unmapped)
             measured.append(None if counts is None else
                             (counts[0] / counts[2], counts[1] / counts[2]))
-        out.append((detectors.pose_error(estimate, true_pose), recorded, measured))
+        out.append((detectors.pose_error(estimate, true_pose), row[column['scan_through']],
+                    measured))
     return out
+
+
+def laser_scans(stream, truth, world, laser):
+    """``(row, scan)`` of every reading of ``stream`` with a recorded through fraction: its
+    scan cast again from the true pose in ``world`` (a :class:`scan_agreement.Scan`)."""
+    fields = stream['fields']
+    t_column, through_column = fields.index('t'), fields.index('scan_through')
+    model = LaserModel(laser, world, np.random.default_rng(0))
+    path = truth['truth']
+    times = [p[0] for p in path]
+    for row in stream['readings']:
+        if row[through_column] is None:
+            continue
+        true_pose = tuple(path[detectors.nearest_index(times, row[t_column])][1:4])
+        ranges = model.scan(true_pose)
+        yield row, true_pose, sa.Scan(tuple(ranges), laser.angle_min, model.angle_increment,
+                                      laser.range_min, laser.range_max)
+
+
+def remeasured_stream(stream, truth, grid, world, laser, unmapped_ends=True):
+    """``stream`` with the scan columns of every reading that has them measured again with
+    ``unmapped_ends`` on or off (the other readings as they were), in the suite's columns."""
+    check = dict(detectors.recorded_scan_check(stream.get('scan_check')),
+                 unmapped_ends=unmapped_ends)
+    checker = sa.ScanChecker(check['hit_tolerance'], check['max_beams'], check['min_beams'],
+                             STAMP_TOLERANCE, short_weight=check['short_weight'],
+                             min_range=check['min_range'], open_beams=check['open_beams'],
+                             unmapped_ends=unmapped_ends)
+    checker.distance_map = sa.DistanceMap(grid.occupied, grid.resolution, grid.origin,
+                                          free=grid.free)
+    mount = sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
+    fields = stream['fields']
+    column = {name: fields.index(name) for name in detection.STREAM_FIELDS[:11]}
+    measured = {}
+    for row, _truth, scan in laser_scans(stream, truth, world, laser):
+        checker.clear_scans()
+        checker.add_scan(row[column['t']], scan, mount)
+        measured[id(row)] = simrun.measure_reading(checker, [row[column[k]] for k in (
+            't', 'x', 'y', 'yaw')])
+    readings = []
+    for row in stream['readings']:
+        head = [row[column[k]] for k in detection.STREAM_FIELDS[:8]]
+        values = measured.get(id(row))
+        if values is None:      # no scan was recorded for it: as it was
+            old = dict(zip(fields, row))
+            values = tuple(old.get(k) for k in detection.STREAM_FIELDS[11:])
+            readings.append(head + [old['error_xy'], old['error_yaw'], old['phase']] +
+                            list(values))
+            continue
+        readings.append(detection.stream_row(tuple(head) + values, (
+            row[column['error_xy']], row[column['error_yaw']]), row[column['phase']]))
+    return dict(stream, scan_check=check, min_ranges=list(detectors.MIN_RANGES),
+                fields=list(detection.STREAM_FIELDS), readings=readings)
+
+
+def write_run(run, out, stream, truth, grid, world, laser, unmapped_ends=True):
+    """Write the copy of ``run`` measured again (module docstring) into ``out``."""
+    os.makedirs(out, exist_ok=True)
+    for name in ('detection.json', 'detection_truth.json'):
+        shutil.copyfile(os.path.join(run, name), os.path.join(out, name))
+    report.write_json(os.path.join(out, 'detection_stream.json'),
+                      remeasured_stream(stream, truth, grid, world, laser, unmapped_ends))
 
 
 def summarize(rows, thresholds, min_reach):
@@ -177,6 +241,11 @@ def main(argv=None):
     p.add_argument('--sim-config', default=os.path.join(HERE, '..', 'config', 'sim_world.yaml'),
                    help='sim_world YAML whose laser the runs simulated')
     p.add_argument('--map-root', default='.', help='folder relative map paths start from')
+    p.add_argument('--write', metavar='OUT_DIR', help='also write each run measured again '
+                   'with unmapped_ends into OUT_DIR/<its folder name>')
+    p.add_argument('--write-rule', choices=('unmapped_ends', 'shipped'), default='unmapped_ends',
+                   help='the rule --write measures with (shipped: a control of how closely '
+                   'the runs are measured again)')
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     try:
         config = detectors.load_detector_config(args.config)
@@ -188,6 +257,12 @@ def main(argv=None):
             grid = load_map(map_path)
             world = grid if world_path == map_path else load_map(world_path)
             rows = remeasure(stream, truth, grid, world, laser)
+            if args.write:
+                out = os.path.join(args.write, os.path.basename(os.path.normpath(run)))
+                if os.path.realpath(out) == os.path.realpath(run):
+                    raise ValueError('--write %s would overwrite %s' % (args.write, run))
+                write_run(run, out, stream, truth, grid, world, laser,
+                          args.write_rule == 'unmapped_ends')
             every += rows
             results.append((run, summarize(rows, thresholds, config.through_min_reach)))
             print('%s: %d readings measured again' % (run, len(rows)), file=sys.stderr)

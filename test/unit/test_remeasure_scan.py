@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from tool_loader import load_tool
 
+from lost_and_found.bench import detection, detectors
 from lost_and_found.sim.gridmap import GridMap, save_map
 
 remeasure = load_tool('remeasure_scan')
@@ -65,6 +66,27 @@ def test_a_run_looking_off_the_map_is_through_as_shipped_and_left_out_with_unmap
     assert summary['reproduced'] == 0.5         # the recorded 0.0 is off by over 0.05 once
     assert remeasure.main([run, '--map-root', str(tmp_path)]) == 0
     assert '| %s | 2 | 50.0 %% | 1 |' % run in capsys.readouterr().out
+    # --write: a copy whose scan columns are measured again, with the rule or as shipped.
+    for rule, out in (('unmapped_ends', 'with'), ('shipped', 'without')):
+        assert remeasure.main([run, '--map-root', str(tmp_path), '--write',
+                               str(tmp_path / out), '--write-rule', rule]) == 0
+    written = {}
+    for out in ('with', 'without'):
+        stream = json.loads((tmp_path / out / 'run' / 'detection_stream.json').read_text())
+        assert stream['fields'] == list(detection.STREAM_FIELDS)
+        assert stream['scan_check']['unmapped_ends'] == (out == 'with')
+        assert (tmp_path / out / 'run' / 'detection_truth.json').exists()
+        written[out] = [dict(zip(stream['fields'], r)) for r in stream['readings']]
+    assert written['with'][0]['scan_through'] == 0.0 and written['with'][0]['scan_short'] == 0.0
+    assert written['without'][0]['scan_through'] == pytest.approx(right[0][0])
+    assert written['with'][1]['scan_short'] == written['without'][1]['scan_short'] == \
+        pytest.approx(wrong[0][1])
+    # Every column the suite records: the misses at every min_range, the spans.
+    assert len(written['with'][0]['scan_near']) == len(detectors.MIN_RANGES)
+    assert written['with'][0]['scan_spans'] is not None
+    # It does not write over the run itself.
+    assert remeasure.main([run, '--map-root', str(tmp_path), '--write', str(tmp_path)]) == 1
+    assert 'would overwrite' in capsys.readouterr().err
 
 
 def test_bad_input_is_named(tmp_path, capsys):

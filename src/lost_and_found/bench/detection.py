@@ -532,6 +532,21 @@ def scan_spans(reading):
     return None if spans is None or all(s is None for s in spans) else list(spans)
 
 
+#: The columns of ``detection_stream.json``: the pose and covariance, the error and phase, the
+#: scan values (:func:`stream_row`).
+STREAM_FIELDS = ('t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
+                 'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near',
+                 'scan_open', 'scan_span', 'scan_spans')
+
+
+def stream_row(reading, error, phase):
+    """One row of ``detection_stream.json`` (:data:`STREAM_FIELDS`) of a recorded reading
+    (``(t, x, y, yaw, var_x, var_y, cov_xy, var_yaw)`` and the scan values of
+    ``simrun.ScanMisses``), its ``(error_xy, error_yaw)`` and its phase."""
+    return list(reading[:8]) + list(error) + [phase] + scan_values(reading) + [
+        scan_span(reading), scan_spans(reading)]
+
+
 def write_stream(path, stream, trials, label, scan_check):
     """Every reading with its error and phase: the input of tools/calibrate_detector.py.
 
@@ -549,11 +564,9 @@ def write_stream(path, stream, trials, label, scan_check):
         'map': label,
         'scan_check': scan_check,
         'min_ranges': list(detectors.MIN_RANGES),
-        'fields': ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
-                   'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short', 'scan_near',
-                   'scan_open', 'scan_span', 'scan_spans'],
-        'readings': [list(r[:8]) + list(e) + [p] + scan_values(r) + [scan_span(r), scan_spans(r)]
-                     for r, e, p in zip(stream.readings, stream.errors, phase)],
+        'fields': list(STREAM_FIELDS),
+        'readings': [stream_row(r, e, p) for r, e, p in zip(stream.readings, stream.errors,
+                                                            phase)],
     })
 
 

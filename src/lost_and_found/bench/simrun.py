@@ -149,33 +149,40 @@ class ScanMisses:
         where that measure has none), so that a detector file with the other ``open_beams``
         can replay the burst rule too; None for all seven while its scan has not come (or
         never will)."""
-        from lost_and_found.bench.detectors import MIN_RANGES
-        from lost_and_found.core.scan_agreement import weighted_miss
-        checker = self.checker
-        own = checker.measure_with_span(entry[0], entry[1:4])
-        fractions, span = (None, None) if own is None else (own[:2], own[2])
-        waiting, reason = checker.waiting, checker.reason
-        if fractions is None and waiting:
-            return (None,) * 7
-        # The other beam setting at the checker's min_range, with its span, in one pass too.
-        measured = {checker.open_beams: own, not checker.open_beams: checker.measure_with_span(
-            entry[0], entry[1:4], not checker.open_beams)}
+        return measure_reading(self.checker, entry)
 
-        def at(min_range, open_beams):
-            # At the checker's own min_range both are measured above already.
-            if min_range == checker.min_range:
-                values = measured[open_beams]
-                return None if values is None else values[:2]
-            return checker.measure(entry[0], entry[1:4], min_range, open_beams)
-        near = tuple(at(m, False) for m in MIN_RANGES)
-        open_ = tuple(at(m, True) for m in MIN_RANGES)
-        checker.waiting, checker.reason = waiting, reason
-        spans = tuple(None if measured[beams] is None else measured[beams][2]
-                      for beams in (False, True))
-        if fractions is None:
-            return None, None, None, near, open_, None, spans
-        return (weighted_miss(fractions[0], fractions[1], checker.short_weight),) + \
-            tuple(fractions) + (near, open_, span, spans)
+
+def measure_reading(checker, entry):
+    """The scan values :class:`ScanMisses` records for a reading ``entry`` (``(t, x, y, yaw,
+    ...)``) with ``checker`` (a ScanChecker holding the map and the reading's scan): ``(miss,
+    through, short, near, open, span, spans)`` as :meth:`ScanMisses._values` says. Also used
+    to measure recorded runs again (tools/remeasure_scan.py)."""
+    from lost_and_found.bench.detectors import MIN_RANGES
+    from lost_and_found.core.scan_agreement import weighted_miss
+    own = checker.measure_with_span(entry[0], entry[1:4])
+    fractions, span = (None, None) if own is None else (own[:2], own[2])
+    waiting, reason = checker.waiting, checker.reason
+    if fractions is None and waiting:
+        return (None,) * 7
+    # The other beam setting at the checker's min_range, with its span, in one pass too.
+    measured = {checker.open_beams: own, not checker.open_beams: checker.measure_with_span(
+        entry[0], entry[1:4], not checker.open_beams)}
+
+    def at(min_range, open_beams):
+        # At the checker's own min_range both are measured above already.
+        if min_range == checker.min_range:
+            values = measured[open_beams]
+            return None if values is None else values[:2]
+        return checker.measure(entry[0], entry[1:4], min_range, open_beams)
+    near = tuple(at(m, False) for m in MIN_RANGES)
+    open_ = tuple(at(m, True) for m in MIN_RANGES)
+    checker.waiting, checker.reason = waiting, reason
+    spans = tuple(None if measured[beams] is None else measured[beams][2]
+                  for beams in (False, True))
+    if fractions is None:
+        return None, None, None, near, open_, None, spans
+    return (weighted_miss(fractions[0], fractions[1], checker.short_weight),) + \
+        tuple(fractions) + (near, open_, span, spans)
 
 
 class SimSession:
