@@ -99,6 +99,9 @@ def parser():
                    help='with --keep-fit: also write the burst rule, tier 2 on K of the last N '
                    'readings with a through share above S through walls more than E m apart '
                    '(scan_check/burst_*)')
+    p.add_argument('--unmapped-ends', action='store_true',
+                   help='with --keep-fit: also write scan_check/unmapped_ends: true (the '
+                   'TRAIN_DIRs must have been measured with it: tools/remeasure_scan.py --write)')
     p.add_argument('--evaluate', nargs='+', metavar='STREAM_DIR',
                    help='score --config YAMLs on these recorded runs instead of calibrating')
     p.add_argument('--evaluate-real-logs', metavar='REAL_LOGS_DIR',
@@ -132,6 +135,8 @@ def run_calibration(args):
         raise calibration.CalibrationError('--log %s: only with --real-logs DIR' % args.log)
     if args.burst and not args.keep_fit:
         raise calibration.CalibrationError('--burst goes with --keep-fit')
+    if args.unmapped_ends and not args.keep_fit:
+        raise calibration.CalibrationError('--unmapped-ends goes with --keep-fit')
     if args.real_logs and (args.train or not args.log):
         raise calibration.CalibrationError('--real-logs fits on one log: give --log NAME and '
                                            'no TRAIN_DIR')
@@ -292,11 +297,15 @@ def keep_fit(args, recordings, date):
     # Scored without the burst rule (its keys as a file without them loads), then with it.
     off = LostDetectorConfig()
     base = dataclasses.replace(base, **{key: getattr(off, key) for key in calibration.BURST_KEYS})
+    if args.unmapped_ends:
+        base = dataclasses.replace(base, unmapped_ends=True)
     config, scores = calibration.choose_through_lost(recordings, base, values)
     chosen = burst_score = dict(scores)[config.through_lost]
     command = '/usr/bin/python3 tools/calibrate_detector.py %s --keep-fit %s --through-lost %s ' \
         '--date %s --out %s' % (' '.join(args.train), args.keep_fit,
                                 ' '.join('%g' % v for v in values), date, args.out)
+    if args.unmapped_ends:
+        command += ' --unmapped-ends'
     if args.burst:
         config = burst_config(config, args.burst)
         unscored = [r.path for r in recordings

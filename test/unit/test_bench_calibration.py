@@ -516,6 +516,14 @@ def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
     again = cal.render_keep_fit(text, dataclasses.replace(config, through_lost=0.5), scores,
                                 ['a', 'b'], '2025-01-03', 'CMD')
     assert again == text and again.count('through_lost:') == 1
+    # With unmapped_ends its key comes after them, and a rerun replaces it too.
+    unmapped = dataclasses.replace(config, through_lost=0.5, unmapped_ends=True)
+    marked = cal.render_keep_fit(text, unmapped, scores, ['a', 'b'], '2025-01-03', 'CMD')
+    out.write_text(marked)
+    assert detectors.load_detector_config(str(out)) == unmapped
+    assert marked.rstrip('\n').endswith('  unmapped_ends: true')
+    assert cal.render_keep_fit(marked, unmapped, scores, ['a', 'b'], '2025-01-03',
+                               'CMD') == marked
     with pytest.raises(cal.CalibrationError, match='in \\(0, 1\\]'):
         cal.choose_through_lost(recordings, base, (0.0,))
     with pytest.raises(cal.CalibrationError, match='outside the block'):
@@ -1232,6 +1240,10 @@ def test_the_tool_refuses_a_burst_without_keep_fit(tmp_path):
     args = tool.parser().parse_args([str(tmp_path / 'absent'), '--out', str(tmp_path / 'o.yaml'),
                                      '--burst', '4', '5', '0.3', '0'])
     with pytest.raises(cal.CalibrationError, match='--burst goes with --keep-fit'):
+        tool.run_calibration(args)
+    args = tool.parser().parse_args([str(tmp_path / 'absent'), '--out', str(tmp_path / 'o.yaml'),
+                                     '--unmapped-ends'])
+    with pytest.raises(cal.CalibrationError, match='--unmapped-ends goes with --keep-fit'):
         tool.run_calibration(args)
 
 
