@@ -110,6 +110,8 @@ def remeasure(stream, truth, grid, world, laser):
     mount = sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
     out = []
     for row, true_pose, scan in laser_scans(stream, truth, world, laser):
+        if row[column['scan_through']] is None:
+            continue
         estimate = tuple(row[column[k]] for k in ('x', 'y', 'yaw'))
         measured = []
         for unmapped in RULES:
@@ -123,16 +125,28 @@ def remeasure(stream, truth, grid, world, laser):
     return out
 
 
+def had_scan(row, column):
+    """Whether a stream row was measured against a scan: any of its scan columns holds a
+    value (its own measure may have had too few beams where the open beams had enough)."""
+    def filled(value):
+        if isinstance(value, (list, tuple)):
+            return any(filled(v) for v in value)
+        return value is not None
+    return any(filled(row[i]) for name, i in column.items() if name.startswith('scan_'))
+
+
 def laser_scans(stream, truth, world, laser):
-    """``(row, scan)`` of every reading of ``stream`` with a recorded through fraction: its
-    scan cast again from the true pose in ``world`` (a :class:`scan_agreement.Scan`)."""
+    """``(row, true pose, scan)`` of every reading of ``stream`` that was measured against a
+    scan (:func:`had_scan`): its scan cast again from the true pose in ``world`` (a
+    :class:`scan_agreement.Scan`)."""
     fields = stream['fields']
-    t_column, through_column = fields.index('t'), fields.index('scan_through')
+    t_column = fields.index('t')
+    column = {name: i for i, name in enumerate(fields)}
     model = LaserModel(laser, world, np.random.default_rng(0))
     path = truth['truth']
     times = [p[0] for p in path]
     for row in stream['readings']:
-        if row[through_column] is None:
+        if not had_scan(row, column):
             continue
         true_pose = tuple(path[detectors.nearest_index(times, row[t_column])][1:4])
         ranges = model.scan(true_pose)

@@ -95,3 +95,11 @@ def test_bad_input_is_named(tmp_path, capsys):
     (tmp_path / 'sim.yaml').write_text('laser: {beams: 1}\n')
     with pytest.raises(ValueError, match='sim.yaml: no usable laser group'):
         remeasure.laser_config(str(tmp_path / 'sim.yaml'))
+
+
+def test_a_reading_counts_as_scanned_when_any_scan_column_holds_a_value():
+    column = {'t': 0, 'scan_through': 1, 'scan_open': 2, 'scan_spans': 3}
+    assert remeasure.had_scan([1.0, 0.1, None, None], column)
+    # Too few beams of its own, but enough with the open beams: measured again all the same.
+    assert remeasure.had_scan([1.0, None, [None, [0.2, 0.1]], None], column)
+    assert not remeasure.had_scan([1.0, None, [None, None], [None, None]], column)
