@@ -17,7 +17,8 @@ afresh), and, at right poses (the suite's found tolerance) and wrong ones (deloc
 share of readings whose through share (``scan_agreement.through_share``) is above the
 ``--config`` file's ``scan_check/through_lost`` and above its ``burst_share``, under each
 rule. The scan check's numbers (hit tolerance, beams, ``min_range``, ``open_beams``) are the
-stream's own; the laser is config/sim_world.yaml's (``--sim-config``). The world is the run's
+stream's own; the laser is config/sim_world.yaml's (``--sim-config``) with the run's own
+settings (``bench --laser-no-return``, from its ``sim_params.yaml``). The world is the run's
 ``logs/detection/world.yaml`` when it ran with clutter or a map out of date, else its map;
 a relative map path in ``detection.json`` is taken from ``--map-root`` (default: here).
 
@@ -31,6 +32,7 @@ true`` on the same poses (``--write-rule shipped``: measured again as recorded, 
 Run with /usr/bin/python3 and the catkin devel space sourced.
 """
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -66,6 +68,28 @@ def laser_config(path):
     except (OSError, yaml.YAMLError, TypeError, ValueError) as error:
         raise ValueError('%s: no usable laser group: %s' % (path, error))
     return config
+
+
+def run_laser(run, laser):
+    """``laser`` with the run's own laser settings (``bench --laser-no-return``, written to its
+    ``sim_params.yaml`` under ``logs``), if it has any.
+
+    Raises:
+        ValueError: naming the file when they are unreadable or bad.
+    """
+    for folder, _dirs, files in sorted(os.walk(os.path.join(run, 'logs'))):
+        if 'sim_params.yaml' in files:
+            path = os.path.join(folder, 'sim_params.yaml')
+            try:
+                with open(path) as f:
+                    params = yaml.safe_load(f) or {}
+                overrides = (params.get('sim_world') or {}).get('laser') or {}
+                laser = dataclasses.replace(laser, **overrides)
+                laser.validate()
+            except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError) as error:
+                raise ValueError('%s: bad laser settings: %s' % (path, error))
+            return laser
+    return laser
 
 
 def run_inputs(run, map_root):
@@ -263,13 +287,14 @@ def main(argv=None):
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     try:
         config = detectors.load_detector_config(args.config)
-        laser = laser_config(args.sim_config)
+        default_laser = laser_config(args.sim_config)
         thresholds = (config.through_lost, config.burst_share)
         results, every = [], []
         for run in args.runs:
             stream, truth, map_path, world_path = run_inputs(run, args.map_root)
             grid = load_map(map_path)
             world = grid if world_path == map_path else load_map(world_path)
+            laser = run_laser(run, default_laser)
             rows = remeasure(stream, truth, grid, world, laser)
             if args.write:
                 out = os.path.join(args.write, os.path.basename(os.path.normpath(run)))

@@ -103,3 +103,18 @@ def test_a_reading_counts_as_scanned_when_any_scan_column_holds_a_value():
     # Too few beams of its own, but enough with the open beams: measured again all the same.
     assert remeasure.had_scan([1.0, None, [None, [0.2, 0.1]], None], column)
     assert not remeasure.had_scan([1.0, None, [None, None], [None, None]], column)
+
+
+def test_a_run_with_its_own_laser_settings_is_cast_with_them(tmp_path):
+    laser = remeasure.laser_config(remeasure.os.path.join(
+        remeasure.HERE, '..', 'config', 'sim_world.yaml'))
+    run = tmp_path / 'run'
+    assert remeasure.run_laser(str(run), laser) == laser        # no logs: the stock laser
+    params = run / 'logs' / 'detection' / 'detection'
+    params.mkdir(parents=True)
+    (params / 'sim_params.yaml').write_text(
+        'sim_world:\n  start_pose: [1, 2, 0]\n  laser: {no_return: nan}\n')
+    assert remeasure.run_laser(str(run), laser).no_return == 'nan'
+    (params / 'sim_params.yaml').write_text('sim_world:\n  laser: {no_return: maybe}\n')
+    with pytest.raises(ValueError, match='sim_params.yaml: bad laser settings'):
+        remeasure.run_laser(str(run), laser)
