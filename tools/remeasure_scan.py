@@ -116,24 +116,33 @@ def run_inputs(run, map_root):
     return stream, truth, map_path, world if os.path.exists(world) else map_path
 
 
-def remeasure(stream, truth, grid, world, laser):
+def distance_map_of(grid):
+    """The detector's DistanceMap of a GridMap, its unknown cells known as the node knows
+    them from the map topic."""
+    return sa.DistanceMap(grid.occupied, grid.resolution, grid.origin, free=grid.free)
+
+
+def laser_mount(laser):
+    """The LaserMount of a LaserConfig."""
+    return sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
+
+
+def remeasure(stream, scans, distance_map, laser):
     """Every reading with a recorded through fraction, measured again: a list of
     ``(error, recorded_through, [(through, short) or None per rule of RULES])``.
 
     Args:
         stream: the parsed ``detection_stream.json``.
-        truth: the parsed ``detection_truth.json`` (``fields`` t, x, y, yaw; ``truth``).
-        grid: the map the detector read (a GridMap).
-        world: the map the laser saw (a GridMap).
+        scans: its :func:`laser_scans`.
+        distance_map: the map the detector read (:func:`distance_map_of`).
         laser: the LaserConfig.
     """
     fields = stream['fields']
     column = {name: fields.index(name) for name in ('x', 'y', 'yaw', 'scan_through')}
     check = detectors.recorded_scan_check(stream.get('scan_check'))
-    distance_map = sa.DistanceMap(grid.occupied, grid.resolution, grid.origin, free=grid.free)
-    mount = sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
+    mount = laser_mount(laser)
     out = []
-    for row, true_pose, scan in laser_scans(stream, truth, world, laser):
+    for row, true_pose, scan in scans:
         if row[column['scan_through']] is None:
             continue
         estimate = tuple(row[column[k]] for k in ('x', 'y', 'yaw'))
@@ -160,40 +169,43 @@ def had_scan(row, column):
 
 
 def laser_scans(stream, truth, world, laser):
-    """``(row, true pose, scan)`` of every reading of ``stream`` that was measured against a
-    scan (:func:`had_scan`): its scan cast again from the true pose in ``world`` (a
-    :class:`scan_agreement.Scan`)."""
+    """``[(row, true pose, scan)]`` of every reading of ``stream`` that was measured against
+    a scan (:func:`had_scan`): its scan cast again from the true pose in ``world`` (a
+    :class:`scan_agreement.Scan`), once for every use of the run."""
     fields = stream['fields']
     t_column = fields.index('t')
     column = {name: i for i, name in enumerate(fields)}
     model = LaserModel(laser, world, np.random.default_rng(0))
     path = truth['truth']
     times = [p[0] for p in path]
+    scans = []
     for row in stream['readings']:
         if not had_scan(row, column):
             continue
         true_pose = tuple(path[detectors.nearest_index(times, row[t_column])][1:4])
         ranges = model.scan(true_pose)
-        yield row, true_pose, sa.Scan(tuple(ranges), laser.angle_min, model.angle_increment,
-                                      laser.range_min, laser.range_max)
+        scans.append((row, true_pose, sa.Scan(tuple(ranges), laser.angle_min,
+                                              model.angle_increment, laser.range_min,
+                                              laser.range_max)))
+    return scans
 
 
-def remeasured_stream(stream, truth, grid, world, laser, unmapped_ends=True):
+def remeasured_stream(stream, scans, distance_map, laser, unmapped_ends=True):
     """``stream`` with the scan columns of every reading that has them measured again with
-    ``unmapped_ends`` on or off (the other readings as they were), in the suite's columns."""
+    ``unmapped_ends`` on or off (the other readings as they were), in the suite's columns
+    (arguments as :func:`remeasure`)."""
     check = dict(detectors.recorded_scan_check(stream.get('scan_check')),
                  unmapped_ends=unmapped_ends)
     checker = sa.ScanChecker(check['hit_tolerance'], check['max_beams'], check['min_beams'],
                              STAMP_TOLERANCE, short_weight=check['short_weight'],
                              min_range=check['min_range'], open_beams=check['open_beams'],
                              unmapped_ends=unmapped_ends)
-    checker.distance_map = sa.DistanceMap(grid.occupied, grid.resolution, grid.origin,
-                                          free=grid.free)
-    mount = sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
+    checker.distance_map = distance_map
+    mount = laser_mount(laser)
     fields = stream['fields']
     column = {name: fields.index(name) for name in detection.STREAM_FIELDS[:11]}
     measured = {}
-    for row, _truth, scan in laser_scans(stream, truth, world, laser):
+    for row, _truth, scan in scans:
         checker.clear_scans()
         checker.add_scan(row[column['t']], scan, mount)
         measured[id(row)] = simrun.measure_reading(checker, [row[column[k]] for k in (
@@ -214,13 +226,14 @@ def remeasured_stream(stream, truth, grid, world, laser, unmapped_ends=True):
                 fields=list(detection.STREAM_FIELDS), readings=readings)
 
 
-def write_run(run, out, stream, truth, grid, world, laser, unmapped_ends=True):
-    """Write the copy of ``run`` measured again (module docstring) into ``out``."""
+def write_run(run, out, stream, scans, distance_map, laser, unmapped_ends=True):
+    """Write the copy of ``run`` measured again (module docstring) into ``out`` (arguments
+    as :func:`remeasured_stream`)."""
     os.makedirs(out, exist_ok=True)
     for name in ('detection.json', 'detection_truth.json'):
         shutil.copyfile(os.path.join(run, name), os.path.join(out, name))
     report.write_json(os.path.join(out, 'detection_stream.json'),
-                      remeasured_stream(stream, truth, grid, world, laser, unmapped_ends))
+                      remeasured_stream(stream, scans, distance_map, laser, unmapped_ends))
 
 
 def summarize(rows, thresholds, min_reach):
@@ -295,12 +308,14 @@ def main(argv=None):
             grid = load_map(map_path)
             world = grid if world_path == map_path else load_map(world_path)
             laser = run_laser(run, default_laser)
-            rows = remeasure(stream, truth, grid, world, laser)
+            scans = laser_scans(stream, truth, world, laser)
+            distance_map = distance_map_of(grid)
+            rows = remeasure(stream, scans, distance_map, laser)
             if args.write:
                 out = os.path.join(args.write, os.path.basename(os.path.normpath(run)))
                 if os.path.realpath(out) == os.path.realpath(run):
                     raise ValueError('--write %s would overwrite %s' % (args.write, run))
-                write_run(run, out, stream, truth, grid, world, laser,
+                write_run(run, out, stream, scans, distance_map, laser,
                           args.write_rule == 'unmapped_ends')
             every += rows
             results.append((run, summarize(rows, thresholds, config.through_min_reach)))

@@ -51,7 +51,8 @@ def test_a_run_looking_off_the_map_is_through_as_shipped_and_left_out_with_unmap
         remeasure.HERE, '..', 'config', 'sim_world.yaml'))
     stream, truth_, map_path, world = remeasure.run_inputs(run, str(tmp_path))
     assert map_path == world == str(tmp_path / 'corridor.yaml')
-    rows = remeasure.remeasure(stream, truth_, grid, grid, laser)
+    rows = remeasure.remeasure(stream, remeasure.laser_scans(stream, truth_, grid, laser),
+                               remeasure.distance_map_of(grid), laser)
     (right_error, _, right), (wrong_error, _, wrong) = rows
     assert right_error[0] == pytest.approx(0.0) and wrong_error[0] == pytest.approx(1.5)
     # Right pose: as shipped, the beams that end at the edge (over half; the others hit the
