@@ -12,15 +12,16 @@ unmapped space, crossing no mapped obstacle, left out)::
         [--write OUT_DIR]
 
 For each run and in total it prints how many readings were measured again, how closely the
-shipped rule reproduces the recorded through fraction (the laser's range noise is drawn
-afresh), and, at right poses (the suite's found tolerance) and wrong ones (delocalized), the
-share of readings whose through share (``scan_agreement.through_share``) is above the
-``--config`` file's ``scan_check/through_lost`` and above its ``burst_share``, under each
-rule. The scan check's numbers (hit tolerance, beams, ``min_range``, ``open_beams``) are the
-stream's own; the laser is config/sim_world.yaml's (``--sim-config``) with the run's own
-settings (``bench --laser-no-return``, from its ``sim_params.yaml``). The world is the run's
-``logs/detection/world.yaml`` when it ran with clutter or a map out of date, else its map;
-a relative map path in ``detection.json`` is taken from ``--map-root`` (default: here).
+rule the run was recorded with (its stream's ``scan_check``) reproduces the recorded through
+fraction (the laser's range noise is drawn afresh), and, at right poses (the suite's found
+tolerance) and wrong ones (delocalized), the share of readings whose through share
+(``scan_agreement.through_share``) is above the ``--config`` file's
+``scan_check/through_lost`` and above its ``burst_share``, under each rule. The scan check's
+numbers (hit tolerance, beams, ``min_range``, ``open_beams``) are the stream's own; the
+laser is config/sim_world.yaml's (``--sim-config``) with the run's own settings (``bench
+--laser-no-return``, from its ``sim_params.yaml``). The world is the run's
+``logs/detection/world.yaml`` when it ran with clutter or a map out of date, else its map; a
+relative map path in ``detection.json`` is taken from ``--map-root`` (default: here).
 
 With ``--write OUT_DIR`` it also writes a copy of each run (``OUT_DIR/<run's folder name>``:
 its ``detection.json``, ``detection_truth.json`` and a ``detection_stream.json`` whose scan
@@ -129,7 +130,8 @@ def laser_mount(laser):
 
 def remeasure(stream, scans, distance_map, laser):
     """Every reading with a recorded through fraction, measured again: a list of
-    ``(error, recorded_through, [(through, short) or None per rule of RULES])``.
+    ``(error, recorded_through, [(through, short) or None per rule of RULES], recorded_rule)``,
+    ``recorded_rule`` the index in RULES of the rule the run was recorded with.
 
     Args:
         stream: the parsed ``detection_stream.json``.
@@ -141,6 +143,7 @@ def remeasure(stream, scans, distance_map, laser):
     column = {name: fields.index(name) for name in ('x', 'y', 'yaw', 'scan_through')}
     check = detectors.recorded_scan_check(stream.get('scan_check'))
     mount = laser_mount(laser)
+    recorded_rule = RULES.index(bool(check.get('unmapped_ends', False)))
     out = []
     for row, true_pose, scan in scans:
         if row[column['scan_through']] is None:
@@ -154,7 +157,7 @@ def remeasure(stream, scans, distance_map, laser):
             measured.append(None if counts is None else
                             (counts[0] / counts[2], counts[1] / counts[2]))
         out.append((detectors.pose_error(estimate, true_pose), row[column['scan_through']],
-                    measured))
+                    measured, recorded_rule))
     return out
 
 
@@ -237,21 +240,22 @@ def write_run(run, out, stream, scans, distance_map, laser, unmapped_ends=True):
 
 
 def summarize(rows, thresholds, min_reach):
-    """The comparison of :func:`remeasure`'s rows: a dict with ``readings``, ``reproduced``
-    (share of readings whose shipped-rule through fraction is within 0.05 of the recorded
-    one) and, for ``right`` and ``wrong`` readings, ``count`` and per rule the share of them
-    whose through share is above each threshold (a reading without one counts as not)."""
+    """The comparison of :func:`remeasure`'s rows: a dict with ``readings``,
+    ``reproduced`` (share of readings whose through fraction under the rule their run
+    was recorded with is within 0.05 of the recorded one) and, for ``right`` and
+    ``wrong`` readings, ``count`` and per rule the share of them whose through share is
+    above each threshold (a reading without one counts as not)."""
     def share_above(group, rule, threshold):
         if not group:
             return None
         above = 0
-        for _error, _recorded, measured in group:
+        for _error, _recorded, measured, _rule in group:
             fractions = measured[rule]
             share = None if fractions is None else sa.through_share(*fractions, min_reach)
             above += share is not None and share > threshold
         return above / len(group)
-    close = sum(1 for _e, recorded, m in rows
-                if m[0] is not None and abs(m[0][0] - recorded) <= 0.05)
+    close = sum(1 for _e, recorded, m, rule in rows
+                if m[rule] is not None and abs(m[rule][0] - recorded) <= 0.05)
     result = {'readings': len(rows), 'reproduced': close / len(rows) if rows else None}
     for name, test in (('right', detectors.is_right), ('wrong', detectors.is_wrong)):
         group = [r for r in rows if test(r[0])]

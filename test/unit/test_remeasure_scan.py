@@ -22,17 +22,19 @@ def corridor():
     return GridMap.from_occupancy(occupied, RES)
 
 
-def write_run(folder, readings, truth, map_path):
+def write_run(folder, readings, truth, map_path, unmapped_ends=None):
     folder.mkdir()
     (folder / 'detection.json').write_text(json.dumps({'map': map_path}))
     (folder / 'detection_truth.json').write_text(json.dumps(
         {'fields': ['t', 'x', 'y', 'yaw'], 'truth': truth}))
     fields = ['t', 'x', 'y', 'yaw', 'var_x', 'var_y', 'cov_xy', 'var_yaw', 'error_xy',
               'error_yaw', 'phase', 'scan_miss', 'scan_through', 'scan_short']
+    check = {'hit_tolerance': 0.2, 'short_weight': 0.75, 'min_range': 0.0,
+             'open_beams': False, 'max_beams': 60, 'min_beams': 10}
+    if unmapped_ends is not None:       # streams before the rule do not name it
+        check['unmapped_ends'] = unmapped_ends
     (folder / 'detection_stream.json').write_text(json.dumps({
-        'fields': fields, 'readings': readings, 'scan_check': {
-            'hit_tolerance': 0.2, 'short_weight': 0.75, 'min_range': 0.0,
-            'open_beams': False, 'max_beams': 60, 'min_beams': 10}}))
+        'fields': fields, 'readings': readings, 'scan_check': check}))
     return str(folder)
 
 
@@ -53,7 +55,8 @@ def test_a_run_looking_off_the_map_is_through_as_shipped_and_left_out_with_unmap
     assert map_path == world == str(tmp_path / 'corridor.yaml')
     rows = remeasure.remeasure(stream, remeasure.laser_scans(stream, truth_, grid, laser),
                                remeasure.distance_map_of(grid), laser)
-    (right_error, _, right), (wrong_error, _, wrong) = rows
+    (right_error, _, right, rule), (wrong_error, _, wrong, _) = rows
+    assert rule == 0                            # recorded as shipped
     assert right_error[0] == pytest.approx(0.0) and wrong_error[0] == pytest.approx(1.5)
     # Right pose: as shipped, the beams that end at the edge (over half; the others hit the
     # side walls) are misses, through or short as the noise puts them just off or on the
@@ -88,6 +91,26 @@ def test_a_run_looking_off_the_map_is_through_as_shipped_and_left_out_with_unmap
     # It does not write over the run itself.
     assert remeasure.main([run, '--map-root', str(tmp_path), '--write', str(tmp_path)]) == 1
     assert 'would overwrite' in capsys.readouterr().err
+
+
+def test_a_run_recorded_with_unmapped_ends_is_reproduced_under_that_rule(tmp_path):
+    save_map(corridor(), str(tmp_path / 'corridor.yaml'))
+    # The robot where amcl says, looking down the corridor to the grid's open west end: the
+    # run recorded 0 through (the rule leaves every beam ending there out); as shipped the
+    # same scan is over 0.1 through.
+    truth = [[1.0, 3.0, 1.0, math.pi]]
+    readings = [[1.0, 3.0, 1.0, math.pi, 0.01, 0.01, 0.0, 0.01, 0.0, 0.0, 'normal',
+                 0.0, 0.0, 0.0]]
+    grid = corridor()
+    laser = remeasure.laser_config(remeasure.os.path.join(
+        remeasure.HERE, '..', 'config', 'sim_world.yaml'))
+    for recorded, reproduced in ((True, 1.0), (False, 0.0)):
+        run = write_run(tmp_path / str(recorded), readings, truth, 'corridor.yaml', recorded)
+        stream, truth_, _map, _world = remeasure.run_inputs(run, str(tmp_path))
+        rows = remeasure.remeasure(stream, remeasure.laser_scans(stream, truth_, grid, laser),
+                                   remeasure.distance_map_of(grid), laser)
+        assert rows[0][3] == int(recorded) and rows[0][2][0][0] > 0.1
+        assert remeasure.summarize(rows, (0.25,), 0.2)['reproduced'] == reproduced
 
 
 def test_bad_input_is_named(tmp_path, capsys):
