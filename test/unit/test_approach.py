@@ -9,7 +9,7 @@ from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
 
 from lost_and_found.core import geometry
 from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, approach_point,
-                                          standoff_point)
+                                          region_points, standoff_point, way_seen)
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander, Scan
 from lost_and_found.core.recovery import PREEMPTED, Phase, RecoveryConfig
@@ -164,6 +164,50 @@ def test_an_approach_times_out_and_a_clock_jump_keeps_what_remains():
     assert approach.step((0.0, 0.0, 0.0), 5.0, -70.0)[2] == 'timed out'
 
 
+def kinect(ranges_of, beams=65):
+    """A scan over the Kinect's +-0.5 rad whose beam at bearing ``a`` reads ``ranges_of(a)``."""
+    inc = 1.0 / (beams - 1)
+    return Scan(ranges=[ranges_of(-0.5 + k * inc) for k in range(beams)], angle_min=-0.5,
+                angle_increment=inc, range_min=0.45, range_max=5.0)
+
+
+def test_the_laser_shows_a_way_clear_blocked_or_cannot_tell():
+    wall = kinect(lambda a: 2.0 / math.cos(a))         # a wall across, 2 m ahead
+    assert way_seen((1.5, 0.0), wall, None, 0.23) == 'clear'
+    assert way_seen((1.5, 0.3), wall, None, 0.23) == 'clear'
+    assert way_seen((2.5, 0.0), wall, None, 0.23) == 'blocked'
+    # Its end within half a width of the wall: the robot would not fit there.
+    assert way_seen((1.85, 0.0), wall, None, 0.23) == 'blocked'
+    # Out of the laser's view (1 rad to the right): it cannot tell.
+    assert way_seen((0.8, -1.3), wall, None, 0.23) == 'unknown'
+    # An obstacle remembered from an earlier scan, beside the view, on the way.
+    assert way_seen((0.8, -1.3), wall, np.array([[0.4, -0.6]]), 0.23) == 'blocked'
+    assert way_seen((1.5, 0.0), wall, np.array([[0.8, 0.1], [np.nan, 0.0]]), 0.23) == \
+        'blocked'
+    # Open space (no return within range_max) is clear up to range_max.
+    far = kinect(lambda a: math.inf)
+    assert way_seen((4.0, 0.0), far, None, 0.23) == 'clear'
+    assert way_seen((5.5, 0.0), far, None, 0.23) == 'unknown'
+    # A depth camera's NaN tells nothing; REP 117's -inf is something nearer than range_min.
+    assert way_seen((1.5, 0.0), kinect(lambda a: math.nan), None, 0.23) == 'unknown'
+    assert way_seen((1.5, 0.0), kinect(lambda a: -math.inf), None, 0.23) == 'blocked'
+    assert way_seen((0.0, 0.0), wall, None, 0.23) == 'clear'         # already there
+
+
+def test_the_region_points_lie_within_the_approach_limits():
+    tag, facing = (1.0, 2.0), -0.7
+    points = region_points(tag, facing, 1.2, 2.2, 0.75)
+    assert len(points) == 45
+    polars = [polar(p, tag, facing) for p in points]
+    assert all(1.2 - 1e-9 <= d <= 2.2 + 1e-9 and abs(a) <= 0.75 + 1e-9 for d, a in polars)
+    # Its corners and its centre line are among them.
+    for d, a in [(1.2, -0.75), (2.2, 0.75), (1.7, 0.0)]:
+        assert any(abs(pd - d) < 1e-9 and abs(pa - a) < 1e-9 for pd, pa in polars)
+    # A tag lying flat: every direction.
+    flat = [polar(p, tag, 0.0)[1] for p in region_points(tag, None, 1.2, 2.2, 0.75)]
+    assert min(flat) == pytest.approx(-math.pi) and max(flat) > 2.4
+
+
 # ----------------------------------------------------------------------- RecoveryCore
 
 def lost_on_a_leg(**overrides):
@@ -222,6 +266,68 @@ def test_a_distant_tag_cancels_the_leg_and_the_robot_drives_to_it_then_searches_
     # The spin's end sends the next spiral leg: the search goes on.
     assert any(c.send_goal is not None for c in commands[spin_at:])
     assert core.legs_sent >= 2
+
+
+#: A corridor along x, 1.4 m wide, the robot in its middle at ODOM facing down it, and a tag
+#: on its left wall 1.7 m ahead, facing across it: seen 1.18 rad off its face, a grazing angle.
+CORRIDOR_TAG = (ODOM[0] + 1.7, ODOM[1] + 0.7)
+
+
+def corridor_scan(bearing):
+    """The Kinect's range at ``bearing`` (robot frame) in the corridor: its side walls 0.7 m
+    either side, nothing ahead within range."""
+    side = abs(math.sin(bearing))
+    return 0.7 / side if side > 0.7 / 5.0 else math.inf
+
+
+@pytest.mark.parametrize('clear_way', [False, True])
+def test_a_tag_at_a_grazing_angle_is_approached_where_the_laser_shows_the_way_clear(
+        clear_way, caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core(strategy='reactive', approach_clear_way=clear_way)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', 0.0)
+    # The spin so far has shown the right-hand wall (remembered); the laser now faces the tag.
+    core.on_scan(kinect(corridor_scan), runner.t)
+    for turned in (-0.5, -1.0):
+        core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', turned)
+        core.on_scan(kinect(corridor_scan if turned == -0.5 else
+                            lambda a: corridor_scan(a + turned)), runner.t)
+    core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', 0.4)
+    core.on_scan(kinect(lambda a: corridor_scan(a + 0.4)), runner.t)
+    core.on_distant_tags([(5, CORRIDOR_TAG[0], CORRIDOR_TAG[1], -math.pi / 2)], runner.t)
+    runner.step()
+    assert core.phase == Phase.APPROACH
+    nearest = approach_point(CORRIDOR_TAG, -math.pi / 2, ODOM, 1.2, 2.2, 0.75)
+    # The nearest place is 0.18 m from the right-hand wall: the robot does not fit there.
+    assert nearest[1] < ODOM[1] - 0.7 + 0.23
+    goal = core._approach.goal
+    if not clear_way:
+        assert goal == pytest.approx(nearest)
+        return
+    # Instead: a place of the same region the robot fits in, nearest of those seen clear.
+    distance, angle = polar(goal, CORRIDOR_TAG, -math.pi / 2)
+    assert 1.2 - 1e-9 <= distance <= 2.2 + 1e-9 and abs(angle) <= 0.75 + 1e-9
+    assert ODOM[1] - 0.7 + 0.23 <= goal[1] <= ODOM[1] + 0.7 - 0.23
+    assert math.hypot(goal[0] - ODOM[0], goal[1] - ODOM[1]) < 2.0
+    assert 'the laser shows the way to (%.2f, %.2f), the nearest place to see tag 5 from, ' \
+        'blocked: going to (%.2f, %.2f) instead' % (nearest + goal) in caplog.text
+
+
+def test_an_approach_keeps_the_nearest_place_when_the_laser_shows_nothing_clear(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core(strategy='reactive', approach_clear_way=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', 0.0)
+    core.on_scan(kinect(lambda a: math.nan), runner.t)        # a depth camera seeing nothing
+    core.on_distant_tags([(5, CORRIDOR_TAG[0], CORRIDOR_TAG[1], -math.pi / 2)], runner.t)
+    runner.step()
+    assert core._approach.goal == pytest.approx(
+        approach_point(CORRIDOR_TAG, -math.pi / 2, ODOM, 1.2, 2.2, 0.75))
+    assert 'the laser does not see the way to' in caplog.text
+    assert 'nor any other place of it clear: going there all the same' in caplog.text
 
 
 def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_at_once():
@@ -420,7 +526,8 @@ def test_strategy_none_never_approaches():
     ('approach_tries', 0), ('approach_tries', 1.5), ('approach_dwell', math.nan),
     ('approach_standoff', 0.7), ('approach_max_distance', math.inf),
     ('approach_max_view_angle', -0.1), ('approach_max_view_angle', math.pi / 2),
-    ('approach_max_view_angle', math.nan), ('approach_at_once', 1)])
+    ('approach_max_view_angle', math.nan), ('approach_at_once', 1),
+    ('approach_clear_way', 'yes')])
 def test_bad_approach_parameters_are_refused_by_name(name, value):
     with pytest.raises(ConfigError, match=name):
         RecoveryConfig(**{name: value}).validate()

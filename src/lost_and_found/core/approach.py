@@ -19,10 +19,18 @@ approached along the line of sight, one seen too obliquely by swinging round tow
 A robot already inside that region (a tag fiducial_localizer refused there: a noisy view, a
 stricter camera) goes to the ``standoff`` point head-on in front of the tag instead.
 
+A tag seen down a corridor at a grazing angle has the nearest such place across the corridor's
+far wall as often as not. :func:`way_seen` says whether the laser shows the straight way to a
+goal clear, blocked or cannot tell, and :func:`region_points` lays out the rest of the region,
+so that the recovery node (``approach_clear_way``) can go instead to the nearest place of it
+whose way the laser shows clear when it does not show the way to the nearest one clear.
+
 Pure Python: no ROS, time is an argument.
 """
 import dataclasses
 import math
+
+import numpy as np
 
 from lost_and_found.core.geometry import turn_rate, wrap_angle
 
@@ -95,6 +103,83 @@ def approach_point(tag_xy, facing_yaw, robot_xy, standoff, max_distance, max_vie
         candidates.append((r * ux, r * uy))
     px, py = min(candidates, key=lambda c: math.hypot(c[0] - rx, c[1] - ry))
     return tag_xy[0] + px, tag_xy[1] + py
+
+
+def region_points(tag_xy, facing_yaw, standoff, max_distance, max_view_angle, radii=5,
+                  angles=9):
+    """A grid of points ``[(x, y)]`` over the region :func:`approach_point` goes to the
+    nearest point of: ``radii`` distances from ``standoff`` to ``max_distance`` times
+    ``angles`` angles across ``max_view_angle`` either side of the tag's face (every
+    direction for a tag lying flat, ``facing_yaw`` None)."""
+    distances = np.linspace(standoff, max_distance, radii)
+    if facing_yaw is None:
+        bearings = np.linspace(-math.pi, math.pi, angles, endpoint=False)
+    else:
+        bearings = facing_yaw + np.linspace(-max_view_angle, max_view_angle, angles)
+    return [(tag_xy[0] + r * math.cos(b), tag_xy[1] + r * math.sin(b))
+            for r in distances for b in bearings]
+
+
+def _scan_points(scan):
+    """``(points (N, 2), bearings, ranges)`` of a scan (reactive or scan_agreement ``Scan``),
+    laser at the robot's centre facing forward: the returns (a ``-inf`` beam, REP 117's
+    obstacle nearer than ``range_min``, as a point at ``range_min``), and every beam's
+    bearing and range (NaN where it tells nothing)."""
+    ranges = np.asarray(scan.ranges, dtype=float).ravel()
+    bearings = float(scan.angle_min) + float(scan.angle_increment) * np.arange(len(ranges))
+    range_min, range_max = float(scan.range_min), float(scan.range_max)
+    with np.errstate(invalid='ignore'):
+        hit = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
+        near = np.isneginf(ranges)
+        reach = np.where(hit, ranges, np.nan)
+        reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
+    at = np.where(near, range_min, ranges)
+    mark = hit | near
+    points = np.column_stack((at[mark] * np.cos(bearings[mark]),
+                              at[mark] * np.sin(bearings[mark])))
+    return points, bearings, reach
+
+
+def way_seen(goal, scan, remembered, half_width):
+    """Whether the laser shows the straight way from the robot to ``goal`` clear.
+
+    Args:
+        goal: ``(x, y)`` in the robot frame (x forward).
+        scan: the latest scan (``ranges``, ``angle_min``, ``angle_increment``, ``range_min``,
+            ``range_max``), taken as from the robot's centre.
+        remembered: obstacle points ``(N, 2)`` in the robot frame that earlier scans showed,
+            or None.
+        half_width: half the width (m) of the strip the robot sweeps (its radius and margin).
+
+    Returns:
+        'blocked' when a return of the scan, or a remembered point, lies in the strip from the
+        robot to ``half_width`` past the goal; 'clear' when none does and every beam across
+        the strip's far end has a range there (a return beyond the goal or none within
+        ``range_max``); else 'unknown' (the goal out of the laser's view, or a beam there with
+        no reading, as a depth camera's ``NaN``).
+    """
+    gx, gy = float(goal[0]), float(goal[1])
+    length = math.hypot(gx, gy)
+    if length <= 0.0:
+        return 'clear'
+    ux, uy = gx / length, gy / length
+    points, bearings, reach = _scan_points(scan)
+    if remembered is not None and len(remembered):
+        remembered = np.asarray(remembered, dtype=float).reshape(-1, 2)
+        points = np.concatenate((points, remembered[np.all(np.isfinite(remembered), axis=1)]))
+    along = points[:, 0] * ux + points[:, 1] * uy
+    across = points[:, 1] * ux - points[:, 0] * uy
+    if np.any((along > 0.0) & (along <= length + half_width) & (np.abs(across) <= half_width)):
+        return 'blocked'
+    bearing = math.atan2(gy, gx)
+    spread = math.atan2(half_width, length)
+    off = np.abs((bearings - bearing + math.pi) % (2.0 * math.pi) - math.pi)
+    across_end = off <= spread
+    if not np.any(across_end):
+        return 'unknown'
+    with np.errstate(invalid='ignore'):
+        told = np.isfinite(reach[across_end]) & (reach[across_end] >= length)
+    return 'clear' if bool(np.all(told)) else 'unknown'
 
 
 @dataclasses.dataclass(frozen=True)

@@ -59,11 +59,14 @@ import enum
 import logging
 import math
 
-from lost_and_found.core.approach import ARRIVED, Approach, ApproachLimits, approach_point
+import numpy as np
+
+from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, approach_point,
+                                          region_points, way_seen)
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.explore import pick_heading
 from lost_and_found.core.geometry import turn_rate, wrap_angle
-from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory
+from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory, to_frame
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
 from lost_and_found.core.scan_agreement import LaserMount
 from lost_and_found.core.spiral import SpiralSearch
@@ -238,6 +241,14 @@ class RecoveryConfig:
             the rest of the turn can only show another tag; one refused for a noisy frame
             can be kept in the next, which the approach, facing it, still gives. See
             bench/RESULTS.md, "Leaving the turn for a distant tag".
+        approach_clear_way: unless the laser shows the straight way to the nearest such place
+            clear (an obstacle on it, among the returns of the scan and those remembered in
+            this episode, or the way out of the laser's view), go instead to the nearest
+            place of the same region whose way it shows clear (in its view, no return within
+            the wander's ``half_width`` of it: core/approach.py ``way_seen``); with none, to
+            the nearest place as before. A tag seen at a grazing angle down a corridor has
+            its nearest such place behind the corridor's far wall as often as not, and out of
+            the view of a laser that faces the tag.
         reactive_*: the ReactiveConfig fields, as parameters ``reactive/<name>``.
     """
 
@@ -277,6 +288,7 @@ class RecoveryConfig:
     approach_tries: int = 2
     approach_dwell: float = 1.0
     approach_at_once: bool = True
+    approach_clear_way: bool = False
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
     reactive_robot_radius: float = _reactive('robot_radius')
@@ -363,6 +375,8 @@ class RecoveryConfig:
         check.positive('approach_timeout')
         check.positive_int('approach_tries')
         check.non_negative('approach_dwell')
+        check.require(isinstance(self.approach_clear_way, bool), 'approach_clear_way',
+                      'be true or false')
         check.require(isinstance(self.approach_at_once, bool), 'approach_at_once',
                       'be true or false')
         check.non_empty('viewpoint_service')
@@ -566,7 +580,7 @@ class RecoveryCore:
         self._look_end = None           # the look's deadline (look_timeout)
         self._stand_end = None          # the end of standing at the viewpoint
         self._approach = None           # during APPROACH: the core Approach
-        self._approach_next = None      # (fiducial id, tag xy, goal xy) to approach next
+        self._approach_next = None      # (fiducial id, tag xy, facing, goal xy) to approach next
         self._approached = {}           # fiducial id -> approaches in this episode
         self._dwell_end = None          # during APPROACH: the end of facing the tag
         self._warned = {}               # warning key -> time of the last warning
@@ -882,7 +896,7 @@ class RecoveryCore:
             cfg = self.config
             goal = approach_point(tag, facing_yaw, self._odom, cfg.approach_standoff,
                                   cfg.approach_max_distance, cfg.approach_max_view_angle)
-            self._approach_next = (fiducial_id, tag, goal)
+            self._approach_next = (fiducial_id, tag, facing_yaw, goal)
 
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
@@ -1284,10 +1298,12 @@ class RecoveryCore:
         """Leave the leg (cancelled by the caller), the wander or the spin for the tag to
         approach."""
         left_spin = self.phase == Phase.SPIN and t < self._phase_end
-        fiducial_id, tag, goal = self._approach_next
+        fiducial_id, tag, facing_yaw, goal = self._approach_next
         self._approach_next = None
         self._approached[fiducial_id] = self._approached.get(fiducial_id, 0) + 1
         cfg = self.config
+        if cfg.approach_clear_way:
+            goal = self._clear_way_goal(fiducial_id, tag, facing_yaw, goal, t)
         limits = ApproachLimits(cfg.reactive_max_speed, cfg.reactive_max_turn_speed,
                                 cfg.reactive_stop_distance, cfg.approach_timeout)
         self._approach = Approach(fiducial_id, tag, goal, t, limits)
@@ -1302,6 +1318,46 @@ class RecoveryCore:
                   self._odom_frame, cfg.approach_timeout,
                   '; the spin cut short with %.1f s of it left' % (self._phase_end - t)
                   if left_spin else '')
+
+    def _clear_way_goal(self, fiducial_id, tag, facing_yaw, goal, t):
+        """``goal``, or unless the laser shows its straight way clear, the nearest place of
+        the approach's region whose way it does (``approach_clear_way``)."""
+        pose = self._odom_pose(t)
+        if pose is None or self._scan is None or t - self._scan_t > self.config.scan_timeout:
+            return goal
+        cfg = self.config
+        half_width = cfg.reactive_config().half_width
+        remembered = self._memory.points_around(pose)
+
+        def seen(point):
+            return way_seen(to_frame(np.array([point], dtype=float), pose)[0], self._scan,
+                            remembered, half_width)
+
+        try:
+            status = seen(goal)
+            if status == 'clear':
+                return goal
+            places = sorted(region_points(tag, facing_yaw, cfg.approach_standoff,
+                                          cfg.approach_max_distance,
+                                          cfg.approach_max_view_angle),
+                            key=lambda p: math.hypot(p[0] - pose[0], p[1] - pose[1]))
+            chosen = next((p for p in places if seen(p) == 'clear'), None)
+        except (TypeError, ValueError, AttributeError) as error:
+            self._warn('clear_way', 'cannot read the scan for the approach\'s way (%s): going '
+                       'to the nearest place' % error)
+            return goal
+        seen_as = ('the laser shows the way to (%.2f, %.2f), the nearest place to see tag %s '
+                   'from, blocked' if status == 'blocked' else 'the laser does not see the way '
+                   'to (%.2f, %.2f), the nearest place to see tag %s from') % (
+                       goal[0], goal[1], fiducial_id)
+        if chosen is None:
+            _log.info('recovery: %s, nor any other place of it clear: going there all the same',
+                      seen_as)
+            return goal
+        _log.info('recovery: %s: going to (%.2f, %.2f) instead, %.2f m away, whose way it shows '
+                  'clear', seen_as, chosen[0], chosen[1],
+                  math.hypot(chosen[0] - pose[0], chosen[1] - pose[1]))
+        return chosen
 
     def _approach_step(self, t):
         """One twist of the approach; when it ends (after standing ``approach_dwell`` facing
