@@ -446,8 +446,10 @@ def test_calibrate_writes_a_yaml_that_loads_validates_and_reproduces_the_score(t
     # default (0, false); one fitted before through_lost, the rule off (1).
     newer = {'scan_check': {'min_range', 'open_beams', 'through_lost', 'through_min_reach'},
              'lost_detector': {'settle_readings'}}
-    # The burst rule's keys only --keep-fit --burst writes (the rule off without them).
+    # The burst rule's keys only --keep-fit --burst writes (the rule off without them), and
+    # unmapped_ends only --keep-fit --unmapped-ends.
     burst = set(cal.BURST_KEYS) if 'burst_count' in shipped['scan_check'] else set()
+    burst |= {'unmapped_ends'} & set(shipped['scan_check'])
     for section in params:
         extra = newer.get(section, set())
         only_keep_fit = burst if section == 'scan_check' else set()
@@ -1002,8 +1004,11 @@ def write_real_logs_run(folder, splices=(1000.0, 2000.0), with_splices=True, los
         trials.append({'log': 'intel', 'profile': 'stock', 'kind': 'spliced',
                        'start': t_splice - 60.0, 'end': t_splice + 61.0, 't_splice': t_splice,
                        'distance': 3.0, 'series': real_log_series(points, w)})
+    # Measured as the shipped file measures (its unmapped_ends), which the tool scores.
+    shipped = detectors.load_detector_config(cal.TARGET_PATH)
     real_logs.write_stream(str(folder / 'real_logs_stream.json'), trials,
-                           detectors.scan_check_of(config))
+                           dict(detectors.scan_check_of(config),
+                                unmapped_ends=shipped.unmapped_ends))
     (folder / 'real_logs.json').write_text(json.dumps({
         'seed': 1, 'command': 'rosrun lost_and_found bench real-logs --seed 1',
         'trials': [{k: v for k, v in t.items() if k != 'series'} for t in trials]}))
@@ -1042,6 +1047,10 @@ def test_a_robots_log_is_fitted_on_its_own_replays_and_the_yaml_says_so(tmp_path
     path = tmp_path / 'intel.yaml'
     path.write_text(text)
     config = detectors.load_detector_config(str(path))
+    # the rule the replays were measured with (the shipped file's) is written and loaded back
+    shipped = detectors.load_detector_config(cal.TARGET_PATH)
+    assert config.unmapped_ends is shipped.unmapped_ends
+    assert ('As the training runs were recorded' in text) is shipped.unmapped_ends
     assert cal.objective(cal.evaluate(recordings, config)) == cal.objective(score)
     # the same YAML scored on the spliced copies as the suite scores them
     streams = json.loads((tmp_path / 'real_logs_stream.json').read_text())
@@ -1249,8 +1258,15 @@ def test_the_tool_refuses_a_burst_without_keep_fit(tmp_path):
 
 def test_the_tool_says_when_a_burst_rule_cannot_be_scored_on_a_run(tmp_path, capsys):
     tool = _calibrate_tool()
-    load_split(tmp_path, 'old', trial_segments(), 5, open_stream)
-    assert detectors.load_detector_config(cal.TARGET_PATH).burst_count > 0   # shipped: on
+    shipped = detectors.load_detector_config(cal.TARGET_PATH)
+    assert shipped.burst_count > 0   # shipped: on
+
+    def as_shipped(segments):
+        """:func:`open_stream` measured with the shipped file's unmapped_ends."""
+        data, trials = open_stream(segments)
+        data['scan_check'] = dict(data['scan_check'], unmapped_ends=shipped.unmapped_ends)
+        return data, trials
+    load_split(tmp_path, 'old', trial_segments(), 5, as_shipped)
     tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old')]))
     assert 'old recorded without the through span as %s measures it (scan_span, or ' \
         'scan_spans for the other open_beams): its burst rule' % cal.TARGET_PATH \
@@ -1274,7 +1290,8 @@ def test_the_tool_says_when_a_burst_rule_cannot_be_scored_on_a_run(tmp_path, cap
                                                   '--config', opened]))
     assert 'older recorded without the through span as %s' % opened \
         in capsys.readouterr().out
-    off = _write(tmp_path / 'off.yaml', 'scan_check:\n  burst_count: 0\n')
+    off = _write(tmp_path / 'off.yaml', 'scan_check:\n  burst_count: 0\n  unmapped_ends: %s\n'
+                 % str(shipped.unmapped_ends).lower())
     tool.run_evaluation(tool.parser().parse_args(['--evaluate', str(tmp_path / 'old'),
                                                   '--config', off]))
     assert 'NOTE' not in capsys.readouterr().out

@@ -1723,7 +1723,9 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         min_beams=config.min_beams,
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
         hold_readings=config.hold_readings,
-        through=through_yaml(config, through_lost_text(search, short_score))).splitlines()
+        through=through_yaml(config, through_lost_text(search, short_score)) + (
+            '\n' + '\n'.join(_indented(UNMAPPED_FIT_TEXT) + ['  unmapped_ends: true'])
+            if config.unmapped_ends else '')).splitlines()
     return '\n'.join(lines) + '\n'
 
 
@@ -1759,6 +1761,9 @@ UNMAPPED_TEXT = (
     'whether it should have returned: a corridor the map stops in); false: it is a through miss '
     'off the map and a short miss on it. Set by --unmapped-ends, not chosen by training score '
     '(bench/RESULTS.md, "Beams that end in unmapped space").')
+#: The same for a full fit, which keeps the rule its training runs were recorded with.
+UNMAPPED_FIT_TEXT = UNMAPPED_TEXT.replace(
+    'Set by --unmapped-ends, not chosen', 'As the training runs were recorded, not chosen')
 BURST_TEXT = (
     'Rule 7 (core/lost_detector.py): tier 2 when at least burst_count of the last burst_window '
     'settled readings with a through share had one strictly above burst_share, through walls '
