@@ -117,12 +117,6 @@ def run_inputs(run, map_root):
     return stream, truth, map_path, world if os.path.exists(world) else map_path
 
 
-def distance_map_of(grid):
-    """The detector's DistanceMap of a GridMap, its unknown cells known as the node knows
-    them from the map topic."""
-    return sa.DistanceMap(grid.occupied, grid.resolution, grid.origin, free=grid.free)
-
-
 def laser_mount(laser):
     """The LaserMount of a LaserConfig."""
     return sa.LaserMount(x=laser.x, y=laser.y, yaw=laser.yaw)
@@ -136,7 +130,7 @@ def remeasure(stream, scans, distance_map, laser):
     Args:
         stream: the parsed ``detection_stream.json``.
         scans: its :func:`laser_scans`.
-        distance_map: the map the detector read (:func:`distance_map_of`).
+        distance_map: the map the detector read (``detectors.detector_map``).
         laser: the LaserConfig.
     """
     fields = stream['fields']
@@ -313,7 +307,7 @@ def main(argv=None):
             world = grid if world_path == map_path else load_map(world_path)
             laser = run_laser(run, default_laser)
             scans = laser_scans(stream, truth, world, laser)
-            distance_map = distance_map_of(grid)
+            distance_map = detectors.detector_map(grid)
             rows = remeasure(stream, scans, distance_map, laser)
             if args.write:
                 out = os.path.join(args.write, os.path.basename(os.path.normpath(run)))

@@ -448,3 +448,19 @@ def test_a_bag_damaged_part_way_is_a_message(tmp_path):
         stream.write(b'\xff' * 2048)
     with pytest.raises(adapt.AdaptError, match='cannot read the bag'):
         adapt.readings_from_bag(bag)
+
+
+def test_a_bags_scans_are_read_against_the_map_with_its_unknown_cells(tmp_path):
+    # As the node reads map_server's map: a cell that is neither free nor occupied is
+    # unknown, which scan_check/unmapped_ends reads (a beam ending there says nothing).
+    from lost_and_found.sim.gridmap import GridMap, save_map
+    occupied = np.zeros((20, 20), dtype=bool)
+    occupied[0, :] = True
+    free = ~occupied
+    free[10:, 10:] = False                      # a corner the mapping run never saw
+    save_map(GridMap(occupied, free, 0.05), str(tmp_path / 'm.yaml'))
+    config = detectors.load_detector_config(calibration.TARGET_PATH)
+    scans = adapt._BagScans(config, str(tmp_path / 'm.yaml'))
+    distance_map = scans.checker.distance_map
+    assert not distance_map.free[15, 15] and distance_map.free[5, 5]
+    assert list(distance_map.near_unmapped([0.75, 0.25], [0.75, 0.25], 0.1)) == [True, False]

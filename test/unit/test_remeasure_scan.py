@@ -54,7 +54,7 @@ def test_a_run_looking_off_the_map_is_through_as_shipped_and_left_out_with_unmap
     stream, truth_, map_path, world = remeasure.run_inputs(run, str(tmp_path))
     assert map_path == world == str(tmp_path / 'corridor.yaml')
     rows = remeasure.remeasure(stream, remeasure.laser_scans(stream, truth_, grid, laser),
-                               remeasure.distance_map_of(grid), laser)
+                               detectors.detector_map(grid), laser)
     (right_error, _, right, rule), (wrong_error, _, wrong, _) = rows
     assert rule == 0                            # recorded as shipped
     assert right_error[0] == pytest.approx(0.0) and wrong_error[0] == pytest.approx(1.5)
@@ -108,7 +108,7 @@ def test_a_run_recorded_with_unmapped_ends_is_reproduced_under_that_rule(tmp_pat
         run = write_run(tmp_path / str(recorded), readings, truth, 'corridor.yaml', recorded)
         stream, truth_, _map, _world = remeasure.run_inputs(run, str(tmp_path))
         rows = remeasure.remeasure(stream, remeasure.laser_scans(stream, truth_, grid, laser),
-                                   remeasure.distance_map_of(grid), laser)
+                                   detectors.detector_map(grid), laser)
         assert rows[0][3] == int(recorded) and rows[0][2][0][0] > 0.1
         assert remeasure.summarize(rows, (0.25,), 0.2)['reproduced'] == reproduced
 

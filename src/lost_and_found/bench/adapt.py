@@ -247,7 +247,7 @@ class _BagScans:
         """Load the map (AdaptError naming it when it cannot be read); the robot frame is
         ``base_frame`` or the YAML's ``scan_check/base_frame``."""
         import tf2_ros
-        from lost_and_found.core.scan_agreement import DistanceMap, ScanChecker
+        from lost_and_found.core.scan_agreement import ScanChecker
         from lost_and_found.sim.gridmap import load_map
         try:
             grid = load_map(map_path)
@@ -255,7 +255,7 @@ class _BagScans:
             raise AdaptError(str(error)) from None
         self.base_frame = base_frame or config.base_frame
         self.checker = ScanChecker.from_config(config)
-        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin)
+        self.checker.distance_map = detectors.detector_map(grid)
         self.tf = tf2_ros.Buffer(debug=False)   # debug: a ROS service, needs a master
         self.mounts = {}
         self.no_mount = {}       # laser frame -> why its mount could not be had

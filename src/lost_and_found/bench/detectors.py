@@ -64,6 +64,14 @@ def scan_check_of(config):
     return {key: getattr(config, key) for key in SCAN_CHECK_KEYS}
 
 
+def detector_map(grid):
+    """The lost detector's DistanceMap of a map_server map (a sim.gridmap.GridMap), as the node
+    builds it from the OccupancyGrid map_server publishes: its unknown cells known as such
+    (``scan_check/unmapped_ends`` reads them)."""
+    from lost_and_found.core.scan_agreement import DistanceMap
+    return DistanceMap(grid.occupied, grid.resolution, grid.origin, free=grid.free)
+
+
 def recorded_scan_check(recorded):
     """A stream's ``scan_check`` dict (None: a stream from before streams said so,
     :data:`LEGACY_SCAN_CHECK`) with the :data:`LATER_KEYS`, which streams wrote only later,

@@ -99,12 +99,9 @@ class ScanMisses:
 
     def set_map(self, map_path):
         """Use the map at ``map_path``; forget the scans, the mount and pending readings."""
-        from lost_and_found.core.scan_agreement import DistanceMap
+        from lost_and_found.bench.detectors import detector_map
         from lost_and_found.sim.gridmap import load_map
-        grid = load_map(map_path)
-        # The node's map knows its unknown cells too (scan_check/unmapped_ends reads them).
-        self.checker.distance_map = DistanceMap(grid.occupied, grid.resolution, grid.origin,
-                                                free=grid.free)
+        self.checker.distance_map = detector_map(load_map(map_path))
         self.checker.clear_scans()
         self._mount = None
         self._awaiting = []
