@@ -1398,7 +1398,7 @@ def render_keep_fit(base_text, config, scores, train_args, date, command, burst_
             score_sentence(burst_score), '' if chosen is None else
             '; without it: %s' % score_sentence(chosen))) + '\n'
     if config.unmapped_ends:
-        text += '\n'.join(_indented(UNMAPPED_TEXT) + ['  unmapped_ends: true']) + '\n'
+        text += unmapped_yaml(UNMAPPED_TEXT) + '\n'
     header = _wrap('%s on %s; everything else is the file as generated below (its '
                    'classifier, windows and scan check kept). Redo (same inputs and date -> '
                    'byte-identical file):' % (KEEP_FIT_MARK[2:], date), prefix='# ')
@@ -1724,8 +1724,8 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         stamp_tolerance=_yaml_float(config.stamp_tolerance),
         hold_readings=config.hold_readings,
         through=through_yaml(config, through_lost_text(search, short_score)) + (
-            '\n' + '\n'.join(_indented(UNMAPPED_FIT_TEXT) + ['  unmapped_ends: true'])
-            if config.unmapped_ends else '')).splitlines()
+            '\n' + unmapped_yaml(UNMAPPED_FIT_TEXT) if config.unmapped_ends else '')
+        ).splitlines()
     return '\n'.join(lines) + '\n'
 
 
@@ -1754,7 +1754,7 @@ def through_yaml(config, how):
         + ['  through_min_reach: %s' % _yaml_float(config.through_min_reach)])
 
 
-#: What the YAML says above the burst rule's keys (the training scores are added).
+#: What the YAML says above scan_check/unmapped_ends when --keep-fit --unmapped-ends sets it.
 UNMAPPED_TEXT = (
     'true: a missed beam that crossed no mapped obstacle and ends off the map, or within '
     'hit_tolerance of an unknown cell or of the grid\'s edge, is not used (the map cannot say '
@@ -1764,6 +1764,7 @@ UNMAPPED_TEXT = (
 #: The same for a full fit, which keeps the rule its training runs were recorded with.
 UNMAPPED_FIT_TEXT = UNMAPPED_TEXT.replace(
     'Set by --unmapped-ends, not chosen', 'As the training runs were recorded, not chosen')
+#: What the YAML says above the burst rule's keys (the training scores are added).
 BURST_TEXT = (
     'Rule 7 (core/lost_detector.py): tier 2 when at least burst_count of the last burst_window '
     'settled readings with a through share had one strictly above burst_share, through walls '
@@ -1773,6 +1774,11 @@ BURST_TEXT = (
     'place, or beams off the map\'s open edge through no wall. Chosen on the training runs by '
     'tools/detector_variants.py --variant span (bench/RESULTS.md, "Bursts of beams through walls '
     'all over the map").')
+
+
+def unmapped_yaml(text):
+    """The ``scan_check/unmapped_ends: true`` line of the YAML under its comment ``text``."""
+    return '\n'.join(_indented(text) + ['  unmapped_ends: true'])
 
 
 def burst_yaml(config, how):
