@@ -158,15 +158,28 @@ def way_seen(goal, scan, remembered, half_width):
         ``range_max``); else 'unknown' (the goal out of the laser's view, or a beam there with
         no reading, as a depth camera's ``NaN``).
     """
+    return next(ways_seen([goal], scan, remembered, half_width))
+
+
+def ways_seen(goals, scan, remembered, half_width):
+    """:func:`way_seen` of each of ``goals`` in turn (a generator: the goals after the one
+    the caller stops at are not looked at), the scan and the remembered points read once."""
+    points, bearings, reach = _scan_points(scan)
+    if remembered is not None and len(remembered):
+        remembered = np.asarray(remembered, dtype=float).reshape(-1, 2)
+        points = np.concatenate((points, remembered[np.all(np.isfinite(remembered), axis=1)]))
+    for goal in goals:
+        yield _way_seen(goal, points, bearings, reach, half_width)
+
+
+def _way_seen(goal, points, bearings, reach, half_width):
+    """:func:`way_seen` of one goal, from the obstacle points and the beams' bearings and
+    ranges (:func:`_scan_points`)."""
     gx, gy = float(goal[0]), float(goal[1])
     length = math.hypot(gx, gy)
     if length <= 0.0:
         return 'clear'
     ux, uy = gx / length, gy / length
-    points, bearings, reach = _scan_points(scan)
-    if remembered is not None and len(remembered):
-        remembered = np.asarray(remembered, dtype=float).reshape(-1, 2)
-        points = np.concatenate((points, remembered[np.all(np.isfinite(remembered), axis=1)]))
     along = points[:, 0] * ux + points[:, 1] * uy
     across = points[:, 1] * ux - points[:, 0] * uy
     if np.any((along > 0.0) & (along <= length + half_width) & (np.abs(across) <= half_width)):

@@ -62,7 +62,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, approach_point,
-                                          region_points, way_seen)
+                                          region_points, ways_seen)
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.explore import pick_heading
 from lost_and_found.core.geometry import turn_rate, wrap_angle
@@ -1326,22 +1326,16 @@ class RecoveryCore:
         if pose is None or self._scan is None or t - self._scan_t > self.config.scan_timeout:
             return goal
         cfg = self.config
-        half_width = cfg.reactive_config().half_width
-        remembered = self._memory.points_around(pose)
-
-        def seen(point):
-            return way_seen(to_frame(np.array([point], dtype=float), pose)[0], self._scan,
-                            remembered, half_width)
-
+        places = sorted(region_points(tag, facing_yaw, cfg.approach_standoff,
+                                      cfg.approach_max_distance, cfg.approach_max_view_angle),
+                        key=lambda p: math.hypot(p[0] - pose[0], p[1] - pose[1]))
+        seen = ways_seen(to_frame(np.array([goal] + places, dtype=float), pose), self._scan,
+                         self._memory.points_around(pose), cfg.reactive_config().half_width)
         try:
-            status = seen(goal)
+            status = next(seen)
             if status == 'clear':
                 return goal
-            places = sorted(region_points(tag, facing_yaw, cfg.approach_standoff,
-                                          cfg.approach_max_distance,
-                                          cfg.approach_max_view_angle),
-                            key=lambda p: math.hypot(p[0] - pose[0], p[1] - pose[1]))
-            chosen = next((p for p in places if seen(p) == 'clear'), None)
+            chosen = next((p for p, way in zip(places, seen) if way == 'clear'), None)
         except (TypeError, ValueError, AttributeError) as error:
             self._warn('clear_way', 'cannot read the scan for the approach\'s way (%s): going '
                        'to the nearest place' % error)
