@@ -3,12 +3,14 @@
 
 The ``span`` variant's choice ships (the default YAML's burst rule, ``scan_check/burst_*``);
 the others did not. This is how the results of "More training runs, and other ways to use the same
-evidence" (``cusum``, ``split``), of "Bursts of beams through walls" (``burst``) and of
-"Bursts of beams through walls all over the map" (``span``) in bench/RESULTS.md were
-measured, and the place to try the next idea against the same inputs::
+evidence" (``cusum``, ``split``), of "Bursts of beams through walls" (``burst``), of
+"Bursts of beams through walls all over the map" (``span``) and of "A short window of sure
+readings" (``sure``) in bench/RESULTS.md were measured, and the place to try the next idea
+against the same inputs::
 
     /usr/bin/python3 tools/detector_variants.py TRAIN_DIR [...] --evaluate EVAL_DIR [...] \\
-        --variant window|cusum|split|burst|span [--allow N] [--config config/lost_detector.yaml]
+        --variant window|cusum|split|burst|span|sure [--allow N] \\
+        [--config config/lost_detector.yaml]
 
 Variants (each chosen on the training runs by the calibration's own objective: no false tier-2
 alarm first, then the most delocalizations caught within 15 s of driving; then scored on the
@@ -49,6 +51,12 @@ count against it, the calibration's zero being ``--allow 0``:
   ``min_range`` and ``open_beams``, or ``scan_spans`` for the other ``open_beams``); a stream
   measured otherwise is refused. The other variants replay without spans, so a burst rule of
   ``--config`` never fires in them.
+- ``sure``: the shipped detector as it is (its burst rule included, replayed with the streams'
+  spans as ``span`` replays them), and the node's rule 8 on top (``scan_check/sure_*``): tier
+  2 when at least ``k`` of the last ``n`` settled readings with the scan feature had a P(lost)
+  above ``prob``, far above the classifier's ``prob_thresh``. amcl publishes about one reading
+  per 0.2 m driven, so the window of 20 readings fills slowly after a silent delocalization
+  even when every scan misses the map.
 
 The training runs are those the calibration may fit on (lab and Stata basement, seeds >= 100);
 the shipped YAML (``--config``) gives the classifier the ``cusum`` variant accumulates and the
@@ -83,6 +91,10 @@ BURST_GRID = dict(counts=((3, 3), (3, 4), (4, 4), (4, 5), (4, 6), (5, 6), (5, 8)
                   share=(0.3, 0.4, 0.5, 0.6, 0.7, 0.8))
 #: The ``span`` grid: ``BURST_GRID`` and the span (m) a reading's through beams must exceed.
 SPAN_GRID = dict(BURST_GRID, min_span=(0.0, 1.0, 1.5, 2.0, 3.0))
+#: The ``sure`` grid: (k, n) readings, and the P(lost) a reading must exceed.
+SURE_GRID = dict(counts=((2, 3), (3, 3), (2, 4), (3, 4), (4, 4), (3, 5), (4, 5), (5, 5), (4, 6),
+                         (5, 6), (6, 6), (5, 8), (6, 8)),
+                 prob=(0.999, 0.9999, 0.99999, 0.999999, 0.9999999, 0.99999999))
 #: Readings since a reset before tier 2 may be raised (as the shipped queue_min).
 QUEUE_MIN = 5
 #: Bounds of a probability turned into log-odds.
@@ -172,6 +184,19 @@ def burst_config(config, candidate):
     (count, window), share, min_span = candidate
     return dataclasses.replace(config, burst_count=count, burst_window=window,
                                burst_share=share, burst_min_span=min_span)
+
+
+def sure_config(config, candidate):
+    """``config`` with the node's rule 8 set to a ``sure`` grid candidate."""
+    (count, window), prob = candidate
+    return dataclasses.replace(config, sure_count=count, sure_window=window, sure_prob=prob)
+
+
+def sure_caution(candidate):
+    """Among equal scores prefer the higher P(lost), then the larger count of the shorter
+    window."""
+    (count, window), prob = candidate
+    return (-prob, -count, window)
 
 
 def span_caution(candidate):
@@ -367,6 +392,18 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
               'span above %g m' % (chosen[0] + chosen[1:]))
         tiers = [calibration.replay_tiers(p, burst_config(config, chosen), r.resets, s)
                  for p, r, s in zip(probabilities[1], streams[1], spans[1])]
+    elif variant == 'sure':
+        streams, probabilities = weighed_probabilities(train, held, weigh, config)
+        spans = [[recorded_spans(r, config) if config.burst_count else None for r in group]
+                 for group in (train, held)]
+        grid = list(itertools.product(*SURE_GRID.values()))
+        chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
+            probabilities[0][i], sure_config(config, c), streams[0][i].resets, spans[0][i]),
+            sure_caution, allow)
+        print('chosen on training: %d of the last %d readings with a scan above P(lost) %g'
+              % (chosen[0] + (chosen[1],)))
+        tiers = [calibration.replay_tiers(p, sure_config(config, chosen), r.resets, s)
+                 for p, r, s in zip(probabilities[1], streams[1], spans[1])]
     elif variant == 'window':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',
@@ -408,12 +445,12 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
 
 def main(argv=None):
     """Parse the command line and run; exit 1 with a message on bad input."""
-    p = argparse.ArgumentParser(description='Try the window, cusum, split, burst or span '
+    p = argparse.ArgumentParser(description='Try the window, cusum, split, burst, span or sure '
                                 'variant of the lost detector offline on recorded detection '
                                 'runs.')
     p.add_argument('train', nargs='+', metavar='TRAIN_DIR')
     p.add_argument('--evaluate', nargs='+', required=True, metavar='EVAL_DIR')
-    p.add_argument('--variant', choices=('window', 'cusum', 'split', 'burst', 'span'),
+    p.add_argument('--variant', choices=('window', 'cusum', 'split', 'burst', 'span', 'sure'),
                    required=True)
     p.add_argument('--allow', type=int, default=0, metavar='N',
                    help='training false alarms the choice may take before they count '

@@ -186,3 +186,20 @@ def test_a_stream_without_spans_or_with_another_beam_models_spans_is_refused():
     pair_only = dataclasses.replace(both, spans=None)
     assert variants.recorded_spans(pair_only, kinect) == [None, 2.5]
     assert variants.recorded_spans(pair_only, laser) == [None, 3.5]
+
+
+def test_the_sure_variant_replays_the_nodes_rule_8():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    # The window needs 9 of 10; three readings far surer than prob_thresh in the last four
+    # raise tier 2 at the third (the grid's candidates are ((k, n), P(lost))).
+    settled = LostDetectorConfig(settle_readings=0, queue_min=3, window_meta_tier2_lost=10,
+                                 ratio_thresh_detections_tier2_lost=0.85, prob_thresh=0.99)
+    config = variants.sure_config(settled, ((3, 4), 0.99999))
+    assert (config.sure_count, config.sure_window, config.sure_prob) == (3, 4, 0.99999)
+    sure = [(p, True, p, None) for p in (0.1, 0.999999, 0.999999, 0.999999)]
+    assert calibration.replay_tiers(sure, config, set()) == [0, 0, 1, 2]    # queue_min 3
+    lost_only = [(p, True, p, None) for p in (0.1, 0.999, 0.999, 0.999)]
+    assert 2 not in calibration.replay_tiers(lost_only, config, set())
+    # Among equal scores the higher P(lost) is the more cautious, then the larger count.
+    assert variants.sure_caution(((3, 4), 0.999999)) < variants.sure_caution(((3, 4), 0.99999))
+    assert variants.sure_caution(((4, 4), 0.99999)) < variants.sure_caution(((3, 4), 0.99999))

@@ -529,6 +529,59 @@ def test_a_bad_span_is_refused_and_changes_nothing(span):
     assert detector.queue_length == 0
 
 
+# ---------------------------------------------------------------- sure readings (rule 8)
+
+SURE = 0.999999     # above the rule's 0.9999; NOT_SURE is lost (above 0.99) but not sure
+NOT_SURE = 0.999
+
+
+def sure_config(**changes):
+    """A detector whose window never decides (8 readings needed, then 7 lost of 8) with rule 8:
+    3 of the last 4 readings with a scan above P(lost) 0.9999."""
+    return settling_config(**dict(dict(
+        settle_readings=0, window_meta_tier2_lost=8, queue_min=8, window_meta_tier0_normal=3,
+        ratio_thresh_detections_tier2_lost=0.85, prob_thresh=0.99, sure_count=3, sure_window=4,
+        sure_prob=0.9999), **changes))
+
+
+def feed(detector, steps):
+    """The tiers of ``(P(lost), scanned)`` readings given to :meth:`LostDetector.add`."""
+    return [detector.add(probability, scanned) for probability, scanned in steps]
+
+
+SURE_STEPS = [(0.5, True), (SURE, True), (SURE, True), (0.5, False), (SURE, True),
+              (0.1, True), (0.1, True), (0.1, True)]
+
+
+def test_a_run_of_sure_readings_raises_tier_2_and_it_sticks():
+    detector = LostDetector(sure_config())
+    # A reading without a scan is not counted (here rule 0 skips it too); at the third sure
+    # one of the last four with a scan: tier 2, before the window could say anything, and it
+    # lasts until three normal readings in a row (rule 2), as rule 4's.
+    assert feed(detector, SURE_STEPS) == [Tier.NORMAL] * 4 + [Tier.LOST] * 3 + [Tier.NORMAL]
+
+
+@pytest.mark.parametrize('changes, steps', [
+    ({'sure_count': 0}, SURE_STEPS),                                    # off
+    ({}, [(NOT_SURE if p == SURE else p, s) for p, s in SURE_STEPS]),   # lost, not sure
+    ({}, [(p, False) if p == SURE else (p, s) for p, s in SURE_STEPS]),  # no scan
+    ({}, [(0.9999, s) if p == SURE else (p, s) for p, s in SURE_STEPS]),  # not above
+])
+def test_readings_that_are_not_sure_or_without_a_scan_count_nothing(changes, steps):
+    assert Tier.LOST not in feed(LostDetector(sure_config(**changes)), steps)
+
+
+def test_settling_and_a_reset_empty_the_sure_readings():
+    detector = LostDetector(sure_config(settle_readings=2))
+    # Two sure readings while settling do not count: rule 8 needs three settled ones.
+    assert feed(detector, [(SURE, True)] * 5) == [Tier.NORMAL] * 4 + [Tier.LOST]
+    fresh = LostDetector(sure_config())
+    feed(fresh, [(SURE, True)] * 2)
+    fresh.reset()
+    assert feed(fresh, [(SURE, True)] * 2) == [Tier.NORMAL] * 2
+    assert feed(fresh, [(SURE, True)]) == [Tier.LOST]
+
+
 def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():
     cfg = settling_config(tier0_normal_prior=0.8)
     detector = LostDetector(cfg)
@@ -625,12 +678,26 @@ def test_unknown_key_is_warned():
     ({'burst_min_span': -0.5}, 'scan_check/burst_min_span=-0.5'),
     ({'unmapped_ends': 'yes'}, "scan_check/unmapped_ends='yes'"),
     ({'burst_count': 6}, 'scan_check/burst_count=6'),        # more than burst_window (5)
+    ({'sure_count': -1}, 'scan_check/sure_count=-1'),
+    ({'sure_count': 1.5}, 'scan_check/sure_count=1.5'),
+    ({'sure_window': 0}, 'scan_check/sure_window=0'),
+    ({'sure_prob': 1.0}, 'scan_check/sure_prob=1.0'),
+    ({'sure_prob': 'high'}, "scan_check/sure_prob='high'"),
+    ({'sure_count': 5}, 'scan_check/sure_count=5'),          # more than sure_window (4)
+    ({'sure_prob': 0.5, 'sure_count': 2}, 'scan_check/sure_prob=0.5'),     # < prob_thresh
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:
         config(**changes).validate()
     assert len(error.value.problems) == 1
     assert key in str(error.value)
+
+
+def test_a_sure_prob_below_prob_thresh_is_refused_only_with_rule_8_on():
+    config(sure_prob=0.5).validate()        # sure_count 0: rule 8 is off
+    with pytest.raises(ConfigError) as error:
+        config(sure_prob=0.5, sure_count=2).validate()
+    assert 'modified_prob_classifier/prob_thresh=0.9' in str(error.value)
 
 
 def test_queue_min_above_window_names_both():

@@ -69,6 +69,15 @@ readings as said above):
    settles on a wrong place that fits, too short to fill rule 4's window; a door the map has
    shut makes a burst too, but through one place, which the span tells apart. Settling
    readings and a reset empty ``burst``.
+8. Sure readings (off with ``sure_count`` 0, the default): every settled reading with the scan
+   feature is also kept in ``sure``, the last ``sure_window`` of them: *sure* when its P(lost)
+   (covariance and scan) is strictly above ``sure_prob`` (at least ``prob_thresh``, so a sure
+   reading is a lost one in rule 1). When at least ``sure_count`` of them are sure, the tier
+   is ``LOST`` whatever rules 2-7 said (sticky as rule 4's). amcl publishes only while the
+   robot moves, about one reading per 0.2 m, so rule 4's 20-reading window may not fill in
+   the first metres after a silent delocalization even when every scan in it misses the map;
+   a few readings that the classifier is far surer of than its threshold say so sooner.
+   Settling readings and a reset empty ``sure``.
 
 :meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and ``readings``, forgets
 ``scan_says_lost`` and sets tier 0, as if the detector had just started (so it settles again).
@@ -181,6 +190,11 @@ class LostDetectorConfig:
             this, in [0, 1),
         burst_min_span: and its beams through walls enter them strictly more than this far
             apart (m, >= 0).
+        sure_count: rule 8 (module docstring) raises tier 2 when at least this many of the
+            last ``sure_window`` settled readings with the scan feature were sure; 0: off.
+        sure_window: how many settled readings with the scan feature rule 8 looks at.
+        sure_prob: a reading is sure for rule 8 when its P(lost) is strictly above this, in
+            [``prob_thresh``, 1).
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -214,6 +228,9 @@ class LostDetectorConfig:
     burst_window: int = param_field('scan_check/burst_window', 5)
     burst_share: float = param_field('scan_check/burst_share', 0.3)
     burst_min_span: float = param_field('scan_check/burst_min_span', 0.0)
+    sure_count: int = param_field('scan_check/sure_count', 0)
+    sure_window: int = param_field('scan_check/sure_window', 4)
+    sure_prob: float = param_field('scan_check/sure_prob', 0.99999)
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -248,6 +265,20 @@ class LostDetectorConfig:
             check.problem('scan_check/burst_count=%r must be <= scan_check/burst_window=%r (rule '
                           '7 never looks at more readings than that)'
                           % (self.burst_count, self.burst_window))
+        check.non_negative_int('sure_count')
+        check.positive_int('sure_window')
+        check.in_range('sure_prob', 0.0, 1.0, high_open=True)
+        if _is_count(self.sure_count) and _is_count(self.sure_window) and \
+                self.sure_count > self.sure_window:
+            check.problem('scan_check/sure_count=%r must be <= scan_check/sure_window=%r (rule '
+                          '8 never looks at more readings than that)'
+                          % (self.sure_count, self.sure_window))
+        if _is_count(self.sure_count) and self.sure_count > 0 and \
+                all(_is_number(v) and 0.0 < v < 1.0 for v in (self.sure_prob, self.prob_thresh)) \
+                and self.sure_prob < self.prob_thresh:
+            check.problem('scan_check/sure_prob=%r must be >= '
+                          'modified_prob_classifier/prob_thresh=%r (a sure reading is a lost '
+                          'one)' % (self.sure_prob, self.prob_thresh))
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
             check.problem('scan_check/min_beams=%r must be <= scan_check/max_beams=%r (never '
@@ -418,6 +449,7 @@ class LostDetector:
                              2: build_classifier(config), 3: build_classifier(config, True)}
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._burst = deque(maxlen=config.burst_window)
+        self._sure = deque(maxlen=config.sure_window)
         self._normal_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
@@ -564,8 +596,12 @@ class LostDetector:
         settling = self.settling
         if settling:
             self._burst.clear()
-        elif burst is not None:
-            self._burst.append(bool(burst))
+            self._sure.clear()
+        else:
+            if burst is not None:
+                self._burst.append(bool(burst))
+            if scanned and self._config.sure_count:
+                self._sure.append(probability > self._config.sure_prob)
         self._readings += 1
         lost = probability > self._config.prob_thresh or bool(through_lost) or \
             (bool(burst) and not settling)
@@ -584,6 +620,8 @@ class LostDetector:
         self._tier = self._decide(lost)
         if self._config.burst_count and sum(self._burst) >= self._config.burst_count:
             self._tier = Tier.LOST                  # rule 7
+        if self._config.sure_count and sum(self._sure) >= self._config.sure_count:
+            self._tier = Tier.LOST                  # rule 8
         return self._tier
 
     def _decide(self, lost):
@@ -604,6 +642,7 @@ class LostDetector:
         """Forget every reading: empty the queue, return to tier 0 and settle again."""
         self._clear()
         self._burst.clear()
+        self._sure.clear()
         self._readings = 0
         self._tier = Tier.NORMAL
         self.last_probability = None
