@@ -31,11 +31,16 @@ per outcome, how many approaches had the straight line to the goal clear, how ma
 walled but could have gone along the line of sight (clear, the face within the view angle,
 farther than the sight range), how many had the line of sight clear but of no use, and how many
 had both lines walled (an approach more than 1 s from every trace sample, or of a tag not in
-FID, is listed without geometry). Prints Markdown; writes nothing.
+FID, is listed without geometry). With ``approach_clear_way`` on, an approach whose straight
+way the laser showed blocked may go to another place than the nearest (``... going to (x, y)
+instead`` in the log, just before the approach's own line); such an approach is listed as
+gone elsewhere, without geometry, since the lines measured here lead to the nearest place.
+Prints Markdown; writes nothing.
 """
 import argparse
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +51,11 @@ import recovery_failures as rf  # noqa: E402  (the sibling tool, for its log rea
 STEP = 0.02
 #: Largest gap (s) between an approach and the trace sample its pose is taken from.
 MAX_GAP = 1.0
+#: The recovery node's line when approach_clear_way sends an approach elsewhere than the
+#: nearest place (logged at the approach's start, before its own line).
+ELSEWHERE = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: .*: going to \(\S+, \S+\) instead, ')
+#: Largest gap (s) between that line and the approach's own.
+ELSEWHERE_GAP = 0.1
 
 
 def tag_poses(path):
@@ -96,15 +106,18 @@ def kind(distance, view, to_goal, along_sight, args):
 
 
 def approaches(folder, trials):
-    """[(sim time, trial, tag id, outcome)] of a run's approaches, outcome as
-    recovery_failures.approach_outcomes names it."""
+    """[(sim time, trial, tag id, outcome, elsewhere)] of a run's approaches, outcome as
+    recovery_failures.approach_outcomes names it; ``elsewhere``: approach_clear_way sent it
+    to another place than the nearest."""
+    diverted = [t for t, _ in rf.log_matches(folder, ELSEWHERE)]
     found = []
     for t, trial, match, outcome in rf.approach_list(folder, trials):
         try:
             tag_id = int(match.group(2))
         except ValueError:
             tag_id = match.group(2)         # not a mapped id: reported without geometry
-        found.append((t, trial, tag_id, outcome))
+        elsewhere = any(t - ELSEWHERE_GAP <= t_other <= t for t_other in diverted)
+        found.append((t, trial, tag_id, outcome, elsewhere))
     return found
 
 
@@ -117,14 +130,14 @@ def report(folder, tags, clearance, args):
              '(rad) | least clearance to the goal (m) | along the line of sight (m) |',
              '|---|---|---|---|---|---|---|---|---|']
     tally = {}
-    for t, trial, tag_id, outcome in approaches(folder, trials):
+    for t, trial, tag_id, outcome, elsewhere in approaches(folder, trials):
         sample = rf.at(trial, t)
         if sample is not None and abs(trial['t_put_down_sim'] + sample[0] - t) > MAX_GAP:
             sample = None               # e.g. an approach after the trace ended
-        if sample is None or tag_id not in tags:
-            lines.append('| `%s` | %d | %.0f | %s | %s | - | - | - | - |' % (
+        if sample is None or tag_id not in tags or elsewhere:
+            lines.append('| `%s` | %d | %.0f | %s | %s%s | - | - | - | - |' % (
                 trial['strategy'], trial['index'], t - trial['t_put_down_sim'], tag_id,
-                outcome))
+                outcome, ', gone elsewhere' if elsewhere else ''))
             tally.setdefault(outcome, [0] * 5)[0] += 1
             continue
         distance, view, to_goal, along_sight = geometry(
@@ -137,9 +150,10 @@ def report(folder, tags, clearance, args):
         column = kind(distance, view, to_goal, along_sight, args)
         tally.setdefault(outcome, [0] * 5)[column] += 1
     lines += ['', '| outcome | approaches | without geometry (tag not in the YAML, no trace '
-              'sample within %.0f s) | straight line to the goal clear | walled there: the '
-              'line of sight to %.1f m clear, the face within %.2f rad | walled there: the line '
-              'of sight clear, the face farther off (or a flat tag, or nearer than %.1f m) | '
+              'sample within %.0f s, gone elsewhere) | straight line to the goal clear | walled '
+              'there: the line of sight to %.1f m clear, the face within %.2f rad | walled there: '
+              'the line of sight clear, the face farther off (or a flat tag, or nearer than %.1f '
+              'm) | '
               'both lines walled |' % (MAX_GAP, args.sight_range, args.max_view_angle,
                                        args.sight_range), '|---|---|---|---|---|---|---|']
     for outcome in sorted(tally):

@@ -44,6 +44,7 @@ import yaml
 
 from lost_and_found.bench import detection, detectors, report, simrun
 from lost_and_found.core import scan_agreement as sa
+from lost_and_found.core.lost_detector import LostDetectorConfig
 from lost_and_found.sim.gridmap import MapError, load_map
 from lost_and_found.sim.laser import LaserConfig, LaserModel
 
@@ -193,10 +194,8 @@ def remeasured_stream(stream, scans, distance_map, laser, unmapped_ends=True):
     (arguments as :func:`remeasure`)."""
     check = dict(detectors.recorded_scan_check(stream.get('scan_check')),
                  unmapped_ends=unmapped_ends)
-    checker = sa.ScanChecker(check['hit_tolerance'], check['max_beams'], check['min_beams'],
-                             STAMP_TOLERANCE, short_weight=check['short_weight'],
-                             min_range=check['min_range'], open_beams=check['open_beams'],
-                             unmapped_ends=unmapped_ends)
+    checker = sa.ScanChecker.from_config(LostDetectorConfig(**check,
+                                                            stamp_tolerance=STAMP_TOLERANCE))
     checker.distance_map = distance_map
     mount = laser_mount(laser)
     fields = stream['fields']

@@ -79,6 +79,31 @@ def test_report_lists_each_approach_and_tallies_the_blocked_ones(tmp_path):
     assert '| localized | 2 | 2 | 0 | 0 | 0 | 0 |' in text
 
 
+def test_an_approach_sent_elsewhere_by_approach_clear_way_is_listed_without_geometry(tmp_path):
+    tool = _tool()
+    trace = [[1.0, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST'], [11.0, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST'],
+             [20.0, 0.0, 0.0, 0.0, 5.0, 1.0, 'LOST']]
+    write_run(tmp_path, [{'strategy': 'spiral', 'index': 0, 't_put_down_sim': 100.0,
+                          'resumed': False, 'recovered': False, 'need_help': True,
+                          'trace': trace}], [
+        (101.0, 'the laser shows the way to (1.80, 0.00), the nearest place to see tag 3 from, '
+                'blocked: going to (1.50, 1.00) instead, 1.80 m away, whose way it shows '
+                'clear'),
+        (101.0, 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'),
+        (104.0, 'approach of tag 3 over: blocked; searching on'),
+        (111.0, 'tag 3 seen 4.0 m away, too far, oblique or noisy to localize from: ...'),
+        (114.0, 'approach of tag 3 over: blocked; searching on')])
+    args = argparse.Namespace(standoff=1.2, approach_max_distance=2.2,
+                              approach_max_view_angle=0.75, sight_range=2.5,
+                              max_view_angle=1.05, half_width=0.227)
+    text = '\n'.join(tool.report(str(tmp_path), {3: (4.0, 0.0, math.pi)}, post_at_x2, args))
+    # The first went elsewhere than the nearest place the lines lead to: no geometry. The
+    # second, from the same spot, went to the nearest place (1.8, 0): 0.3 m from the post.
+    assert '| `spiral` | 0 | 1 | 3 | blocked, gone elsewhere | - | - | - | - |' in text
+    assert '| `spiral` | 0 | 11 | 3 | blocked | 4.00 | 0.00 | 0.300 | 0.600 |' in text
+    assert '| blocked | 2 | 1 | 1 | 0 | 0 | 0 |' in text      # 0.3 m: the line clear
+
+
 def test_kind_sorts_every_approach_into_one_column():
     tool = _tool()
     args = argparse.Namespace(sight_range=2.5, max_view_angle=1.05, half_width=0.227)
