@@ -19,19 +19,40 @@ a pose fix on ``initialpose`` starts (a tag seen by fiducial_localizer, in these
 Trials that recovered without entering ``LOCALIZING`` first (the localizer found the truth
 alone, or a fix came after the estimate was already right) are counted apart. Also counted,
 per folder, how often lost_service sent a fix again because it arrived just after its own
-re-seed (``sent the fix from``). Prints Markdown; writes nothing.
+re-seed (``sent the fix from``).
+
+A second table sorts the trials through a fix first by what came before that fix, read in
+the run's rosout.log: *the first turn* (the fix came within one turn at the recovery node's
+``spin_speed``, plus ``TURN_SLACK`` s, and nothing else was logged before it), *an approach*
+of a distant tag started in that time (``recovery: tag N seen``) and no search before it, or
+*a search* (a spiral leg, the wander's look-around, the fall-back to the wander, or nothing
+logged by the end of the turn: the ``reactive`` strategy wanders on without a line); with
+their time to recover, the oracle bound and the fix bound (medians). Prints Markdown; writes
+nothing.
 """
+import math
 import os
 import re
 import sys
 
 from lost_and_found.bench.report import percentile
+from lost_and_found.core.recovery import RecoveryConfig
 
 # The sibling script that already reads a run's rosout.log files (also when loaded by path).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recovery_failures import log_times, read_run  # noqa: E402
+from recovery_failures import (APPROACH, by_put_down, log_times, owner,  # noqa: E402
+                               read_run)
 
 RESEND = re.compile(r'^(\d+(?:\.\d+)?) INFO .*sent the fix from \S+ again')
+#: The recovery node's lines that say it searches: a spiral leg, the wander's look-around, the
+#: spiral's fall-back to the wander.
+SEARCH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: (spiral leg \d+ to |wandered .* looking '
+                    r'around|.*searching reactively)')
+#: Seconds past one turn at spin_speed that still count as the first turn (the put-down to the
+#: spin's start, the last frame to the fix).
+TURN_SLACK = 1.0
+#: The second table's rows, in order.
+PATHS = ('the first turn', 'an approach', 'a search')
 
 
 def first_fix(trial):
@@ -58,6 +79,41 @@ def split(trials):
         else:
             entry[2].append(recover)
     return out
+
+
+def paths(trials, approaches, searches, turn):
+    """Per strategy, {path: [(time to recover, oracle bound, fix bound)]} of the trials
+    through a fix first (see the module docstring); ``approaches`` and ``searches``: sim
+    times of those log lines; ``turn``: seconds of one turn."""
+    ordered = by_put_down(trials)
+    owned = {}
+    for kind, times in (('approach', approaches), ('search', searches)):
+        for t in times:
+            trial = owner(ordered, t)
+            if trial is not None:
+                owned.setdefault(id(trial), []).append((t - trial['t_put_down_sim'], kind))
+    out = {}
+    for trial in trials:
+        fix = first_fix(trial) if trial.get('recovered') else None
+        if fix is None or fix > trial['time_to_recover']:
+            continue
+        before = [(t, kind) for t, kind in owned.get(id(trial), []) if 0.0 <= t <= fix]
+        limit = turn + TURN_SLACK
+        approach = [t for t, kind in before if kind == 'approach']
+        if any(kind == 'search' for _, kind in before) or \
+                min([fix] + approach) > limit:
+            path = PATHS[2]
+        else:
+            path = PATHS[1] if approach else PATHS[0]
+        out.setdefault(trial['strategy'], {}).setdefault(path, []).append((
+            trial['time_to_recover'], trial.get('oracle_s'), trial.get('oracle_fix_s')))
+    return out
+
+
+def median(values):
+    """'%.1f' of the median of the known values, or '-'."""
+    values = [v for v in values if v is not None]
+    return '%.1f' % percentile(values, 50) if values else '-'
 
 
 def resends(folder):
@@ -88,6 +144,20 @@ def report(folders):
                 seconds(bounds), seconds([d for _, d, _ in fixed]),
                 '%d: %.1f' % (len(alone), percentile(alone, 50)) if alone else '0', again))
             label, again = '', ''
+    turn = 2.0 * math.pi / RecoveryConfig().spin_speed
+    lines += ['', '| run | strategy | first fix after | trials | time to recover (median s) | '
+              'oracle bound (median s) | fix bound (median s) |', '|---|---|---|---|---|---|---|']
+    for folder in folders:
+        trials = read_run(folder, 'recovery_latency').get('trials', [])
+        label = os.path.basename(os.path.normpath(folder))
+        found = paths(trials, log_times(folder, APPROACH), log_times(folder, SEARCH), turn)
+        for strategy, by_path in found.items():
+            for path in PATHS:
+                rows = by_path.get(path, [])
+                lines.append('| %s | `%s` | %s | %d | %s | %s | %s |' % (
+                    label, strategy, path, len(rows), median([r[0] for r in rows]),
+                    median([r[1] for r in rows]), median([r[2] for r in rows])))
+                label = ''
     return '\n'.join(lines)
 
 

@@ -63,3 +63,30 @@ def test_bad_arguments_are_refused(tmp_path):
         tool.main(['map.yaml', '--fiducials', 'f.yaml', '--poses', '0'])
     with pytest.raises(SystemExit, match='first_spin: '):
         tool.main([str(tmp_path / 'missing.yaml'), '--fiducials', str(tmp_path / 'f.yaml')])
+
+
+def test_a_hop_toward_a_tag_beyond_the_cameras_range_sees_it():
+    tool = load_tool('first_spin')
+    # A 10 x 4 m room with one tag on the west wall, 4.4 m from the put-down: beyond the
+    # camera's 4 m, so the turn there sees nothing. A hop of 1.5 m west brings it to 2.9 m
+    # (kept); the laser's longest free range is east (capped at its 5 m), where nothing is.
+    grid = box_map(10.0, 4.0)
+    _ids, tags = oracle._tag_arrays(tag_map({1: (0.12, 2.0, 0.3, 0.0)}))
+    acceptance = oracle.Acceptance(3.0, 1.05, 0.05, 0.5)
+    seen, _kept = tool.spin_views(grid, CAMERA, tags, acceptance, (4.5, 2.0, 0.0), 24)
+    assert not any(seen)
+    views = tool.hop_views(grid, CAMERA, tags, acceptance, (4.5, 2.0, 0.0), 24, 1.5, 0.23, 5.0)
+    assert len(views) == tool.HOP_DIRECTIONS        # every hop keeps 0.23 m from the walls
+    assert views[0][1:] == (False, False) and views[0][0] == pytest.approx(5.0)   # east
+    assert [v[0] for v in views] == sorted((v[0] for v in views), reverse=True)
+    # West, and the two directions beside it (2.9-3 m from the tag), see it kept; they rank
+    # after the three eastward ones.
+    kept = [v for v in views if v[1]]
+    assert len(kept) == 3 and all(v[2] for v in kept)
+    assert not any(v[2] for v in views[:3]) and max(v[0] for v in kept) < views[2][0]
+    # Too near a wall: the hops toward it are left out.
+    assert len(tool.hop_views(grid, CAMERA, tags, acceptance, (4.5, 0.5, 0.0), 24, 1.5, 0.23,
+                              5.0)) < tool.HOP_DIRECTIONS
+    # A second put-down without a hop that keeps clear of the walls counts as found by none.
+    lines = tool.hop_report([views, []], 1.5)
+    assert lines[2] == '| 16 directions | 2 | 0 / 0 / 0 | 1 | 0 / 0 / 0 | 1 |'
