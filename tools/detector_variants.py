@@ -192,13 +192,6 @@ def sure_config(config, candidate):
     return dataclasses.replace(config, sure_count=count, sure_window=window, sure_prob=prob)
 
 
-def sure_caution(candidate):
-    """Among equal scores prefer the higher P(lost), then the larger count of the shorter
-    window."""
-    (count, window), prob = candidate
-    return (-prob, -count, window)
-
-
 def span_caution(candidate):
     """:func:`burst_caution`, then the larger span."""
     return burst_caution(candidate[:2]) + (-candidate[2],)
@@ -231,6 +224,24 @@ def burst_caution(candidate):
     window."""
     (count, window), share = candidate
     return (-share, -count, window)
+
+
+#: The ``sure`` grid's candidates have the ``burst`` grid's shape, the P(lost) in the share's
+#: place: among equal scores the higher P(lost), then the larger count of the shorter window.
+sure_caution = burst_caution
+
+
+def replayed(config, configure, grid, caution, streams, probabilities, spans, allow):
+    """The node's own rules replayed (:func:`calibration.replay_tiers`) with each candidate of
+    ``grid`` set by ``configure(config, candidate)``: ``(chosen, its training score, its tiers
+    on the held-out streams)`` (``streams``, ``probabilities`` and ``spans``: training and
+    held-out lists, as :func:`weighed_probabilities` gives them)."""
+    chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
+        probabilities[0][i], configure(config, c), streams[0][i].resets, spans[0][i]),
+        caution, allow)
+    tiers = [calibration.replay_tiers(p, configure(config, chosen), r.resets, s)
+             for p, r, s in zip(probabilities[1], streams[1], spans[1])]
+    return chosen, score, tiers
 
 
 @dataclasses.dataclass
@@ -384,26 +395,20 @@ def run(train_dirs, eval_dirs, variant, config_path, allow=0):
     elif variant == 'span':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         spans = [[recorded_spans(r, config) for r in group] for group in (train, held)]
-        grid = list(itertools.product(*SPAN_GRID.values()))
-        chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
-            probabilities[0][i], burst_config(config, c), streams[0][i].resets, spans[0][i]),
-            span_caution, allow)
+        chosen, score, tiers = replayed(config, burst_config,
+                                        list(itertools.product(*SPAN_GRID.values())),
+                                        span_caution, streams, probabilities, spans, allow)
         print('chosen on training: %d of %d readings with a through share above %g and a '
               'span above %g m' % (chosen[0] + chosen[1:]))
-        tiers = [calibration.replay_tiers(p, burst_config(config, chosen), r.resets, s)
-                 for p, r, s in zip(probabilities[1], streams[1], spans[1])]
     elif variant == 'sure':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         spans = [[recorded_spans(r, config) if config.burst_count else None for r in group]
                  for group in (train, held)]
-        grid = list(itertools.product(*SURE_GRID.values()))
-        chosen, score = choose(grid, streams[0], lambda c, i: calibration.replay_tiers(
-            probabilities[0][i], sure_config(config, c), streams[0][i].resets, spans[0][i]),
-            sure_caution, allow)
+        chosen, score, tiers = replayed(config, sure_config,
+                                        list(itertools.product(*SURE_GRID.values())),
+                                        sure_caution, streams, probabilities, spans, allow)
         print('chosen on training: %d of the last %d readings with a scan above P(lost) %g'
               % (chosen[0] + (chosen[1],)))
-        tiers = [calibration.replay_tiers(p, sure_config(config, chosen), r.resets, s)
-                 for p, r, s in zip(probabilities[1], streams[1], spans[1])]
     elif variant == 'window':
         streams, probabilities = weighed_probabilities(train, held, weigh, config)
         keys = ('prob_thresh', 'window_meta_tier2_lost', 'ratio_thresh_detections_tier2_lost',

@@ -176,6 +176,8 @@ def main(argv):
         parser.error('--poses %d: give at least 1' % args.poses)
     if args.hop is not None and not (math.isfinite(args.hop) and args.hop > 0):
         parser.error('--hop %r: a distance > 0 m' % args.hop)
+    if not (math.isfinite(args.hop_clearance) and args.hop_clearance >= 0):
+        parser.error('--hop-clearance %r: a distance >= 0 m' % args.hop_clearance)
     try:
         grid = load_map(args.map)
         _ids, tags = _tag_arrays(load_fiducial_map(args.fiducials))

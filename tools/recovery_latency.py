@@ -23,7 +23,8 @@ re-seed (``sent the fix from``).
 
 A second table sorts the trials through a fix first by what came before that fix, read in
 the run's rosout.log: *the first turn* (the fix came within one turn at the recovery node's
-``spin_speed``, plus ``TURN_SLACK`` s, and nothing else was logged before it), *an approach*
+default ``spin_speed``, plus ``TURN_SLACK`` s, and nothing else was logged before it; a run
+with another ``spin_speed`` is sorted by the default's turn), *an approach*
 of a distant tag started in that time (``recovery: tag N seen``) and no search before it, or
 *a search* (a spiral leg, the wander's look-around, the fall-back to the wander, or nothing
 logged by the end of the turn: the ``reactive`` strategy wanders on without a line); with
@@ -128,16 +129,17 @@ def seconds(values, fmt='%.1f'):
 
 
 def report(folders):
-    """The Markdown table of the folders."""
+    """The two Markdown tables of the folders."""
+    runs = [(folder, read_run(folder, 'recovery_latency').get('trials', []))
+            for folder in folders]
     lines = ['| run | strategy | recovered | through a fix first | first fix (median / p90 s) '
              '| fix bound (median / p90 s) | fix -> recovered (median / p90 s) '
              '| recovered without a fix first (median s) | fixes sent again |',
              '|---|---|---|---|---|---|---|---|---|']
-    for folder in folders:
-        result = read_run(folder, 'recovery_latency')
+    for folder, trials in runs:
         label = os.path.basename(os.path.normpath(folder))
         again = resends(folder)
-        for strategy, (recovered, fixed, alone) in split(result.get('trials', [])).items():
+        for strategy, (recovered, fixed, alone) in split(trials).items():
             bounds = [b for _, _, b in fixed if b is not None]
             lines.append('| %s | `%s` | %d | %d | %s | %s | %s | %s | %s |' % (
                 label, strategy, recovered, len(fixed), seconds([f for f, _, _ in fixed]),
@@ -147,8 +149,7 @@ def report(folders):
     turn = 2.0 * math.pi / RecoveryConfig().spin_speed
     lines += ['', '| run | strategy | first fix after | trials | time to recover (median s) | '
               'oracle bound (median s) | fix bound (median s) |', '|---|---|---|---|---|---|---|']
-    for folder in folders:
-        trials = read_run(folder, 'recovery_latency').get('trials', [])
+    for folder, trials in runs:
         label = os.path.basename(os.path.normpath(folder))
         found = paths(trials, log_times(folder, APPROACH), log_times(folder, SEARCH), turn)
         for strategy, by_path in found.items():

@@ -194,8 +194,8 @@ def remeasured_stream(stream, scans, distance_map, laser, unmapped_ends=True):
     (arguments as :func:`remeasure`)."""
     check = dict(detectors.recorded_scan_check(stream.get('scan_check')),
                  unmapped_ends=unmapped_ends)
-    checker = sa.ScanChecker.from_config(LostDetectorConfig(**check,
-                                                            stamp_tolerance=STAMP_TOLERANCE))
+    checker = sa.ScanChecker.from_config(LostDetectorConfig(
+        stamp_tolerance=STAMP_TOLERANCE, **{key: check[key] for key in detectors.SCAN_CHECK_KEYS}))
     checker.distance_map = distance_map
     mount = laser_mount(laser)
     fields = stream['fields']

@@ -571,6 +571,26 @@ def test_readings_that_are_not_sure_or_without_a_scan_count_nothing(changes, ste
     assert Tier.LOST not in feed(LostDetector(sure_config(**changes)), steps)
 
 
+def test_readings_without_a_scan_push_no_sure_reading_out():
+    steps = [(SURE, True), (SURE, True)] + [(0.5, False)] * 3 + [(SURE, True)]
+    assert feed(LostDetector(sure_config()), steps)[-1] == Tier.LOST
+
+
+def test_leaving_tier_2_forgets_the_sure_readings_and_the_burst():
+    # Tier 2 from rule 8, then the laser gives no scan feature: after one skipped reading
+    # (rule 0, hold_readings 1) three normal ones end it (rule 2), and the three sure
+    # readings from before, which nothing pushed out, do not raise it again.
+    steps = [(SURE, True)] * 3 + [(0.1, False)] * 4
+    assert feed(LostDetector(sure_config(hold_readings=1)), steps) == \
+        [Tier.NORMAL] * 2 + [Tier.LOST] * 4 + [Tier.NORMAL]
+    # The same with rule 7's burst of beams through walls (the window says tier 2 as well
+    # here, from the second reading).
+    detector = LostDetector(burst_config(hold_readings=1))
+    tiers = [detector.update(NORMAL + (0.05,), through=0.9, span=2.0) for _ in range(3)]
+    tiers += [detector.update(NORMAL) for _ in range(4)]
+    assert tiers == [Tier.NORMAL] + [Tier.LOST] * 5 + [Tier.NORMAL]
+
+
 def test_settling_and_a_reset_empty_the_sure_readings():
     detector = LostDetector(sure_config(settle_readings=2))
     # Two sure readings while settling do not count: rule 8 needs three settled ones.
@@ -685,6 +705,7 @@ def test_unknown_key_is_warned():
     ({'sure_prob': 'high'}, "scan_check/sure_prob='high'"),
     ({'sure_count': 5}, 'scan_check/sure_count=5'),          # more than sure_window (4)
     ({'sure_prob': 0.5, 'sure_count': 2}, 'scan_check/sure_prob=0.5'),     # < prob_thresh
+    ({'sure_prob': 0.0, 'sure_count': 2}, 'scan_check/sure_prob=0.0'),     # < prob_thresh
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

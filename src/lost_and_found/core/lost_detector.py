@@ -51,8 +51,9 @@ readings as said above):
    clutter where the miss fraction does not. While settling it is not used (a fix a few
    centimetres off puts beams just behind the walls they hit).
 2. Sticky tier 2: if the previous tier was ``LOST`` then, when ``normal_run`` has reached
-   ``window_meta_tier0_normal``, reset the detector entirely (empty the queue, ``normal_run``
-   0) and return ``NORMAL``; otherwise return ``LOST``, whatever this reading says.
+   ``window_meta_tier0_normal``, reset the detector entirely (empty the queue and the
+   readings rules 7 and 8 keep, ``normal_run`` 0) and return ``NORMAL``; otherwise return
+   ``LOST``, whatever this reading says.
 3. Gating: with fewer than ``queue_min`` labels in the queue, return ``NORMAL``.
 4. Tier 2: if the fraction of lost labels in the queue (the last ``window_meta_tier2_lost``
    readings, or all of them while fewer have arrived) is strictly greater than
@@ -274,8 +275,9 @@ class LostDetectorConfig:
                           '8 never looks at more readings than that)'
                           % (self.sure_count, self.sure_window))
         if _is_count(self.sure_count) and self.sure_count > 0 and \
-                all(_is_number(v) and 0.0 < v < 1.0 for v in (self.sure_prob, self.prob_thresh)) \
-                and self.sure_prob < self.prob_thresh:
+                _is_number(self.sure_prob) and 0.0 <= self.sure_prob < 1.0 and \
+                _is_number(self.prob_thresh) and 0.0 < self.prob_thresh < 1.0 and \
+                self.sure_prob < self.prob_thresh:
             check.problem('scan_check/sure_prob=%r must be >= '
                           'modified_prob_classifier/prob_thresh=%r (a sure reading is a lost '
                           'one)' % (self.sure_prob, self.prob_thresh))
@@ -641,15 +643,18 @@ class LostDetector:
     def reset(self):
         """Forget every reading: empty the queue, return to tier 0 and settle again."""
         self._clear()
-        self._burst.clear()
-        self._sure.clear()
         self._readings = 0
         self._tier = Tier.NORMAL
         self.last_probability = None
         self.p_lost = None
 
     def _clear(self):
+        # Rules 7 and 8 forget their readings too: a sticky tier 2 that rule 2 ends must not be
+        # raised again at once by readings from before it ended (the readings without a scan
+        # or a through share that make up a run of normal ones do not push those out).
         self._queue.clear()
+        self._burst.clear()
+        self._sure.clear()
         self._normal_run = 0
         self._scan_says_lost = None
         self._held = 0
