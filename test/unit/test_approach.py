@@ -330,6 +330,25 @@ def test_an_approach_keeps_the_nearest_place_when_the_laser_shows_nothing_clear(
     assert 'nor any other place of it clear: going there all the same' in caplog.text
 
 
+def test_an_approach_whose_places_cannot_be_weighed_goes_to_the_nearest_place(
+        monkeypatch, caplog):
+    from lost_and_found.core import recovery
+
+    def broken(*_args):
+        raise ValueError('a broken region')
+    monkeypatch.setattr(recovery, 'region_points', broken)
+    core = make_core(strategy='reactive', approach_clear_way=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', 0.0)
+    core.on_scan(kinect(lambda a: 1.0), runner.t)
+    core.on_distant_tags([(5, CORRIDOR_TAG[0], CORRIDOR_TAG[1], -math.pi / 2)], runner.t)
+    runner.step()
+    assert core._approach.goal == pytest.approx(
+        approach_point(CORRIDOR_TAG, -math.pi / 2, ODOM, 1.2, 2.2, 0.75))
+    assert 'cannot read the scan for the approach\'s way (a broken region)' in caplog.text
+
+
 def test_a_distant_tag_seen_during_a_spin_is_approached_after_the_spin_without_at_once():
     core = make_core(strategy='reactive', approach_at_once=False)
     runner = Runner(core)

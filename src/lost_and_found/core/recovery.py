@@ -1326,12 +1326,12 @@ class RecoveryCore:
         if pose is None or self._scan is None or t - self._scan_t > self.config.scan_timeout:
             return goal
         cfg = self.config
-        places = sorted(region_points(tag, facing_yaw, cfg.approach_standoff,
-                                      cfg.approach_max_distance, cfg.approach_max_view_angle),
-                        key=lambda p: math.hypot(p[0] - pose[0], p[1] - pose[1]))
-        seen = ways_seen(to_frame(np.array([goal] + places, dtype=float), pose), self._scan,
-                         self._memory.points_around(pose), cfg.reactive_config().half_width)
         try:
+            places = sorted(region_points(tag, facing_yaw, cfg.approach_standoff,
+                                          cfg.approach_max_distance, cfg.approach_max_view_angle),
+                            key=lambda p: math.hypot(p[0] - pose[0], p[1] - pose[1]))
+            seen = ways_seen(to_frame(np.array([goal] + places, dtype=float), pose), self._scan,
+                             self._memory.points_around(pose), cfg.reactive_config().half_width)
             status = next(seen)
             if status == 'clear':
                 return goal
