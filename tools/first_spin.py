@@ -102,10 +102,10 @@ def hop_views(grid, camera, tags, acceptance, pose, frames, hop, clearance, reac
     segment keeps ``clearance`` m from the map's walls, longest free range first: whether a
     full turn at the hop's end sees a tag fiducial_localizer keeps, and any tag."""
     x, y = pose[:2]
+    steps = int(math.ceil(hop / HOP_STEP))
     out = []
     for k in range(HOP_DIRECTIONS):
         heading = 2.0 * math.pi * k / HOP_DIRECTIONS
-        steps = int(math.ceil(hop / HOP_STEP))
         if any(grid.distance_at(x + hop * i / steps * math.cos(heading),
                                 y + hop * i / steps * math.sin(heading)) < clearance
                for i in range(steps + 1)):

@@ -93,13 +93,13 @@ def paths(trials, approaches, searches, turn):
             trial = owner(ordered, t)
             if trial is not None:
                 owned.setdefault(id(trial), []).append((t - trial['t_put_down_sim'], kind))
+    limit = turn + TURN_SLACK
     out = {}
     for trial in trials:
         fix = first_fix(trial) if trial.get('recovered') else None
         if fix is None or fix > trial['time_to_recover']:
             continue
         before = [(t, kind) for t, kind in owned.get(id(trial), []) if 0.0 <= t <= fix]
-        limit = turn + TURN_SLACK
         approach = [t for t, kind in before if kind == 'approach']
         if any(kind == 'search' for _, kind in before) or \
                 min([fix] + approach) > limit:
