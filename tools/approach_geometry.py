@@ -65,10 +65,11 @@ def tag_poses(path):
             for fiducial_id, pose in load_fiducial_map(path).poses.items()}
 
 
-def least_clearance(clearance, a, b):
-    """Least of ``clearance(x, y)`` over points every STEP m along the segment ``a``-``b``."""
+def least_clearance(clearance, a, b, step=STEP):
+    """Least of ``clearance(x, y)`` over points at most ``step`` m apart along the segment
+    ``a``-``b``, both ends included."""
     length = math.hypot(b[0] - a[0], b[1] - a[1])
-    n = max(1, int(math.ceil(length / STEP)))
+    n = max(1, int(math.ceil(length / step)))
     return min(clearance(a[0] + (b[0] - a[0]) * k / n, a[1] + (b[1] - a[1]) * k / n)
                for k in range(n + 1))
 

@@ -30,8 +30,13 @@ put-down), and after a hop in any direction. Prints Markdown; writes nothing.
 """
 import argparse
 import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from approach_geometry import least_clearance  # noqa: E402  (the sibling tool's segment check)
 
 #: Directions a hop is tried in (evenly spaced, the first due east).
 HOP_DIRECTIONS = 16
@@ -102,17 +107,13 @@ def hop_views(grid, camera, tags, acceptance, pose, frames, hop, clearance, reac
     segment keeps ``clearance`` m from the map's walls, longest free range first: whether a
     full turn at the hop's end sees a tag fiducial_localizer keeps, and any tag."""
     x, y = pose[:2]
-    steps = int(math.ceil(hop / HOP_STEP))
     out = []
     for k in range(HOP_DIRECTIONS):
         heading = 2.0 * math.pi * k / HOP_DIRECTIONS
-        if any(grid.distance_at(x + hop * i / steps * math.cos(heading),
-                                y + hop * i / steps * math.sin(heading)) < clearance
-               for i in range(steps + 1)):
+        end = (x + hop * math.cos(heading), y + hop * math.sin(heading))
+        if least_clearance(grid.distance_at, (x, y), end, HOP_STEP) < clearance:
             continue
-        seen, kept = spin_views(grid, camera, tags, acceptance,
-                                (x + hop * math.cos(heading), y + hop * math.sin(heading),
-                                 heading), frames)
+        seen, kept = spin_views(grid, camera, tags, acceptance, end + (heading,), frames)
         out.append((free_range(grid, x, y, heading, reach), any(kept), any(seen)))
     out.sort(key=lambda view: -view[0])
     return out

@@ -113,3 +113,21 @@ def test_kind_sorts_every_approach_into_one_column():
     assert tool.kind(2.0, 0.5, 0.1, 0.3, args) == 3          # already within the sight range
     assert tool.kind(4.0, None, 0.1, 0.3, args) == 3         # a flat tag
     assert tool.kind(4.0, 0.5, 0.1, 0.1, args) == 4          # both walled
+
+
+def test_the_least_clearance_along_a_segment_samples_it_at_most_a_step_apart():
+    tool = _tool()
+    samples = []
+
+    def clearance(x, y):
+        samples.append((round(x, 9), round(y, 9)))
+        return abs(y - 0.3) + x
+
+    # 1 m in steps of 0.25 m: the five points from (0, 0) to (0, 1), the least at y = 0.25.
+    assert tool.least_clearance(clearance, (0.0, 0.0), (0.0, 1.0), 0.25) == pytest.approx(0.05)
+    assert samples == [(0.0, 0.0), (0.0, 0.25), (0.0, 0.5), (0.0, 0.75), (0.0, 1.0)]
+    # The default step (0.02 m) reaches the least itself; a point is sampled at both ends.
+    assert tool.least_clearance(clearance, (0.0, 0.0), (0.0, 1.0)) == pytest.approx(0.0)
+    samples.clear()
+    assert tool.least_clearance(clearance, (0.5, 0.3), (0.5, 0.3), 0.25) == pytest.approx(0.5)
+    assert samples == [(0.5, 0.3), (0.5, 0.3)]
