@@ -108,6 +108,16 @@ def test_covariance_errors(cov, words, kind):
     assert error.value.kind == kind
 
 
+@pytest.mark.parametrize('changes', [dict(yawyaw=-4.4e-16), dict(xx=-1e-18)])
+def test_a_variance_below_zero_by_round_off_reads_as_zero(changes):
+    # amcl's yaw variance is -2 ln R of the particles' mean heading vector: for a cloud with
+    # one heading, round-off puts R a hair above 1 about every other heading.
+    cov = make_cov(**{'xx': 0.01, 'yy': 0.01, 'yawyaw': 0.0025, **changes})
+    sigma_xy, sigma_theta = covariance_features(cov)
+    assert sigma_theta == (0.0 if 'yawyaw' in changes else pytest.approx(0.05))
+    assert sigma_xy == pytest.approx(0.1)
+
+
 def test_covariance_error_is_a_value_error():
     assert issubclass(CovarianceError, ValueError)
 
@@ -672,6 +682,10 @@ def test_unknown_key_is_warned():
     ({'slice_mu': (0.1, float('inf'), 1.0, 1.0)}, 'modified_prob_classifier/slice_mu='),
     ({'slice_sigma': (0.1, 0.0, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
     ({'slice_sigma': (0.1, 0.1, 1.0, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
+    # Sigmas whose square is no normal float would make every P(lost) NaN.
+    ({'slice_sigma': (0.1, 1e-160, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
+    ({'slice_sigma': (0.1, 0.1, 1e200, 1.0)}, 'modified_prob_classifier/slice_sigma='),
+    ({'scan_miss_sigma': (1e-160, 0.1)}, 'scan_miss_sigma='),
     ({'queue_min': 0}, 'lost_detector/queue_min=0'),
     ({'queue_min': 2.5}, 'lost_detector/queue_min=2.5'),
     ({'window_meta_tier2_lost': 0}, 'lost_detector/window_meta_tier2_lost=0'),

@@ -179,6 +179,65 @@ def test_a_bad_map_is_ignored_and_the_old_one_kept(node):
     assert node._checker.distance_map is before
 
 
+def shipped_like_node(**changes):
+    """A node like ``node`` with the rules that follow the beams (the burst rule's span,
+    ``unmapped_ends``), as the default YAML has them."""
+    config = LostDetectorConfig(queue_min=1, window_meta_tier2_lost=2,
+                                ratio_thresh_detections_tier2_lost=0.5, burst_count=4,
+                                burst_window=5, unmapped_ends=True, **changes)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n.on_map(wall_map())
+    return n
+
+
+@pytest.mark.parametrize('make', [shipped_like_node, lambda: None])
+def test_a_pose_that_is_not_finite_is_skipped_and_the_next_one_classified(make, node,
+                                                                          monkeypatch):
+    n = make() or node
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+    bad = pose_msg(1.0, TRUTH)
+    bad.pose.pose.position.x = float('nan')
+    n.on_scan(scan_msg(1.0))
+    n.on_pose(bad)
+    assert n._status_pub.data == [] and n._pending is None
+    assert len(warnings) == 1 and 'not finite' in warnings[0]
+    n.on_scan(scan_msg(1.5))
+    n.on_pose(pose_msg(1.5, TRUTH))
+    assert n._status_pub.data == ['normal']
+
+
+@pytest.mark.parametrize('field', ['angle_min', 'angle_increment'])
+def test_a_scan_whose_angles_are_not_finite_leaves_the_reading_to_the_covariance(field):
+    n = shipped_like_node()
+    for k in range(4):
+        stamp = 1.0 + 0.5 * k
+        scan = scan_msg(stamp)
+        setattr(scan, field, float('inf') if k % 2 else float('nan'))
+        n.on_scan(scan)
+        n.on_pose(pose_msg(stamp, TRUTH))   # tight and right: normal on the covariance
+    assert n._status_pub.data == ['normal'] * 4
+    assert 'not finite' in n._checker.reason
+
+
+def test_a_scan_check_that_fails_leaves_that_reading_to_the_covariance(monkeypatch):
+    n = shipped_like_node()
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+
+    def broken(*_args, **_kwargs):
+        raise ValueError('a scan nobody foresaw')
+    monkeypatch.setattr(n._checker, 'measure_with_span', broken)
+    n.on_scan(scan_msg(1.0))
+    n.on_pose(pose_msg(1.0, TRUTH))
+    assert n._status_pub.data == ['normal'] and n._pending is None
+    assert len(warnings) == 1 and 'a scan nobody foresaw' in warnings[0]
+    n.on_scan(scan_msg(1.5))                         # the failed pose is not tried again
+    assert n._status_pub.data == ['normal']
+
+
 def test_reset_drops_a_held_pose(node):
     node.on_scan(scan_msg(1.0))
     node.on_pose(pose_msg(1.5, TRUTH))               # held

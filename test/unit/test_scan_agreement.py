@@ -516,3 +516,43 @@ def test_the_checker_leaves_out_beams_that_end_in_unmapped_space_with_unmapped_e
     assert measured[1] == (0.0, 0.0, 0.0)
     assert checker.unmapped_ends and ScanChecker.from_config(
         LostDetectorConfig(unmapped_ends=True)).unmapped_ends
+
+
+def test_on_a_map_without_obstacles_beams_that_end_on_it_are_short_misses():
+    dmap = DistanceMap(np.zeros((80, 80), dtype=bool), RES)        # 4 x 4 m, all free
+    scan = scan_of([1.0] * 61)
+    through, short, beams = miss_counts(dmap, (2.0, 2.0, 0.0), LaserMount(), scan, 0.1, 61, 10)
+    assert (through, short, beams) == (0, 61, 61)
+    # Beams that leave it are through misses, as on any map.
+    through, short, beams = miss_counts(dmap, (2.0, 2.0, 0.0), LaserMount(), scan_of([3.0] * 61),
+                                        0.1, 61, 10)
+    assert (through, short) == (61, 0)
+
+
+@pytest.mark.parametrize('pose, scan', [
+    ((float('nan'), 2.0, 0.0), scan_of([1.0] * 61)),
+    ((2.0, 2.0, float('inf')), scan_of([1.0] * 61)),
+    ((2.0, 2.0, 0.0), scan_of([1.0] * 61, angle_min=float('nan'))),
+    ((2.0, 2.0, 0.0), scan_of([1.0] * 61, increment=float('nan'))),
+])
+@pytest.mark.parametrize('options', [{}, {'unmapped_ends': True}])
+def test_a_pose_or_scan_geometry_that_is_not_finite_gives_no_feature(pose, scan, options):
+    checker = ScanChecker(0.1, 61, 10, 0.01, **options)
+    checker.distance_map = box_room()
+    checker.add_scan(1.0, scan, LaserMount())
+    assert checker.measure(1.0, pose) is None
+    assert checker.measure_with_span(1.0, pose) is None
+    assert checker.reason == 'a pose or scan geometry that is not finite'
+    # The same scan from a finite pose is measured when its own angles are finite.
+    good = math.isfinite(scan.angle_min) and math.isfinite(scan.angle_increment)
+    assert (checker.measure(1.0, (2.0, 2.0, 0.0)) is not None) == good
+
+
+def test_a_wild_range_is_followed_only_as_far_as_the_map_reaches():
+    dmap = box_room()
+    # A driver's absurd return 1e12 m away: the segment's samples stop at the map's far
+    # corner (not 1e13 of them), and the beam counts as through the wall it left by.
+    crossed = dmap.crosses_obstacle(2.0, 2.0, np.array([1e12, 3.0]), np.array([2.0, 2.0]))
+    assert crossed.tolist() == [True, False]
+    sx, _sy = dmap._samples(2.0, 2.0, np.array([1e12]), np.array([2.0]))
+    assert sx.shape[1] <= math.ceil(dmap.reach(2.0, 2.0) / (RES / 2.0)) + 1

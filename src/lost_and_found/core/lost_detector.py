@@ -104,6 +104,17 @@ from lost_and_found.core.config import Checker, param_field
 #: covariance in float64, so anything beyond round-off is a real defect.
 REL_TOL = 1e-9
 
+#: The range of a class's sigma: its square (the Gaussian's variance) must be a normal float,
+#: or every P(lost) comes out NaN.
+SIGMA_RANGE = (1e-150, 1e150)
+SIGMA_MUST = 'be between %g and %g' % SIGMA_RANGE
+
+
+def _usable_sigma(value):
+    """Whether ``value`` (a finite number) can be a class's sigma (SIGMA_RANGE)."""
+    return SIGMA_RANGE[0] <= value <= SIGMA_RANGE[1]
+
+
 #: Indices into the row-major 6x6 covariance (x, y, z, roll, pitch, yaw).
 _XX, _XY, _YX, _YY, _YAWYAW = 0, 1, 6, 7, 35
 
@@ -148,7 +159,8 @@ class LostDetectorConfig:
             ``1 - tier0_normal_prior``.
         prob_thresh: a reading is lost when P(lost | features) exceeds this, in (0, 1).
         slice_mu: class means (xy-normal [m], yaw-normal [rad], xy-lost [m], yaw-lost [rad]).
-        slice_sigma: class standard deviations, same order and units as ``slice_mu``.
+        slice_sigma: class standard deviations, same order and units as ``slice_mu``, each in
+            SIGMA_RANGE.
         queue_min: readings needed in the queue before any tier above 0 is reported.
         window_meta_tier2_lost: number of most recent readings whose lost ratio decides tier 2
             (also the queue length).
@@ -159,7 +171,7 @@ class LostDetectorConfig:
         settle_readings: after the start and every reset, this many readings are classified on
             the scan feature alone (see the module docstring), >= 0 (0: never).
         scan_miss_mu: class means of the scan miss fraction [normal, lost], in [0, 1].
-        scan_miss_sigma: class standard deviations of the scan miss fraction, > 0.
+        scan_miss_sigma: class standard deviations of the scan miss fraction, in SIGMA_RANGE.
         scan_check: use the scan feature (the node then needs ``scan``, ``map`` and tf).
         base_frame: the robot frame amcl's pose is of (where the laser mount is looked up).
         hit_tolerance: a beam end point this close (m) to a mapped obstacle is a hit.
@@ -239,9 +251,9 @@ class LostDetectorConfig:
         check.in_range('tier0_normal_prior', 0.0, 1.0, low_open=True, high_open=True)
         check.in_range('prob_thresh', 0.0, 1.0, low_open=True, high_open=True)
         self._check_four(check, 'slice_mu', lambda v: v >= 0, 'be >= 0')
-        self._check_four(check, 'slice_sigma', lambda v: v > 0, 'be > 0')
+        self._check_four(check, 'slice_sigma', _usable_sigma, SIGMA_MUST)
         self._check_pair(check, 'scan_miss_mu', lambda v: 0 <= v <= 1, 'be in [0, 1]')
-        self._check_pair(check, 'scan_miss_sigma', lambda v: v > 0, 'be > 0')
+        self._check_pair(check, 'scan_miss_sigma', _usable_sigma, SIGMA_MUST)
         check.require(isinstance(self.scan_check, bool), 'scan_check', 'be true or false')
         check.non_empty('base_frame')
         check.positive('hit_tolerance')
@@ -341,8 +353,8 @@ def covariance_features(cov36):
 
     Raises:
         CovarianceError: wrong length or non-numeric entries, NaN or infinite entries, a
-            non-symmetric matrix, a negative variance on the diagonal, or an x-y block that is
-            not positive semidefinite.
+            non-symmetric matrix, a negative variance on the diagonal (beyond round-off), or
+            an x-y block that is not positive semidefinite.
     """
     try:
         flat = np.asarray(cov36, dtype=float).ravel()
@@ -364,7 +376,10 @@ def covariance_features(cov36):
             'covariance is not symmetric: [%d][%d]=%g but [%d][%d]=%g'
             % (row, col, cov[row, col], col, row, cov[col, row]), 'not_symmetric')
     diag = np.diag(cov)
-    if np.any(diag < 0):
+    # amcl computes the yaw variance as -2 ln R of the particles' mean heading vector, which
+    # round-off puts a hair below 0 for a cloud with one heading (e.g. after a re-seed with
+    # no yaw spread): tolerated, as the x-y block's round-off is below, and read as 0.
+    if np.any(diag < -REL_TOL * scale):
         index = int(np.argmin(diag))
         raise CovarianceError('covariance has a negative variance on the diagonal: '
                               '[%d][%d]=%g' % (index, index, diag[index]), 'negative_variance')
@@ -375,7 +390,7 @@ def covariance_features(cov36):
             'x-y covariance block [[%g, %g], [%g, %g]] is not positive semidefinite '
             '(eigenvalue %g)' % (block[0, 0], block[0, 1], block[1, 0], block[1, 1], low),
             'not_psd')
-    return math.sqrt(max(float(high), 0.0)), math.sqrt(float(flat[_YAWYAW]))
+    return math.sqrt(max(float(high), 0.0)), math.sqrt(max(float(flat[_YAWYAW]), 0.0))
 
 
 def build_classifier(config, scan=False, covariance=True):

@@ -199,8 +199,13 @@ class DistanceMap:
 
     def distance(self, xs, ys):
         """Distance (m) to the nearest obstacle at map points; ``inf`` off the map."""
+        return self.distance_inside(xs, ys)[0]
+
+    def distance_inside(self, xs, ys):
+        """``(distance, inside)``: :meth:`distance`, and which points are on the map (on a map
+        without obstacles every distance is ``inf``, on the map or off it)."""
         rows, cols, inside = self.cells(xs, ys)
-        return np.where(inside, self.field[rows, cols], np.inf)
+        return np.where(inside, self.field[rows, cols], np.inf), inside
 
     def reach(self, x, y):
         """The distance (m) from (x, y) to the map's farthest corner: no obstacle is farther."""
@@ -245,10 +250,13 @@ class DistanceMap:
 
     def _samples(self, x0, y0, xs, ys):
         """Points every half cell along each segment from (x0, y0) to (xs[i], ys[i]), start
-        and end included: two arrays of one row per segment."""
+        included, and its end unless it lies past the map's farthest corner from (x0, y0)
+        (:meth:`reach`: no sample there is on the map, and a wild range of a driver would
+        otherwise ask for millions of them): two arrays of one row per segment."""
         lengths = np.hypot(xs - x0, ys - y0)
         step = self.resolution / 2.0
-        fractions = np.arange(int(math.ceil(lengths.max() / step)) + 1) * step
+        longest = min(float(lengths.max()), self.reach(x0, y0))
+        fractions = np.arange(int(math.ceil(longest / step)) + 1) * step
         t = np.minimum(fractions[None, :] / np.maximum(lengths, step)[:, None], 1.0)
         return x0 + t * (xs - x0)[:, None], y0 + t * (ys - y0)[:, None]
 
@@ -279,6 +287,17 @@ class Scan:
     angle_increment: float
     range_min: float
     range_max: float
+
+
+def _finite_geometry(pose, mount, scan):
+    """Whether the pose, the laser's place and the scan's angles are finite numbers (a NaN
+    would put every beam's end nowhere, and count it as through a wall)."""
+    try:
+        values = [float(v) for v in (*pose, mount.x, mount.y, mount.yaw, scan.angle_min,
+                                     scan.angle_increment)]
+    except (TypeError, ValueError):
+        return False
+    return all(math.isfinite(v) for v in values)
 
 
 def laser_origin(pose, mount):
@@ -401,9 +420,9 @@ def _beam_kinds(distance_map, pose, mount, scan, hit_tolerance, max_beams, min_b
         scale = max(length, 0.0) / scan.range_max
         xs = np.where(is_open, origin[0] + (xs - origin[0]) * scale, xs)
         ys = np.where(is_open, origin[1] + (ys - origin[1]) * scale, ys)
-    distance = distance_map.distance(xs, ys)
+    distance, inside = distance_map.distance_inside(xs, ys)
     missed = (distance > hit_tolerance) & ~is_open
-    off_map = np.isinf(distance) & ~is_open
+    off_map = ~inside & ~is_open
     crossed = np.zeros(xs.shape, dtype=bool)
     px, py = np.full(xs.shape, np.nan), np.full(xs.shape, np.nan)
     if points:
@@ -675,6 +694,9 @@ class ScanChecker:
             self.reason = 'no scan stamped like the pose (%.3f)' % stamp
             return None
         scan, mount = paired
+        if not _finite_geometry(pose, mount, scan):
+            self.reason = 'a pose or scan geometry that is not finite'
+            return None
         if min_range is None:
             min_range = self.min_range
         else:

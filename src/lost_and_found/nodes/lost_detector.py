@@ -237,11 +237,19 @@ class LostDetectorNode:
         """
         stamp, pose, features = self._pending
         span = None
-        if self._config.burst_count:        # the burst rule needs the span too: one pass
-            values = self._checker.measure_with_span(stamp, pose)
-            fractions, span = (None, None) if values is None else (values[:2], values[2])
-        else:
-            fractions = self._checker.measure(stamp, pose)
+        try:
+            if self._config.burst_count:        # the burst rule needs the span too: one pass
+                values = self._checker.measure_with_span(stamp, pose)
+                fractions, span = (None, None) if values is None else (values[:2], values[2])
+            else:
+                fractions = self._checker.measure(stamp, pose)
+        except (ValueError, FloatingPointError) as error:
+            # Never again for this pose: its reading counts on the covariance alone.
+            self._warn('scan_error', '%s: the scan check failed (%s): covariance only'
+                       % (rospy.get_name(), error))
+            self._pending = None
+            self._classify(features, None)
+            return
         if fractions is None and self._checker.waiting:
             return
         self._pending = None
@@ -262,6 +270,10 @@ class LostDetectorNode:
         stamp = msg.header.stamp.to_sec()
         p = msg.pose.pose
         pose = (p.position.x, p.position.y, yaw_from_quaternion(p.orientation))
+        if not all(math.isfinite(v) for v in pose):
+            self._warn('pose', '%s: skipping a pose that is not finite (x %r, y %r, yaw %r)'
+                       % (rospy.get_name(), *pose))
+            return
         with self._lock:
             order = stamp_order(self._last_stamp, stamp)
             if order == 'duplicate':
@@ -280,7 +292,10 @@ class LostDetectorNode:
                 # Its scan never came before the next pose: covariance only.
                 held = self._pending
                 self._pending = None
-                self._checker.feature(held[0], held[1])
+                try:
+                    self._checker.feature(held[0], held[1])     # for the reason it logs
+                except (ValueError, FloatingPointError):
+                    pass    # a scan that cannot be checked: covariance only, as it is
                 self._classify(held[2], None)
             self._pending = (stamp, pose, features)
             self._try_pending()
