@@ -15,7 +15,8 @@ from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander, Scan
 from lost_and_found.core.recovery import PREEMPTED, Phase, RecoveryConfig
 from lost_and_found.nodes import lost_and_found as nodes
 from lost_and_found.state import State
-from test_recovery import DT, ODOM, SCAN, Runner, make_core, user_goal_then_lost
+from test_recovery import (DT, ODOM, SCAN, Runner, first_leg_standing, make_core,
+                           queue_a_leg_at_once, user_goal_then_lost)
 from tool_loader import load_tool
 
 TAG = (ODOM[0] + 4.0, ODOM[1] + 1.0)      # a tag 4.1 m from the put-down, facing -x
@@ -622,3 +623,68 @@ def test_approach_limits_default_to_the_wanders_speeds_and_stop_distance():
     limits, wander = ApproachLimits(), ReactiveConfig()
     assert (limits.max_speed, limits.turn_speed, limits.stop_distance) == (
         wander.max_speed, wander.max_turn_speed, wander.stop_distance)
+
+
+def test_a_leg_queued_in_the_step_a_distant_tag_is_seen_is_not_sent():
+    # A leg ends where the last spin ended, so the next is queued at once; in the same
+    # control period a distant tag is reported: the approach takes over, and the queued leg
+    # must not reach move_base, which would drive it while the approach drives the twists.
+    core = make_core(leg_stall_time=0.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    queue_a_leg_at_once(core, runner, first_leg_standing(core, runner))
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    command = runner.step()
+    assert core.phase == Phase.APPROACH and command.send_goal is None
+
+
+def test_an_empty_scan_during_an_approach_stands_the_robot_still():
+    # A LaserScan without beams: the real wander's clearance ahead is 0 (nothing known
+    # ahead), so the approach stands, instead of the control step raising every period.
+    core = make_core(strategy='reactive')
+    core.wander = ReactiveWander(ReactiveConfig())
+    runner = Runner(core)
+    core.on_state(State.LOST, runner.t)
+    feed(core, runner)
+    core.on_distant_tags([(5, TAG[0], TAG[1], FACING)], runner.t)
+    runner.step()
+    assert core.phase == Phase.APPROACH
+    core.on_odom(ODOM[0], ODOM[1], runner.t, 'odom', 0.0)
+    core.on_scan(Scan(ranges=(), angle_min=-1.0, angle_increment=0.5, range_min=0.1,
+                      range_max=10.0), runner.t)
+    command = runner.step()
+    assert command.twist is None or command.twist[0] == 0.0
+    assert core.wander.clearance_ahead(core._scan) == 0.0
+
+
+class _StepFails:
+    """Stands in for a RecoveryCore whose control step raises, in a given phase."""
+
+    def __init__(self, phase):
+        """In ``phase``; no goal saved."""
+        self.phase = phase
+        self.saved_goal = None
+
+    def step(self, _t):
+        """Fails, as a bug would."""
+        raise ValueError('a bug')
+
+
+@pytest.mark.parametrize('phase, stopped', [(Phase.SPIN, True), (Phase.WANDER, True),
+                                            (Phase.APPROACH, True), (Phase.LEG, False),
+                                            (Phase.LOOK, False), (Phase.IDLE, False)])
+def test_a_control_step_that_fails_stops_the_robot_when_this_node_drives_it(
+        phase, stopped, monkeypatch):
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    errors = []
+    monkeypatch.setattr(rospy, 'logerr_throttle', lambda _period, text: errors.append(text))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._core = _StepFails(phase)
+    twists = []
+    node._cmd_pub = type('Pub', (), {'publish': lambda _self, msg: twists.append(msg)})()
+    node._publish_saved_goal = lambda: None
+    node._on_timer(None)
+    assert len(errors) == 1 and 'a bug' in errors[0]
+    assert [(t.linear.x, t.angular.z) for t in twists] == ([(0.0, 0.0)] if stopped else [])

@@ -8,8 +8,8 @@ import pytest
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.reactive import ReactiveConfig, Scan
 from lost_and_found.core.recovery import (
-    ABORTED, PREEMPTED, REACTIVE_FIELDS, SUCCEEDED, Command, Phase, RecoveryConfig,
-    RecoveryCore, UserGoal)
+    ABORTED, GOAL_LOST, PREEMPTED, REACTIVE_FIELDS, SUCCEEDED, Command, Phase,
+    RecoveryConfig, RecoveryCore, UserGoal)
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.state import State
 
@@ -864,6 +864,100 @@ def test_an_aborted_resumed_goal_is_sent_again_then_kept():
     core.on_goal_done(ABORTED, True, runner.t)
     assert not any(c.resend_saved_goal for c in runner.run(20.0))
     assert core.saved_goal == GOAL                       # never dropped
+
+
+@pytest.mark.parametrize('status', [GOAL_LOST, 42])
+def test_a_resumed_goal_move_base_loses_is_sent_again_then_kept(status, caplog):
+    # move_base restarted (its goals end LOST) or a status no goal ends with: sent again as
+    # after an abort, never a doubt of the estimate, and kept.
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(status, True, runner.t)
+    commands = runner.run(6.0)
+    assert sum(1 for c in commands if c.resend_saved_goal) == 1
+    assert not any(c.request_state == State.LOST for c in commands)
+    core.on_goal_done(status, True, runner.t)
+    commands = runner.run(10.0)
+    assert not any(c.resend_saved_goal for c in commands)
+    assert any(c.request_state == State.IDLE for c in commands)     # nothing drives it now
+    assert core.saved_goal == GOAL
+    assert 'status %s' % ('lost' if status == GOAL_LOST else status) in caplog.text
+
+
+def test_a_user_goal_move_base_loses_is_kept_and_idle_asked_for():
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(State.IDLE, runner.t)
+    core.on_user_goal(GOAL, runner.t)
+    core.on_state(State.NAVIGATING, runner.t)
+    runner.step()
+    core.on_goal_done(GOAL_LOST, False, runner.t, GOAL.goal_id)
+    assert runner.step().request_state == State.IDLE
+    assert core.saved_goal == GOAL
+
+
+def test_a_user_goal_in_the_step_the_saved_one_is_resumed_replaces_the_re_send():
+    # Localized (the re-send of the saved goal waits for this step), and the user sends
+    # another goal before the step: the old re-send must not go out, or it would send the new
+    # goal as this node's and move_base would preempt the user's own, which would then count
+    # as cancelled by its user and be forgotten.
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    other = dataclasses.replace(GOAL, x=1.0, y=2.0, goal_id='/rviz-2-20.0')
+    core.on_user_goal(other, runner.t)
+    command = runner.step()
+    assert not command.resend_saved_goal and not command.goal_tag
+    assert command.request_state == State.NAVIGATING
+    core.on_state(State.NAVIGATING, runner.t)
+    assert core.saved_goal == other
+    core.on_goal_done(SUCCEEDED, False, runner.t, other.goal_id)
+    assert core.saved_goal is None
+
+
+def legs_then_one_more_queued(**overrides):
+    """A spiral leg ends (aborted) where the last spin ended: the next is queued at once, to
+    go out in the next step. (core, runner)."""
+    core = make_core(leg_stall_time=0.0, **overrides)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    queue_a_leg_at_once(core, runner, first_leg_standing(core, runner))
+    return core, runner
+
+
+def first_leg_standing(core, runner, yaw=0.0):
+    """Step with fresh odometry at ODOM (the robot turns in place) until the first leg is
+    sent; its command."""
+    while True:
+        core.on_odom(*ODOM, runner.t, 'odom', yaw)
+        command = runner.step()
+        if command.send_goal is not None:
+            return command
+
+
+def queue_a_leg_at_once(core, runner, leg):
+    """``leg`` ends aborted where the spin before it ended: the next leg is queued at once."""
+    core.on_odom(*ODOM, runner.t, 'odom', 0.0)
+    core.on_goal_done(ABORTED, True, runner.t, leg.goal_tag)
+    assert core.phase == Phase.LEG and core.legs_sent == 2
+
+
+def test_a_leg_queued_in_the_step_the_search_budget_runs_out_is_not_sent():
+    core, runner = legs_then_one_more_queued()
+    runner.t = core._episode_start + core.config.max_search_time
+    command = runner.step()
+    assert core.phase == Phase.GAVE_UP and command.request_state == State.NEED_HELP
+    assert command.send_goal is None and not command.goal_tag
+
+
+def test_a_leg_queued_in_the_step_the_state_leaves_lost_is_not_sent():
+    core, runner = legs_then_one_more_queued()
+    core.on_state(State.LOCALIZING, runner.t)
+    command = runner.step()
+    assert core.phase == Phase.IDLE and command.send_goal is None
 
 
 def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():

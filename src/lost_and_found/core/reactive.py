@@ -708,6 +708,8 @@ class ReactiveWander:
         when a beam in it reads ``-inf`` (REP 117: an obstacle nearer than ``range_min``; a
         Kinect reads it for a chair leg 0.3 m ahead while its other beams see the far wall)."""
         cfg = self.config
+        if prep.n == 0:
+            return 0.0
         sector = self._sector(prep, 0.0, cfg.front_half_angle)
         if not sector.any():
             ang = np.abs((prep.angles + math.pi) % (2.0 * math.pi) - math.pi)

@@ -25,9 +25,10 @@ An episode starts when the state becomes LOST::
        refutation makes the robot LOST again: a new episode, the goal still saved); at most
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
-       (if move_base aborts the re-sent goal, it is sent again ``resume_retries`` times,
-       ``resume_retry_delay`` s apart; after that it stays saved for the user to re-send,
-       and IDLE is requested, since nothing drives it any more. When the localizer alone
+       (if move_base aborts the re-sent goal, or loses it, it is sent again
+       ``resume_retries`` times, ``resume_retry_delay`` s apart; after that it stays saved
+       for the user to re-send, and IDLE is requested, since nothing drives it any more.
+       When the localizer alone
        ended LOST (LOST -> IDLE: no tag fix, no person's pose, not docked, and no pose fix
        since), an abort is taken as a sign that the estimate is
        wrong: the node asks for LOST again (lost_service then calls global localization
@@ -172,8 +173,9 @@ class RecoveryConfig:
             switch the episode to ``reactive``. A failed leg that leaves the robot within
             RESPIN_DISTANCE of where its last spin ended is followed by the next leg at once,
             without another spin: the camera has seen all around that place.
-        resume_retries: times the saved goal is sent again when move_base aborts it after a
-            recovery (a re-localized robot may have been put down against an obstacle).
+        resume_retries: times the saved goal is sent again when move_base aborts (or loses) it
+            after a recovery (a re-localized robot may have been put down against an
+            obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
         max_doubts: times per saved goal that move_base aborting the resumed goal, after the
             localizer alone ended LOST (no tag fix, no pose from a person, not docked, and no
@@ -692,6 +694,10 @@ class RecoveryCore:
             self._stop('a user goal arrived during the look')
             self._resume = False
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
+        # One still waiting for this step must not go out: it would send the new goal as
+        # ours, and move_base would preempt the user's own with it.
+        if self._out.pop('resend_saved_goal', None):
+            self._out.pop('goal_tag', None)
         self._resent = False
         self._retry_at = None
         if replaced is None or (replaced.x, replaced.y) != (goal.x, goal.y):
@@ -752,6 +758,12 @@ class RecoveryCore:
                 if status == ABORTED:
                     if not self._doubt(t):
                         self._resend_later(t)
+                elif status not in _STATUS_NAMES or status == GOAL_LOST:
+                    # move_base lost it (restarted?) or ended it strangely: no sign of a wrong
+                    # estimate, so no doubt; sent again as after an abort.
+                    _log.warning('recovery: move_base ended the resumed goal with status %s',
+                                 _STATUS_NAMES.get(status, status))
+                    self._resend_later(t)
                 else:
                     self._user_goal_done(status, goal_id)
             # Otherwise a late result of a goal we already gave up on: nothing to do.
@@ -1298,6 +1310,7 @@ class RecoveryCore:
         """Leave the leg (cancelled by the caller), the wander or the spin for the tag to
         approach."""
         left_spin = self.phase == Phase.SPIN and t < self._phase_end
+        self._drop_pending_leg()
         fiducial_id, tag, facing_yaw, goal = self._approach_next
         self._approach_next = None
         self._approached[fiducial_id] = self._approached.get(fiducial_id, 0) + 1
@@ -1390,6 +1403,7 @@ class RecoveryCore:
                      t - self._episode_start)
         if self.phase == Phase.LEG:
             self._out['cancel'] = True
+        self._drop_pending_leg()
         self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.GAVE_UP
         self._approach = self._approach_next = self._dwell_end = None
@@ -1406,6 +1420,7 @@ class RecoveryCore:
         looking = self.phase == Phase.LOOK
         _log.info('recovery: stopping the %s (%s)', 'look' if looking else 'search', why)
         self._drop_pending_look()
+        self._drop_pending_leg()
         if self._goal_in_flight():
             self._out['cancel'] = True
         if not looking:     # during a look move_base drives, not this node
@@ -1428,6 +1443,14 @@ class RecoveryCore:
             self._out.pop('goal_frame', None)
             self._out.pop('goal_tag', None)
             self._look = 'ask'
+
+    def _drop_pending_leg(self):
+        """Leaving the search: a leg sent in this step (the one after a leg that ended near
+        the last spin) must not go out, or it would run at move_base with nothing to cancel
+        it."""
+        if self.phase == Phase.LEG and self._out.pop('send_goal', None) is not None:
+            self._out.pop('goal_frame', None)
+            self._out.pop('goal_tag', None)
 
     def _start_look(self, t):
         """Localized on the localizer's word alone: ask where a tag would be in view."""
@@ -1476,6 +1499,14 @@ class RecoveryCore:
             _log.warning('recovery: move_base aborted the saved goal (%.2f, %.2f); it stays '
                          'saved (~saved_goal)', self.saved_goal.x, self.saved_goal.y)
             self._stand_down('move_base aborted the goal (kept saved)')
+        else:
+            # Lost by move_base (restarted?) or a status no goal should end with: nothing
+            # drives it now; kept, as after an abort.
+            _log.warning('recovery: move_base ended the saved goal (%.2f, %.2f) with status %s; '
+                         'it stays saved (~saved_goal)', self.saved_goal.x, self.saved_goal.y,
+                         _STATUS_NAMES.get(status, status))
+            self._stand_down('move_base ended the goal with status %s (kept saved)'
+                             % _STATUS_NAMES.get(status, status))
 
     def _resend(self):
         """Send the saved goal to move_base (this step) as our re-send."""

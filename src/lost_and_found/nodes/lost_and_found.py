@@ -49,6 +49,10 @@ _VIEWPOINT_TIMEOUT = 1.0
 #: Wait (s) for tf odometry frame <- camera frame at a distant tag's stamp.
 _TAG_TF_TIMEOUT = 0.05
 
+#: The phases in which this node drives the base with twists (not move_base): a control step
+#: that fails in one of them stops the robot.
+TWIST_PHASES = (Phase.SPIN, Phase.WANDER, Phase.APPROACH)
+
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
 
@@ -329,6 +333,9 @@ class RecoveryNode:
         except Exception as error:   # noqa: B902 - the control loop must keep running
             rospy.logerr_throttle(_THROTTLE, '%s: control step failed: %r' % (
                 self._name, error))
+            if self._core.phase in TWIST_PHASES:
+                # This node drives the base now: stop it rather than let the last twist run.
+                self._cmd_pub.publish(twist_msg((0.0, 0.0)))
         self._publish_saved_goal()
 
     # -------------------------------------------------------------- outputs
