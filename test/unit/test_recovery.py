@@ -960,6 +960,48 @@ def test_a_leg_queued_in_the_step_the_state_leaves_lost_is_not_sent():
     assert core.phase == Phase.IDLE and command.send_goal is None
 
 
+def test_localized_while_move_base_is_down_the_goal_is_resumed_once_it_is_up(caplog):
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_move_base_available(False)
+    core.on_state(State.IDLE, runner.t)
+    commands = runner.run(5.0)
+    assert not any(c.resend_saved_goal or c.request_state for c in commands)
+    assert core.saved_goal == GOAL and 'move_base is not up' in caplog.text
+    core.on_move_base_available(True)
+    command = runner.step()
+    assert command.resend_saved_goal and command.request_state == State.NAVIGATING
+    assert not any(c.resend_saved_goal for c in runner.run(5.0))        # once
+
+
+def test_a_goal_waiting_for_move_base_gives_way_to_an_episode_or_a_user_goal():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_move_base_available(False)
+    core.on_state(State.IDLE, runner.t)
+    runner.step()
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)                  # the user's own goal, sent by them
+    core.on_move_base_available(True)
+    assert not any(c.resend_saved_goal for c in runner.run(3.0))
+    assert core.saved_goal == other
+
+
+def test_a_retry_while_move_base_is_down_waits_without_spending_an_attempt():
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    core.on_move_base_available(False)
+    assert not any(c.resend_saved_goal for c in runner.run(12.0))
+    core.on_move_base_available(True)
+    again = runner.until(lambda c: c.resend_saved_goal, limit=6.0)
+    assert again is not None and core._retries_left == 0
+
+
 def test_a_pending_retry_is_dropped_when_lost_again_or_a_new_goal_comes():
     core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0)
     runner = Runner(core)

@@ -25,15 +25,15 @@ An episode starts when the state becomes LOST::
        refutation makes the robot LOST again: a new episode, the goal still saved); at most
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
-       (if move_base aborts the re-sent goal, or loses it, it is sent again
-       ``resume_retries`` times, ``resume_retry_delay`` s apart; after that it stays saved
-       for the user to re-send, and IDLE is requested, since nothing drives it any more.
-       When the localizer alone
-       ended LOST (LOST -> IDLE: no tag fix, no person's pose, not docked, and no pose fix
-       since), an abort is taken as a sign that the estimate is
-       wrong: the node asks for LOST again (lost_service then calls global localization
-       and, with its ``refuted_needs_fix``, ends that LOST only on a pose fix) and a new
-       episode searches, the goal still saved; at most ``max_doubts`` times per saved goal)
+       (while move_base is down, once it is up; if move_base aborts the re-sent goal, or
+       loses it, it is sent again ``resume_retries`` times, ``resume_retry_delay`` s apart;
+       after that it stays saved for the user to re-send, and IDLE is requested, since
+       nothing drives it any more. When the localizer alone ended LOST (LOST -> IDLE: no
+       tag fix, no person's pose, not docked, and no pose fix since), an abort is taken as a
+       sign that the estimate is wrong: the node asks for LOST again (lost_service then
+       calls global localization and, with its ``refuted_needs_fix``, ends that LOST only on
+       a pose fix) and a new episode searches, the goal still saved; at most
+       ``max_doubts`` times per saved goal)
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
 Every state request names the state(s) it holds in (ChangeState's ``expected``), so that
@@ -550,6 +550,7 @@ class RecoveryCore:
         self._aborts = 0                # failed legs in a row (see max_aborts)
         self._resume = False            # an episode happened: re-send the goal when localized
         self._resent = False            # our re-send of the saved goal is at move_base
+        self._resume_when_up = False    # localized while move_base was down: resume once up
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
         self._retry_at = None           # when the next of those is due
         self._unconfirmed = False       # the localizer alone ended the last episode
@@ -700,6 +701,7 @@ class RecoveryCore:
             self._out.pop('goal_tag', None)
         self._resent = False
         self._retry_at = None
+        self._resume_when_up = False    # the user's goal went to move_base itself
         if replaced is None or (replaced.x, replaced.y) != (goal.x, goal.y):
             _log.info('recovery: saved the user goal (%.2f, %.2f) in %s',
                       goal.x, goal.y, goal.frame_id)
@@ -977,7 +979,12 @@ class RecoveryCore:
             self._retry_at = None
             if self.phase == Phase.IDLE and self.saved_goal is not None and \
                     not self._resent:
-                if self.state == State.NAVIGATING:
+                if self.state == State.NAVIGATING and not self.move_base_available:
+                    # A goal sent to no server is lost: wait, without spending an attempt.
+                    self._retry_at = t + self.config.resume_retry_delay
+                    self._warn('retry_down', 'move_base is not up: the saved goal is sent '
+                               'again once it is')
+                elif self.state == State.NAVIGATING:
                     self._retries_left -= 1
                     _log.info('recovery: sending the saved goal (%.2f, %.2f) again',
                               self.saved_goal.x, self.saved_goal.y)
@@ -986,6 +993,10 @@ class RecoveryCore:
                     _log.warning('recovery: not sending the saved goal again (state %s); it '
                                  'stays saved (~saved_goal)', self.state.value)
                     self._stand_down('the saved goal was not sent again')
+        elif self._resume_when_up and self.move_base_available and self.phase == Phase.IDLE \
+                and self.state in LOCALIZED:
+            _log.info('recovery: move_base is up')
+            self._resume_goal()
         out, self._out = self._out, {}
         if out.get('request_state') == State.IDLE:
             self._idle_sent = True
@@ -1072,6 +1083,7 @@ class RecoveryCore:
             self._cancel_user('')
         self._resent = False
         self._resume = True
+        self._resume_when_up = False
         self._episode_start = t
         if self.config.clear_costmaps:
             self._out['clear_costmaps'] = True
@@ -1471,7 +1483,15 @@ class RecoveryCore:
     def _resume_goal(self):
         """Re-send the saved goal after an episode, and request NAVIGATING."""
         self._resume = False
+        self._resume_when_up = False
         if self.saved_goal is None:
+            return
+        if not self.move_base_available:
+            # Sent to no server, the goal would be lost with nothing to tell: kept until then.
+            self._resume_when_up = True
+            _log.warning('recovery: localized (%s), but move_base is not up: the saved goal '
+                         '(%.2f, %.2f) stays saved and is re-sent once it is', self.state.value,
+                         self.saved_goal.x, self.saved_goal.y)
             return
         _log.info('recovery: localized (%s), re-sending the saved goal (%.2f, %.2f)',
                   self.state.value, self.saved_goal.x, self.saved_goal.y)
@@ -1564,5 +1584,6 @@ class RecoveryCore:
         self._retry_at = None
         self._resent = False
         self._resume = False
+        self._resume_when_up = False
         if self.state == State.NAVIGATING:
             self._request(State.IDLE, 'lost_and_found: goal finished')
