@@ -5,7 +5,8 @@ import pytest
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.lost_service import (
-    CONFUSED, LOST, NEED_HELP, NORMAL, LostService, LostServiceConfig, Pose2D, Reseed)
+    CONFUSED, GLOBAL_RETRY, LOST, NEED_HELP, NORMAL, LostService, LostServiceConfig, Pose2D,
+    Reseed)
 from lost_and_found.state import State
 
 HOME = Pose2D(2.0, -1.0, 0.5)
@@ -746,3 +747,58 @@ def test_a_fix_just_after_the_dock_reseed_is_sent_again():
     service.on_detector_status('lost', 5.0)
     assert service.on_dock(True, 6.0).reseed is not None
     assert service.on_initialpose(6.3).resend_fix
+
+
+def test_a_lost_reading_kept_through_a_short_lift_makes_the_robot_lost():
+    # The detector reads lost while the robot is held (not acted on in the air); back on the
+    # ground after a short lift, its next 'lost' is news, though it reads as before.
+    service = localized_service()
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    service.on_detector_status('lost', 10.5)
+    service.on_picked_up(False, 11.0)
+    assert service.state == State.NAVIGATING
+    assert service.on_detector_status('lost', 12.0).global_localization
+    assert service.state == State.LOST
+
+
+def test_a_lost_reading_held_after_a_person_asks_for_idle_makes_the_robot_lost_again():
+    service = localized_service()
+    service.on_detector_status('lost', 5.0)
+    service.on_detector_status('normal', 5.1)       # the detector's answer to its reset
+    service.on_detector_status('lost', 8.0)
+    service.request(State.NEED_HELP, 'budget spent', 9.0)
+    accepted, _, _ = service.request(State.IDLE, 'a person: it is fine', 10.0)
+    assert accepted and service.state == State.IDLE
+    service.on_detector_status('lost', 11.0)         # the detector still holds tier 2
+    assert service.state == State.LOST
+    # A robot localized by its own tight poses reads normal first: nothing changes there.
+    localize(service, 20.0)
+    assert service.state == State.IDLE
+    service.on_detector_status('normal', 40.0)
+    assert service.state == State.IDLE
+
+
+def test_a_kidnap_reported_just_after_a_short_lift_from_lost_re_seeds():
+    service = localized_service()
+    service.on_detector_status('lost', 5.0)
+    assert service.state == State.LOST
+    service.on_picked_up(True, 10.0)
+    assert not service.on_picked_up(False, 12.5).reseed         # back to LOST, short lift
+    actions = service.on_kidnapped(True, 12.6)                  # within kidnap_grace
+    assert service.state == State.LOST
+    assert actions.reseed is not None and actions.reseed.pose == HOME
+    assert actions.reset_detector
+
+
+def test_a_failed_global_localization_is_tried_again_while_still_lost():
+    service = localized_service()
+    assert service.on_detector_status('lost', 10.0).global_localization
+    service.on_global_localization_failed(12.0)                 # amcl not up yet
+    assert not service.tick(12.0 + GLOBAL_RETRY - 0.1).global_localization
+    assert service.tick(12.0 + GLOBAL_RETRY).global_localization
+    assert not service.tick(30.0).global_localization           # once per failure
+    # Not when the detector no longer reads lost, or the robot is no longer LOST.
+    service.on_global_localization_failed(31.0)
+    service.on_detector_status('normal', 32.0)
+    assert not service.tick(31.0 + GLOBAL_RETRY).global_localization

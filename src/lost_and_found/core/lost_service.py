@@ -11,14 +11,19 @@ Rules:
   ``kidnap_after``) -> LOST, re-seed amcl at the last good pose with inflated covariance, reset
   the detector. Put down after a short lift -> back to the state before the lift (LOST when that
   was LOCALIZING: the fix is stale). ``kidnapped`` arriving within ``kidnap_grace`` after such a
-  put-down (the two topics raced) still counts as a kidnap.
+  put-down (the two topics raced) still counts as a kidnap (from NEED_HELP, which cannot
+  become LOST, the robot keeps waiting for the person who carried it).
 - Detector tier 2 (``lost``) while on the ground -> LOST; on that transition call
   ``global_localization`` once per lost episode, and never twice within
   ``global_localization_holdoff`` (amcl's covariance right after it is huge by design, so the
   detector is reset and the service waits for it to settle). After a put-down re-seed, amcl
   gets ``reseed_holdoff`` to make the re-seed work (its inflated covariance reads as lost
   at first, or, while the detector settles, a scan taken before amcl has used the re-seed);
-  global localization follows only if the detector still reads lost after it.
+  global localization follows only if the detector still reads lost after it. A call that
+  fails (amcl's service missing or failing) is tried again every ``GLOBAL_RETRY`` s while
+  the robot is LOST and the detector reads lost. The first reading after the robot was in
+  the air, or after it became localized again, counts as a transition whatever the reading
+  before it was: a detector still holding tier 2 then makes the robot LOST.
 - An ``/initialpose`` from anyone else (a fiducial fix, a person with rviz) while LOST or
   NEED_HELP -> LOCALIZING; the detector is reset. One that arrives within
   ``FIX_RESEND_WINDOW`` of a re-seed of ours (a tag in view at the put-down) is sent again by
@@ -68,6 +73,10 @@ from lost_and_found.core.config import Checker
 from lost_and_found.state import LOCALIZED, State, StateMachine, transition_error
 
 _log = logging.getLogger('rosout')
+
+#: Seconds after a failed call of amcl's ``global_localization`` before it is tried again
+#: (while still LOST and read lost): amcl may still be starting, or restarting.
+GLOBAL_RETRY = 5.0
 
 #: Detector status strings and the tier each stands for.
 DETECTOR_TIERS = {'normal': 0, 'confused': 1, 'lost': 2}
@@ -247,6 +256,10 @@ class LostService:
         self._reseed_sent = None        # time of the last re-seed of any kind
         self._detector_reset_at = None  # time of a detector reset not yet answered by 'normal'
         self._reset_unheard = False     # no status accepted since the last detector reset
+        # The next status read on the ground is news whatever the last one was: the last was
+        # read in the air (where none is acted on), or the robot has been localized since.
+        self._status_news = False
+        self._global_retry_at = None    # when a failed global localization is tried again
         self._localizing_since = None
         self._now = None
 
@@ -266,6 +279,11 @@ class LostService:
                 self._global_armed = True
                 self._kidnap_episode = False
                 self._refuted_episode = False
+                self._global_retry_at = None
+                # A 'lost' the detector still holds (say, after a person asked for IDLE out
+                # of NEED_HELP) must make the robot LOST again, not pass as no change.
+                if before not in LOCALIZED and before != State.FLYING:
+                    self._status_news = True
             if target == State.LOST and before in LOCALIZED:
                 self._seen_doubt = False
             if target == State.LOCALIZING:
@@ -300,7 +318,12 @@ class LostService:
             self._tight_streak = 0
         state = self.state
         if state == State.FLYING or self.picked_up:
+            # Not acted on here: the first reading back on the ground must be, or a 'lost'
+            # kept through a short lift would never make the robot LOST again.
+            self._status_news = True
             return actions
+        if self._status_news:
+            previous, self._status_news = 'normal', False
         if status == 'lost' and previous != 'lost' and state != State.NEED_HELP:
             if state != State.LOST:
                 self._change(State.LOST, 'the lost detector reached tier 2')
@@ -330,6 +353,16 @@ class LostService:
         actions.global_localization = True
         actions.reset_detector = self._reset_detector(t)
         self._tight_streak = 0
+
+    def on_global_localization_failed(self, t):
+        """The call of amcl's ``global_localization`` failed (no such service, or an error):
+        it did not happen, so it is tried again after GLOBAL_RETRY s while the robot is
+        still LOST and the detector still reads lost."""
+        self._now = t
+        self._last_global_call = None
+        self._global_armed = True
+        self._global_retry_at = t + GLOBAL_RETRY
+        return Actions()
 
     def on_picked_up(self, picked_up, t):
         """The kidnap monitor's ``picked_up`` changed (both wheels dropped / raised)."""
@@ -384,7 +417,9 @@ class LostService:
             self._lift_kidnapped = True
         elif self._short_put_down is not None and \
                 0 <= t - self._short_put_down <= self.config.kidnap_grace and \
-                self.state in LOCALIZED:
+                (self.state in LOCALIZED or self.state == State.LOST):
+            # (From NEED_HELP, LOST is no legal move: the robot waits for its person, who
+            # carried it.)
             # The put-down overtook the kidnap on its way here: it was a kidnap after all.
             self._lift_kidnapped = True
             self._kidnap_put_down(t, actions, 'put down after a kidnap (reported late)')
@@ -583,6 +618,12 @@ class LostService:
                 (t < self._reseed_at or t - self._reseed_at >= self.config.reseed_holdoff):
             self._reseed_at = None          # once: the re-seed had its chance
             self._maybe_global_localization(t, actions)
+        retry = self._global_retry_at
+        if retry is not None and (t >= retry or t < retry - GLOBAL_RETRY):
+            self._global_retry_at = None
+            if self.state == State.LOST and self.detector_status == 'lost':
+                _log.info('global localization failed before: trying it again')
+                self._maybe_global_localization(t, actions)
         timeout = self.config.localizing_timeout
         if self.state == State.LOCALIZING and timeout > 0:
             if self._localizing_since is None or t < self._localizing_since:

@@ -62,7 +62,12 @@ class LostServiceNode:
         self._last_status = None
 
     def start(self):
-        """Create publishers, subscribers and services; publish the initial state."""
+        """Create publishers, subscribers and services; publish the initial state.
+
+        The worker and every publisher come before the first subscriber: the detector's and
+        the kidnap monitor's topics are latched, and their first messages may arrive at once.
+        """
+        self._worker = ServiceWorker(on_failure=self._on_call_failed)
         self._status_pub = rospy.Publisher('~status', LocalizationStatus, queue_size=10,
                                            latch=True)
         self._state_pub = rospy.Publisher('~state', String, queue_size=10, latch=True)
@@ -89,8 +94,9 @@ class LostServiceNode:
                          queue_size=10)
         rospy.Service('~change_state', ChangeState, self._on_change_state)
         rospy.Service('~reset', EmptySrv, self._on_reset)
-        self._worker = ServiceWorker()
-        rospy.Timer(rospy.Duration(0.1), quiet(self._on_timer))
+        # reset=True: a clock that jumps back (a restarted simulation, a bag looped) must not
+        # end the timer's thread, or LOCALIZING would never time out.
+        rospy.Timer(rospy.Duration(0.1), quiet(self._on_timer), reset=True)
         rospy.loginfo('lost_service: state %s, waiting for the lost detector and kidnap monitor',
                       self.core.state.value)
 
@@ -127,6 +133,11 @@ class LostServiceNode:
 
     def _on_timer(self, event):
         self._handle(self.core.tick, rospy.get_time())
+
+    def _on_call_failed(self, name):
+        """The worker could not call ``name`` (an amcl service): the core may try again."""
+        if name == 'global_localization':
+            self._handle(self.core.on_global_localization_failed, rospy.get_time())
 
     def _publish_status(self):
         status = self.core.status()
@@ -179,6 +190,15 @@ class LostServiceNode:
     def _on_initialpose(self, msg):
         if msg._connection_header.get('callerid') == rospy.get_name():
             return  # our own re-seed
+        p = msg.pose.pose
+        values = (p.position.x, p.position.y, p.orientation.x, p.orientation.y,
+                  p.orientation.z, p.orientation.w) + tuple(msg.pose.covariance)
+        if not all(math.isfinite(v) for v in values):
+            # No fix: amcl cannot use it either, and LOCALIZING on it would stop the search.
+            rospy.logwarn_throttle(10.0, 'lost_service: a pose on initialpose from %s that is '
+                                   'not finite (position, orientation or covariance): '
+                                   'ignored' % msg._connection_header.get('callerid', '?'))
+            return
         rospy.loginfo('pose fix on initialpose from %s',
                       msg._connection_header.get('callerid', '?'))
         self._handle(self.core.on_initialpose, rospy.get_time(), fix=msg)
@@ -213,9 +233,11 @@ class ServiceWorker:
     warned about (throttled) and never blocks a callback.
     """
 
-    def __init__(self, timeout=2.0):
-        """Start the worker thread; each call waits at most ``timeout`` s for its service."""
+    def __init__(self, timeout=2.0, on_failure=None):
+        """Start the worker thread; each call waits at most ``timeout`` s for its service.
+        ``on_failure(name)`` is called (on the worker thread) after a call that failed."""
         self._timeout = timeout
+        self._on_failure = on_failure
         self._pending = []
         self._condition = threading.Condition()
         threading.Thread(target=self._run, daemon=True).start()
@@ -241,6 +263,12 @@ class ServiceWorker:
                     rospy.loginfo('lost_service: called %s', resolved)
             except (rospy.ROSException, rospy.ServiceException) as error:
                 rospy.logwarn_throttle(10.0, 'lost_service: %s failed: %s' % (resolved, error))
+                if self._on_failure is not None:
+                    try:
+                        self._on_failure(name)
+                    except Exception as report:  # noqa: B902 - the worker must keep running
+                        rospy.logerr_throttle(10.0, 'lost_service: handling the failed call '
+                                              'of %s: %r' % (resolved, report))
 
 
 def main():
