@@ -125,10 +125,21 @@ def test_unknown_id_is_ignored_and_counted():
     assert loc.rejected[Rejection.UNKNOWN_ID] == 1
 
 
-@pytest.mark.parametrize('error', [0.051, 1.0, float('nan'), 'bad'])
+@pytest.mark.parametrize('error', [0.051, 1.0])
 def test_high_object_error_is_rejected(error):
     best, reasons = localizer().estimate([(8, T_CAM_TAG_AHEAD, error)], T_BASE_CAM)
     assert best is None and reasons == [(8, Rejection.OBJECT_ERROR)]
+
+
+@pytest.mark.parametrize('error', [float('nan'), float('inf'), float('-inf'), 'bad', None,
+                                   pytest.param(10 ** 400, id='10**400')])
+def test_object_error_that_is_not_a_finite_number_is_rejected_as_such(error):
+    # Not OBJECT_ERROR (too high), which a closer view cures: this detection has no error
+    # estimate at all. -inf used to pass the "<= max_object_error" test and be accepted.
+    loc = localizer()
+    best, reasons = loc.estimate([(8, T_CAM_TAG_AHEAD, error)], T_BASE_CAM)
+    assert best is None and reasons == [(8, Rejection.BAD_OBJECT_ERROR)]
+    assert loc.rejected[Rejection.BAD_OBJECT_ERROR] == 1
 
 
 def test_object_error_at_the_limit_is_accepted():
@@ -265,6 +276,13 @@ def _entries(*entries):
     (_entries({'position': [0, 0, 0], 'rpy': [0, 0, 0]}), 'fiducials[0] (id None): missing id'),
     (_entries({'id': 8, 'position': [0, 0, 0], 'facing_yaw': float('inf')}),
      'fiducials[0] (id 8): facing_yaw=inf'),
+    # Integers too big for a float: no finite number, not an OverflowError.
+    (_entries({'id': 11, 'position': [10 ** 400, 0, 0], 'facing_yaw': 0.0}),
+     'fiducials[0] (id 11): position=[1000'),
+    (_entries({'id': 12, 'position': [0, 0, 0], 'rpy': [0, -10 ** 400, 0]}),
+     'fiducials[0] (id 12): rpy=[0, -1000'),
+    (_entries({'id': 13, 'position': [0, 0, 0], 'facing_yaw': 10 ** 400}),
+     'fiducials[0] (id 13): facing_yaw=1000'),
     (_entries({'id': 9, 'position': [0, 0, 0], 'rpy': [0, 0, 'x']}), 'fiducials[0] (id 9): rpy'),
     (_entries({'id': 10, 'position': [0, 0, 0], 'yaw': 1.0}), 'unknown keys yaw'),
     (_entries('7'), "fiducials[0]='7'"),
@@ -299,6 +317,32 @@ def test_missing_and_unparsable_files_name_the_path(tmp_path):
     bad.write_text('fiducials:\n  - {id: 1, position: [0, 0, .nan], facing_yaw: 0}\n')
     with pytest.raises(ConfigError, match=r"bad.yaml.*fiducials\[0\] \(id 1\): position"):
         load_fiducial_map(str(bad))
+
+
+def test_a_map_file_that_is_not_utf8_names_the_path(tmp_path):
+    latin1 = tmp_path / 'latin1.yaml'
+    # A Latin-1 degree sign in a comment, as an editor in another locale may write it.
+    latin1.write_bytes(b'# tag 8: 2\xb0 off\nframe_id: map\nfiducials:\n'
+                       b'  - {id: 8, position: [2.0, 3.0, 0.3], facing_yaw: 1.57}\n')
+    with pytest.raises(ConfigError) as error:
+        load_fiducial_map(str(latin1))
+    assert str(error.value).startswith('fiducial_map %r: not UTF-8 text' % str(latin1))
+    # The same map in UTF-8 loads.
+    utf8 = tmp_path / 'utf8.yaml'
+    utf8.write_bytes(latin1.read_bytes().decode('latin-1').encode('utf-8'))
+    assert sorted(load_fiducial_map(str(utf8)).poses) == [8]
+
+
+@pytest.mark.parametrize('digits, expected', [
+    (400, r'fiducials\[0\] \(id 8\): position=\[9999'),    # too big for a float
+    (5000, 'cannot parse'),                                  # too long for int() itself
+])
+def test_a_huge_integer_in_a_map_file_names_the_path(tmp_path, digits, expected):
+    huge = tmp_path / 'huge.yaml'
+    huge.write_text('fiducials:\n  - {id: 8, position: [%s, 0, 0.3], facing_yaw: 0}\n'
+                    % ('9' * digits))
+    with pytest.raises(ConfigError, match=r'huge.yaml.*' + expected):
+        load_fiducial_map(str(huge))
 
 
 # --- config, covariance, gate --------------------------------------------------------------
@@ -400,3 +444,83 @@ def test_adapter_conversions_with_message_classes():
     assert (q.x, q.y) == (0.0, 0.0)
     assert 2.0 * math.atan2(q.z, q.w) == pytest.approx(-math.pi / 2)
     assert pose.pose.covariance[35] == pytest.approx(0.01)
+
+
+class _Recorder:
+    """A stand-in publisher that keeps what is published."""
+
+    def __init__(self):
+        self.msgs = []
+
+    def publish(self, msg):
+        """Keep ``msg``."""
+        self.msgs.append(msg)
+
+
+class _FixedTf:
+    """A stand-in tf buffer whose every lookup gives the camera mount T_BASE_CAM."""
+
+    def lookup_transform(self, target, source, when, timeout):
+        """T_BASE_CAM as a TransformStamped, whatever the frames."""
+        from geometry_msgs.msg import TransformStamped
+        stamped = TransformStamped()
+        t = stamped.transform.translation
+        t.x, t.y, t.z = T_BASE_CAM[:3, 3]
+        r = stamped.transform.rotation
+        r.x, r.y, r.z, r.w = geometry.matrix_to_quaternion(T_BASE_CAM[:3, :3])
+        return stamped
+
+
+@pytest.mark.parametrize('error, distant', [
+    (0.2, True),                                        # too noisy: a closer view may cure it
+    (float('nan'), False), (float('inf'), False),       # no error estimate: not a goal
+])
+def test_only_a_detection_with_a_finite_object_error_is_a_distant_tag(monkeypatch, error,
+                                                                      distant):
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn_throttle', lambda period, text: warnings.append(text))
+    loc = localizer()
+    node = nodes.FiducialLocalizerNode(loc, loc._config, 'map')
+    node._pub, node._distant_pub = _Recorder(), _Recorder()
+    node._tf_buffer = _FixedTf()
+    node._state_client = type('Client', (), {'state': State.LOST})()
+    seen = FiducialTransform(fiducial_id=8, object_error=error)
+    seen.transform.translation.z = 2.0
+    seen.transform.rotation.x = 1.0                     # T_CAM_TAG_AHEAD
+    msg = FiducialTransformArray(transforms=[seen])
+    msg.header.frame_id = 'camera_optical'
+    node._on_fiducials(msg)
+    assert node._pub.msgs == []
+    assert len(node._distant_pub.msgs) == (1 if distant else 0)
+    reason = Rejection.OBJECT_ERROR if distant else Rejection.BAD_OBJECT_ERROR
+    assert any('8: %s' % reason.value in text for text in warnings)
+
+
+def test_a_refutation_reaches_lost_service_even_when_the_same_frames_estimate_fails(
+        monkeypatch):
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy, 'logwarn', lambda *_a: None)
+    loc = localizer()
+    node = nodes.FiducialLocalizerNode(loc, loc._config, 'map')
+    refutation = object()
+    refuted = []
+    node._tag_check = type('Check', (), {'is_open': lambda _self, _t: True})()
+    monkeypatch.setattr(node, '_verify', lambda _msg: refutation)
+    monkeypatch.setattr(node, '_refute', refuted.append)
+
+    def interrupted(_msg):
+        raise rospy.ROSInterruptException('tf lookup interrupted')
+    monkeypatch.setattr(node, '_estimate_and_publish', interrupted)
+    seen = FiducialTransform(fiducial_id=8, object_error=0.01)
+    msg = FiducialTransformArray(transforms=[seen])
+    msg.header.frame_id = 'camera_optical'
+    with pytest.raises(rospy.ROSInterruptException):
+        node._handle(msg)
+    assert refuted == [refutation]

@@ -7,8 +7,8 @@ that sees it). Given where a tag is in the map (``T_map_fid``), where the camera
     T_map_base = T_map_fid @ inv(T_cam_fid) @ inv(T_base_cam)
 
 projected to 2D as (x, y, yaw of the base x axis). Poor observations are rejected: unknown
-ids, a high reprojection (object) error, far tags, and tags seen at a grazing angle, whose pose
-(above all its orientation) ArUco estimates badly.
+ids, a high or a missing (not finite) reprojection (object) error, far tags, and tags seen at a
+grazing angle, whose pose (above all its orientation) ArUco estimates badly.
 
 The fiducial map is a YAML file (see ``config/fiducials_example.yaml``)::
 
@@ -217,7 +217,11 @@ def _finite_numbers(value, count):
         return None
     if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
         return None
-    values = tuple(float(v) for v in value)
+    try:
+        values = tuple(float(v) for v in value)
+    except OverflowError:
+        # A YAML integer too big for a float (e.g. 10**400) is no finite number either.
+        return None
     return values if all(math.isfinite(v) for v in values) else None
 
 
@@ -315,15 +319,23 @@ def load_fiducial_map(path):
     """Read and parse the fiducial map YAML at ``path``.
 
     Raises:
-        ConfigError: naming the path when it cannot be read or parsed, or the bad entries.
+        ConfigError: naming the path when it cannot be read, is not UTF-8 text or cannot be
+            parsed, or the bad entries.
     """
     try:
-        with open(path) as stream:
+        # YAML files are UTF-8; without the encoding, open() would use the locale's.
+        with open(path, encoding='utf-8') as stream:
             data = yaml.safe_load(stream)
     except OSError as error:
         raise ConfigError(['fiducial_map %r: cannot read: %s' % (path, error)]) from None
+    except UnicodeError as error:
+        # E.g. a comment written in Latin-1 by an editor in another locale.
+        raise ConfigError(['fiducial_map %r: not UTF-8 text: %s' % (path, error)]) from None
     except yaml.YAMLError as error:
         raise ConfigError(['fiducial_map %r: not valid YAML: %s' % (path, error)]) from None
+    except ValueError as error:
+        # PyYAML builds integers with int(), which refuses more than 4300 digits.
+        raise ConfigError(['fiducial_map %r: cannot parse: %s' % (path, error)]) from None
     return parse_fiducial_map(data, source='fiducial_map %r' % path)
 
 
@@ -332,6 +344,7 @@ class Rejection(enum.Enum):
 
     UNKNOWN_ID = 'unknown fiducial id'
     BAD_TRANSFORM = 'non-finite or non-rigid transform'
+    BAD_OBJECT_ERROR = 'object error not a finite number'
     OBJECT_ERROR = 'object error too high'
     TOO_FAR = 'too far'
     GRAZING = 'seen at a grazing angle'
@@ -417,12 +430,15 @@ class FiducialLocalizer:
         if not (geometry.is_rigid(t_cam_fid, _RIGID_TOLERANCE)
                 and geometry.is_rigid(t_base_cam, _RIGID_TOLERANCE)):
             return Rejection.BAD_TRANSFORM, None
+        # Without a finite error the detection has no quality estimate at all: a reason of
+        # its own, as a closer view (which cures a high error) need not give one.
         try:
             object_error = float(observation[2])
-        except (TypeError, ValueError):
-            return Rejection.OBJECT_ERROR, None
-        # "not <=" also rejects a NaN error.
-        if not object_error <= self._config.max_object_error:
+        except (TypeError, ValueError, OverflowError):
+            return Rejection.BAD_OBJECT_ERROR, None
+        if not math.isfinite(object_error):
+            return Rejection.BAD_OBJECT_ERROR, None
+        if object_error > self._config.max_object_error:
             return Rejection.OBJECT_ERROR, None
         distance, angle = _view_geometry(t_cam_fid)
         if distance > self._config.max_distance:

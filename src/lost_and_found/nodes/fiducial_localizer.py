@@ -30,6 +30,8 @@ from lost_and_found.state import LOCALIZED, State, StateClient
 _THROTTLE = 10.0
 
 #: Rejections of a mapped tag that a closer, more frontal view could cure: ``~distant_tags``.
+#: Not BAD_OBJECT_ERROR: a detection without a finite error says nothing of its quality, and
+#: the recovery node would drive toward what may be no tag at all.
 APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
 
 
@@ -68,8 +70,9 @@ class FiducialLocalizerNode:
         ``~min_interval``.
         ``~distant_tags`` (fiducial_msgs/FiducialTransformArray): in ``~publish_in_states``,
         for a camera frame with no usable tag, the mapped tags it shows that were rejected as
-        too far, too oblique or too noisy (a closer view could use them), with the camera
-        frame's header; the recovery node drives closer to them.
+        too far, too oblique or too noisy (a closer view could use them; not those whose
+        object error is not a finite number), with the camera frame's header; the recovery
+        node drives closer to them.
 
     Services:
         ``~viewpoint`` (lost_and_found/GetViewpoint): the nearest pose, by the estimate, from
@@ -209,13 +212,17 @@ class FiducialLocalizerNode:
         """Check the localization against the tags in view (after a localization no tag
         confirmed), then estimate and publish, when the state and the rate limit allow it."""
         refutation = None
-        with self._lock:
-            if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
-                refutation = self._verify(msg)
-            if msg.transforms:
-                self._estimate_and_publish(msg)
-        if refutation is not None:
-            self._refute(refutation)
+        try:
+            with self._lock:
+                if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
+                    refutation = self._verify(msg)
+                if msg.transforms:
+                    self._estimate_and_publish(msg)
+        finally:
+            # The check closed with this refutation: it must reach lost_service even when
+            # the estimate from the same frame failed (a tf lookup interrupted, say).
+            if refutation is not None:
+                self._refute(refutation)
 
     def _estimate_and_publish(self, msg):
         """The pose from the closest accepted tag, published when the gate allows it."""
