@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.kidnap import (
-    DOCKING_CHARGED, DOCKING_CHARGING, WHEEL_DROP_LEFT_BIT, WHEEL_DROP_RIGHT_BIT, WHEEL_LEFT,
-    WHEEL_RIGHT, KidnapConfig, KidnapEvent, KidnapTracker)
+    DOCKING_CHARGED, DOCKING_CHARGING, STAMP_REORDER_WINDOW, WHEEL_DROP_LEFT_BIT,
+    WHEEL_DROP_RIGHT_BIT, WHEEL_LEFT, WHEEL_RIGHT, KidnapConfig, KidnapEvent, KidnapTracker)
 
 E = KidnapEvent
 BOTH = WHEEL_DROP_LEFT_BIT | WHEEL_DROP_RIGHT_BIT
@@ -152,6 +152,48 @@ def test_kidnapped_reported_once_per_lift_and_clear_sticks_in_mid_air():
     assert k.tick(7.5) == [E.PICKED_UP, E.KIDNAPPED]
 
 
+def test_second_kidnap_before_relocalization_is_reported():
+    k = tracker()
+    lift_both(k, 0.0)
+    ticks(k, 0.0, 3.0)
+    lower_both(k, 3.0)
+    # Not localized since (LOST, LOCALIZING): nobody cleared the flag.
+    assert k.kidnapped
+    # Carried somewhere else again: this lift is a kidnap of its own.
+    lift_both(k, 10.0)
+    events = ticks(k, 10.0, 13.0)
+    assert [e for _, e in events] == [E.PICKED_UP, E.KIDNAPPED]
+    assert events[1][0] == pytest.approx(12.05)
+    assert lower_both(k, 13.0) == [E.PUT_DOWN]
+    assert k.kidnapped
+
+
+def test_second_kidnap_reported_before_a_put_down_in_the_same_call():
+    k = tracker()
+    lift_both(k, 0.0)
+    assert lower_both(k, 3.0) == [E.PICKED_UP, E.KIDNAPPED, E.PUT_DOWN]
+    lift_both(k, 10.0)
+    assert lower_both(k, 12.5) == [E.PICKED_UP, E.KIDNAPPED, E.PUT_DOWN]
+
+
+def test_short_lift_after_a_kidnap_is_no_kidnap():
+    k = tracker()
+    lift_both(k, 0.0)
+    lower_both(k, 3.0)
+    lift_both(k, 10.0)
+    assert [e for _, e in ticks(k, 10.0, 11.5)] == [E.PICKED_UP]
+    assert lower_both(k, 11.5) == [E.PUT_DOWN]
+
+
+def test_repeated_kidnap_reported_once_per_lift():
+    k = tracker()
+    lift_both(k, 0.0)
+    lower_both(k, 3.0)
+    lift_both(k, 10.0)
+    events = ticks(k, 10.0, 20.0) + [(20.0, e) for e in sensor_stream(k, 20.0, 21.0, BOTH)]
+    assert [e for _, e in events] == [E.PICKED_UP, E.KIDNAPPED]
+
+
 # --- sources -----------------------------------------------------------------------------
 
 def test_sensor_state_alone():
@@ -194,6 +236,54 @@ def test_stale_sensor_state_is_ignored():
     # Equal stamps are duplicates, not stale: idempotent.
     assert k.on_sensor_state(BOTH, DISCHARGING, 1.3, stamp=1.3) == []
     assert k.stale_ignored == 1
+
+
+def test_sensor_state_just_inside_the_reorder_window_is_stale():
+    k = tracker()
+    k.on_sensor_state(BOTH, DISCHARGING, 10.0, stamp=10.0)
+    assert k.on_sensor_state(0, DISCHARGING, 10.02, stamp=10.0 - 0.9 * STAMP_REORDER_WINDOW) \
+        == []
+    assert k.stale_ignored == 1 and k.stamp_jumps == 0
+    assert k.wheels_dropped == (True, True)
+
+
+def test_sensor_state_stamps_jumping_back_keep_the_stream_alive(caplog):
+    k = tracker()
+    for i in range(50):
+        k.on_sensor_state(0, DISCHARGING, i * 0.02, stamp=1000.0 + i * 0.02)
+    # The stamps restart from 5.0 (a bag looped without --clock) while the receipt clock runs
+    # on: the stream still reports the lift.
+    events = []
+    with caplog.at_level('DEBUG', logger='rosout'):
+        for i in range(1, 201):
+            t = 1.0 + i * 0.02
+            events += k.on_sensor_state(BOTH, DISCHARGING, t, stamp=5.0 + i * 0.02)
+    assert events == [E.PICKED_UP, E.KIDNAPPED]
+    assert k.stale_ignored == 0 and k.stamp_jumps == 1
+    jumps = [r for r in caplog.records if 'jumped back' in r.getMessage()]
+    assert [r.levelname for r in jumps] == ['WARNING']
+
+
+def test_sensor_state_stamps_jumping_back_again_warn_once(caplog):
+    k = tracker()
+    with caplog.at_level('DEBUG', logger='rosout'):
+        for loop in range(3):
+            for i in range(100):
+                t = loop * 2.0 + i * 0.02
+                k.on_sensor_state(0, DISCHARGING, t, stamp=i * 0.02)
+    assert k.stamp_jumps == 2 and k.stale_ignored == 0
+    jumps = [r for r in caplog.records if 'jumped back' in r.getMessage()]
+    assert [r.levelname for r in jumps] == ['WARNING', 'DEBUG']
+
+
+def test_dock_seen_after_a_bogus_future_stamp():
+    k = tracker()
+    assert k.on_sensor_state(0, DISCHARGING, 0.0, stamp=1e9) == []
+    assert k.on_sensor_state(0, DOCKING_CHARGED, 0.02, stamp=10.02) == [E.DOCKED]
+    assert k.on_dock and k.stamp_jumps == 1
+    # Stale-ordering is judged from the new stamps on.
+    assert k.on_sensor_state(0, DISCHARGING, 0.04, stamp=10.0) == []
+    assert k.on_dock and k.stale_ignored == 1
 
 
 def test_out_of_order_wheel_events_end_consistent():

@@ -11,7 +11,9 @@ Timing rules (time is passed in, seconds, never read here):
 * both wheels dropped continuously for ``debounce`` -> picked up (``PICKED_UP``);
 * a drop episode that ends without a pick-up (one wheel, or both for less than the
   debounce) is a bump (``BUMP``, once per episode);
-* both wheels dropped continuously for longer than ``kidnap_after`` -> kidnapped;
+* both wheels dropped continuously for longer than ``kidnap_after`` -> kidnapped
+  (``KIDNAPPED``, once per continuous lift, even when the flag is still set from an earlier
+  kidnap: every such lift is a kidnap of its own);
 * both wheels raised after a pick-up -> put down; ``kidnapped`` stays set until the robot
   docks or :meth:`KidnapTracker.clear_kidnapped` is called (it is localized again).
 """
@@ -35,6 +37,11 @@ WHEEL_DROP_LEFT_BIT = 2
 DOCKING_CHARGED = 2
 DOCKING_CHARGING = 6
 DOCK_CHARGER_STATES = frozenset({DOCKING_CHARGED, DOCKING_CHARGING})
+#: A SensorState stamped less than this (s) before the last one processed is a reordered,
+#: stale message and is ignored. A larger step back cannot be reordering at 50 Hz with a queue
+#: of 10: the stamps' clock jumped (a bag looped without --clock, a driver whose clock stepped
+#: back, one bogus future stamp), and ignoring it would silence the stream for good.
+STAMP_REORDER_WINDOW = 1.0
 
 
 class KidnapEvent(enum.Enum):
@@ -105,8 +112,10 @@ class KidnapTracker:
         kidnapped: the robot was held up longer than ``kidnap_after``; cleared by docking or
             :meth:`clear_kidnapped` only.
         on_dock: the charger reports a docking state.
-        stale_ignored: SensorState updates ignored because their stamp was older than the
-            last one processed.
+        stale_ignored: SensorState updates ignored because their stamp was less than
+            ``STAMP_REORDER_WINDOW`` older than the last one processed.
+        stamp_jumps: how many times SensorState stamps jumped back by ``STAMP_REORDER_WINDOW``
+            or more (the message is processed and the stamp filter restarts from it).
         clock_jumps: how many times time went backwards.
     """
 
@@ -122,6 +131,7 @@ class KidnapTracker:
         self.kidnapped = False
         self.on_dock = False
         self.stale_ignored = 0
+        self.stamp_jumps = 0
         self.clock_jumps = 0
         self._now = None
         self._both_since = None      # when both wheels last became dropped
@@ -165,8 +175,9 @@ class KidnapTracker:
             wheel_drop_bits: ``SensorState.wheel_drop`` (bit 1 right, bit 2 left).
             charger: ``SensorState.charger``.
             t: time of receipt (s), on the same clock as every other call.
-            stamp: the message's header stamp (s), used only to ignore messages older than the
-                last one processed; None when the message carries no stamp.
+            stamp: the message's header stamp (s), used only to ignore messages a little older
+                than the last one processed (see ``STAMP_REORDER_WINDOW``); None when the
+                message carries no stamp.
 
         Returns:
             The events caused, in order (none when the message is stale).
@@ -181,10 +192,12 @@ class KidnapTracker:
         if stamp is not None:
             stamp = _check_time(stamp)
             if self._last_stamp is not None and stamp < self._last_stamp:
-                self.stale_ignored += 1
-                _log.debug('ignoring a SensorState stamped %.3f older than %.3f',
-                           stamp, self._last_stamp)
-                return []
+                if self._last_stamp - stamp < STAMP_REORDER_WINDOW:
+                    self.stale_ignored += 1
+                    _log.debug('ignoring a SensorState stamped %.3f older than %.3f',
+                               stamp, self._last_stamp)
+                    return []
+                self._stamp_jumped(stamp)
             self._last_stamp = stamp
         self._advance_clock(t)
         wheels = {WHEEL_LEFT: bool(wheel_drop_bits & WHEEL_DROP_LEFT_BIT),
@@ -224,6 +237,15 @@ class KidnapTracker:
             return []
         self.kidnapped = False
         return [KidnapEvent.KIDNAP_CLEARED]
+
+    def _stamp_jumped(self, stamp):
+        """Count a backwards jump of the SensorState stamps; warn about the first one only."""
+        self.stamp_jumps += 1
+        # A looped bag jumps at every loop: one warning says it all, later ones would spam.
+        log = _log.warning if self.stamp_jumps == 1 else _log.debug
+        log('SensorState stamps jumped back by %.3f s (%.3f -> %.3f): taken as a jump of '
+            'their clock, not as stale messages (further jumps are not warned about)',
+            self._last_stamp - stamp, self._last_stamp, stamp)
 
     def _advance_clock(self, t):
         """Record the current time; on a backwards jump, restart the running timers."""
@@ -274,10 +296,11 @@ class KidnapTracker:
             if not self.picked_up:
                 self.picked_up = True
                 events.append(KidnapEvent.PICKED_UP)
-        # Reported once per continuous lift, so clear_kidnapped() in mid-air sticks.
+        # Reported once per continuous lift, so clear_kidnapped() in mid-air sticks. Reported
+        # even when the flag is still set from an earlier kidnap (not localized since): this
+        # lift is a kidnap of its own, and a listener must not take it for a short lift.
         if held > self._config.kidnap_after and not self._kidnap_reported:
             self._kidnap_reported = True
-            if not self.kidnapped:
-                self.kidnapped = True
-                events.append(KidnapEvent.KIDNAPPED)
+            self.kidnapped = True
+            events.append(KidnapEvent.KIDNAPPED)
         return events

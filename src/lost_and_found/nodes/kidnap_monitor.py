@@ -44,7 +44,8 @@ class KidnapTrackerNode:
         back in IDLE or NAVIGATING clears the kidnap flag.
 
     Published topics (std_msgs/Bool, latched, on change; False at start):
-        ``~picked_up``, ``~kidnapped``, ``~on_dock``.
+        ``~picked_up``, ``~kidnapped``, ``~on_dock``. ``~kidnapped`` True is also published
+        again at every kidnap while it is still True from an earlier one.
 
     Parameters:
         ``~debounce`` (float, 0.2 s), ``~kidnap_after`` (float, 2.0 s), ``~rate`` (float, 20 Hz),
@@ -105,7 +106,7 @@ class KidnapTrackerNode:
                 events = call(rospy.get_time())
                 for event in events:
                     rospy.loginfo('%s: %s', rospy.get_name(), _EDGE_TEXT[event])
-                self._publish_changes()
+                self._publish_changes(events=events)
         except ValueError as error:
             rospy.logwarn_throttle(_THROTTLE, '%s: skipping bad %s: %s' % (
                 rospy.get_name(), what, error))
@@ -113,14 +114,29 @@ class KidnapTrackerNode:
             rospy.logerr_throttle(_THROTTLE, '%s: error handling %s: %r' % (
                 rospy.get_name(), what, error))
 
-    def _publish_changes(self, force=False):
-        """Publish every flag whose value changed since it was last published."""
+    def _publish_changes(self, force=False, events=()):
+        """Publish every flag whose value changed since it was last published.
+
+        Args:
+            force: publish every flag, changed or not.
+            events: the tracker's events of this call; a ``KIDNAPPED`` among them publishes
+                ``kidnapped`` True even when it already was.
+        """
         # kidnapped before picked_up: when a lift ends just after kidnap_after, both change in
         # one call, and a listener must learn of the kidnap before it learns of the put-down.
         values = {'kidnapped': self._tracker.kidnapped, 'picked_up': self._tracker.picked_up,
                   'on_dock': self._tracker.on_dock}
+        if self._tracker.picked_up:
+            # But a pick-up goes out before a kidnap of the same call (after a stalled timer):
+            # lost_service forgets at each pick-up whether the lift was a kidnap.
+            values = {'picked_up': values.pop('picked_up'), **values}
+        # A second kidnap before the robot is localized again leaves the flag True: without a
+        # new True the listener never hears that this lift was a kidnap and takes it for a
+        # short one. (A kidnap cleared again in the same call, by docking, is not repeated.)
+        kidnapped_again = KidnapEvent.KIDNAPPED in events and self._tracker.kidnapped
         for name, value in values.items():
-            if force or self._published.get(name) != value:
+            again = name == 'kidnapped' and kidnapped_again
+            if force or again or self._published.get(name) != value:
                 self._pubs[name].publish(Bool(data=value))
                 self._published[name] = value
 
