@@ -62,6 +62,14 @@ def test_every_bad_value_is_named_in_one_error():
     ({'mu': 0.3}, 'mu=0.3: must be a list'),
     ({'mu': ['a', 1]}, "must be a list of numbers"),
     ({'rate': float('nan')}, 'rate=nan: must be a finite number'),
+    # Beyond the parameter server's 32-bit integers (a window of 1e300 readings would
+    # overflow the detector's queues at start-up).
+    ({'count': 1.0e300}, 'must be an integer within'),
+    ({'count': 2 ** 40}, 'must be an integer within'),
+    # A mapping under a parameter's name, or a value where a group belongs: refused, not
+    # warned about and left at the default.
+    ({'mu': {'x': 1.0, 'y': 2.0}}, "mu: must be a list, not a mapping (found mu/x=1.0)"),
+    ({'group': False}, "group=False: is a group of parameters (group/threshold), not a value"),
 ])
 def test_type_errors_name_key_and_value(params, fragment):
     with pytest.raises(ConfigError) as caught:
@@ -71,3 +79,30 @@ def test_type_errors_name_key_and_value(params, fragment):
 
 def test_flatten_nested():
     assert flatten({'a': {'b': 1, 'c': {'d': 2}}, 'e': 3}) == {'a/b': 1, 'a/c/d': 2, 'e': 3}
+
+
+@pytest.mark.parametrize('value, ok', [
+    ('map', True), ('base_footprint', True), ('robot1/base_link', True),
+    ('/map', False), ('base_footprint ', False), ('', False), (' ', False), (3, False),
+])
+def test_a_frame_name_tf2_would_refuse_is_named(value, ok):
+    @dataclasses.dataclass(frozen=True)
+    class Frames:
+        frame: str = 'map'
+        optional: str = ''
+
+        def validate(self):
+            check = Checker(self)
+            check.frame('frame')
+            check.frame('optional', optional=True)
+            check.done()
+    if ok:
+        assert config_from_params(Frames, {'frame': value}).frame == value
+        return
+    with pytest.raises(ConfigError) as caught:
+        Frames(frame=value).validate()
+    assert len(caught.value.problems) == 1 and caught.value.problems[0].startswith('frame=')
+    if value == '/map':
+        assert 'leading "/"' in caught.value.problems[0] and "'map'" in caught.value.problems[0]
+    with pytest.raises(ConfigError):
+        Frames(optional='/map').validate()

@@ -288,6 +288,7 @@ def _entries(*entries):
     (_entries('7'), "fiducials[0]='7'"),
     (_entries(), 'fiducials=[]: must be a non-empty list'),
     ({'frame_id': '', 'fiducials': MAP['fiducials']}, "frame_id='': must be a non-empty"),
+    ({'frame_id': '/map', 'fiducials': MAP['fiducials']}, "frame_id='/map': must be a frame"),
     ({'fiducial': MAP['fiducials']}, 'unknown keys fiducial'),
     (['not', 'a', 'mapping'], 'must be a mapping'),
 ])
@@ -369,6 +370,10 @@ def test_config_defaults_need_a_map_path():
     ({'correct_in_states': ['IDLE', 'HOME']}, 'correct_in_states'),
     ({'correct_xy': 0.0}, 'correct_xy=0.0'),
     ({'correct_yaw': 4.0}, 'correct_yaw=4.0'),
+    ({'base_frame': '/base_footprint'}, "base_frame='/base_footprint'"),
+    ({'map_frame': '/map'}, "map_frame='/map'"),
+    # A window shorter than the missing time never lets a tag be missing long enough.
+    ({'verify_window': 1.0, 'verify_missing_time': 1.5}, 'verify_window=1.0'),
 ])
 def test_bad_config_values_are_named(params, name):
     params = dict(params, fiducial_map='/m.yaml')

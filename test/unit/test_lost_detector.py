@@ -686,6 +686,7 @@ def test_unknown_key_is_warned():
     ({'slice_sigma': (0.1, 1e-160, 1.0, 1.0)}, 'modified_prob_classifier/slice_sigma='),
     ({'slice_sigma': (0.1, 0.1, 1e200, 1.0)}, 'modified_prob_classifier/slice_sigma='),
     ({'scan_miss_sigma': (1e-160, 0.1)}, 'scan_miss_sigma='),
+    ({'base_frame': '/base_footprint'}, "base_frame='/base_footprint'"),
     ({'queue_min': 0}, 'lost_detector/queue_min=0'),
     ({'queue_min': 2.5}, 'lost_detector/queue_min=2.5'),
     ({'window_meta_tier2_lost': 0}, 'lost_detector/window_meta_tier2_lost=0'),

@@ -439,6 +439,9 @@ def test_unknown_detector_status_is_an_error():
     ({'localized_sigma_xy': 0}, 'localized_sigma_xy=0.0'),
     ({'dock_pose': [1.0, 2.0]}, 'dock_pose=(1.0, 2.0)'),
     ({'map_frame': ''}, "map_frame=''"),
+    ({'map_frame': '/map'}, "map_frame='/map'"),
+    ({'dock_pose': [True, 0.0, 0.0]}, 'dock_pose=(True, 0.0, 0.0)'),
+    ({'dock_pose': {'x': 1.0, 'y': 2.0, 'yaw': 0.0}}, 'dock_pose: must be a list'),
     ({'global_localization_holdoff': -5}, 'global_localization_holdoff=-5.0'),
     ({'localized_max_p_lost': 1.5}, 'localized_max_p_lost=1.5'),
 ])

@@ -1203,6 +1203,7 @@ def test_shutdown_cancels_and_stops():
     ({'max_doubts': 1.5}, 'max_doubts'),
     ({'max_doubts': True}, 'max_doubts'),
     ({'map_frame': ''}, 'map_frame'),
+    ({'base_frame': '/base_footprint'}, 'base_frame'),
     ({'move_base_timeout': -1.0}, 'move_base_timeout'),
     ({'move_base_retry': 0.0}, 'move_base_retry'),
     ({'max_search_time': 4.0}, 'max_search_time'),

@@ -101,6 +101,15 @@ class Checker:
         self.require(isinstance(value, str) and value.strip() != '', name,
                      'be a non-empty string')
 
+    def frame(self, name, optional=False):
+        """The field must be a tf frame name: a non-empty string without a leading '/' or any
+        whitespace (tf2 refuses both, and every lookup would then fail with a warning only);
+        with ``optional``, '' is allowed too."""
+        value = self._value(name)
+        if optional and value == '':
+            return
+        self.require(frame_problem(value) is None, name, frame_problem(value) or '')
+
     def one_of(self, name, choices):
         """The field must be one of ``choices``."""
         self.require(self._value(name) in choices, name, 'be one of %s' % ', '.join(
@@ -110,6 +119,21 @@ class Checker:
         """Raise one ConfigError listing every recorded problem, if any."""
         if self.problems:
             raise ConfigError(self.problems)
+
+
+def frame_problem(value):
+    """What is wrong with ``value`` as a tf frame name (see :meth:`Checker.frame`), or None."""
+    if not isinstance(value, str) or not value.strip():
+        return 'be a non-empty string'
+    if value.startswith('/'):
+        return 'be a frame name without a leading "/" (tf2 refuses it): %r' % value.lstrip('/')
+    if any(c.isspace() for c in value):
+        return 'be a frame name without spaces'
+    return None
+
+
+#: The largest integer parameter (the parameter server's XML-RPC integers are 32-bit).
+INT_LIMIT = 2 ** 31 - 1
 
 
 def flatten(params, prefix=''):
@@ -135,8 +159,12 @@ def _coerce(name, value, default):
         if isinstance(value, bool):
             return bad('be an integer')
         if isinstance(value, float) and value.is_integer():
-            return int(value), None
-        return (value, None) if isinstance(value, int) else bad('be an integer')
+            value = int(value)
+        if not isinstance(value, int):
+            return bad('be an integer')
+        if abs(value) > INT_LIMIT:
+            return bad('be an integer within +-%d' % INT_LIMIT)
+        return value, None
     if isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value), None
@@ -158,6 +186,17 @@ def _coerce(name, value, default):
     return value, None
 
 
+def _kind(default):
+    """What a parameter with this default must be, for a message."""
+    if isinstance(default, bool):
+        return 'be true or false'
+    if isinstance(default, (int, float)):
+        return 'be a number'
+    if isinstance(default, tuple):
+        return 'be a list'
+    return 'be a string' if isinstance(default, str) else 'be a single value'
+
+
 def config_from_params(cls, params, warn=_log.warning):
     """Build and validate config ``cls`` from a dict of a node's private parameters.
 
@@ -174,9 +213,21 @@ def config_from_params(cls, params, warn=_log.warning):
     """
     flat = flatten(params or {})
     fields = {param_name(f): f for f in dataclasses.fields(cls)}
-    for key in sorted(set(flat) - set(fields)):
-        warn('unknown parameter %r ignored (known: %s)' % (key, ', '.join(sorted(fields))))
     kwargs, problems = {}, []
+    for key in sorted(set(flat) - set(fields)):
+        # A mapping under a parameter's own name (dock_pose: {x: 1, ...}), or a value where
+        # a group of parameters belongs (scan_check: false): not a typo to skip, a mistake
+        # that would leave the parameter at its default.
+        owner = next((name for name in fields if key.startswith(name + '/')), None)
+        members = sorted(name for name in fields if name.startswith(key + '/'))
+        if owner is not None:
+            problems.append('%s: must %s, not a mapping (found %s=%r)' % (
+                owner, _kind(fields[owner].default), key, flat[key]))
+        elif members:
+            problems.append('%s=%r: is a group of parameters (%s), not a value' % (
+                key, flat[key], ', '.join(members)))
+        else:
+            warn('unknown parameter %r ignored (known: %s)' % (key, ', '.join(sorted(fields))))
     for name, field in fields.items():
         if name not in flat:
             continue

@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 
 from lost_and_found.core import geometry
-from lost_and_found.core.config import Checker, ConfigError
+from lost_and_found.core.config import Checker, ConfigError, frame_problem
 from lost_and_found.core.tag_check import CLEARANCE
 from lost_and_found.state import parse_state
 
@@ -119,8 +119,8 @@ class FiducialLocalizerConfig:
         """Raise ConfigError naming every bad value."""
         check = Checker(self)
         check.non_empty('fiducial_map')
-        check.require(isinstance(self.map_frame, str), 'map_frame', 'be a string')
-        check.non_empty('base_frame')
+        check.frame('map_frame', optional=True)
+        check.frame('base_frame')
         check.positive('max_object_error')
         check.positive('max_distance')
         check.in_range('max_view_angle', 0.0, math.pi / 2, low_open=True)
@@ -144,6 +144,13 @@ class FiducialLocalizerConfig:
         check.non_empty('state_namespace')
         check.positive('tf_timeout')
         check.non_negative('verify_window')
+        window, missing = self.verify_window, self.verify_missing_time
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in (window, missing)) and window > 0:
+            # The check closes after its window: a tag could never stay missing long enough.
+            check.require(self.verify_window > self.verify_missing_time, 'verify_window',
+                          'be 0 (off) or longer than verify_missing_time (%r)'
+                          % self.verify_missing_time)
         near, far = self.verify_min_distance, self.verify_max_distance
         near_ok = check.finite('verify_min_distance')
         if near_ok:
@@ -294,8 +301,8 @@ def parse_fiducial_map(data, source='fiducial map'):
     if unknown:
         problems.append('unknown keys %s (known: fiducials, frame_id)' % ', '.join(unknown))
     frame_id = data.get('frame_id', 'map')
-    if not isinstance(frame_id, str) or not frame_id.strip():
-        problems.append('frame_id=%r: must be a non-empty string' % (frame_id,))
+    if frame_problem(frame_id) is not None:
+        problems.append('frame_id=%r: must %s' % (frame_id, frame_problem(frame_id)))
     entries = data.get('fiducials')
     poses = {}
     if not isinstance(entries, list) or not entries:

@@ -255,7 +255,7 @@ class LostDetectorConfig:
         self._check_pair(check, 'scan_miss_mu', lambda v: 0 <= v <= 1, 'be in [0, 1]')
         self._check_pair(check, 'scan_miss_sigma', _usable_sigma, SIGMA_MUST)
         check.require(isinstance(self.scan_check, bool), 'scan_check', 'be true or false')
-        check.non_empty('base_frame')
+        check.frame('base_frame')
         check.positive('hit_tolerance')
         check.in_range('short_weight', 0.0, 1.0)
         check.non_negative('min_range')

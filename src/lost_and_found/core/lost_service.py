@@ -168,7 +168,7 @@ class LostServiceConfig:
         check.positive_int('localized_after')
         check.positive('localized_sigma_xy')
         check.positive('localized_sigma_yaw')
-        check.non_empty('map_frame')
+        check.frame('map_frame')
         check.non_empty('kidnap_namespace')
         check.non_negative('nomotion_update_period')
         check.non_negative('reseed_holdoff')
@@ -176,7 +176,8 @@ class LostServiceConfig:
         check.non_negative('kidnap_grace')
         check.in_range('localized_max_p_lost', 0.0, 1.0)
         check.require(len(self.dock_pose) in (0, 3) and all(
-            isinstance(v, (int, float)) and math.isfinite(v) for v in self.dock_pose),
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in self.dock_pose),
             'dock_pose', 'be empty or [x, y, yaw] of finite numbers')
         check.done()
 

@@ -383,8 +383,8 @@ class RecoveryConfig:
                       'be true or false')
         check.non_empty('viewpoint_service')
         check.non_empty('kidnap_namespace')
-        check.non_empty('map_frame')
-        check.non_empty('base_frame')
+        check.frame('map_frame')
+        check.frame('base_frame')
         check.non_empty('state_namespace')
         spin_ok = isinstance(self.spin_speed, (int, float)) and math.isfinite(self.spin_speed) \
             and self.spin_speed > 0
