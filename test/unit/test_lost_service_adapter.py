@@ -146,7 +146,9 @@ def test_the_worker_reports_a_failed_call_and_keeps_running(monkeypatch):
     failed = []
     done = threading.Event()
 
-    def wait_for_service(_name, timeout=None):
+    def wait_for_service(name, timeout=None):
+        if name.endswith('request_nomotion_update'):
+            raise TypeError('something no proxy should raise')    # not a ROS exception
         raise rospy.ROSException('timeout exceeded while waiting for service')
 
     def on_failure(name):

@@ -261,8 +261,10 @@ class ServiceWorker:
                 rospy.ServiceProxy(resolved, EmptySrv)()
                 if announce:
                     rospy.loginfo('lost_service: called %s', resolved)
-            except (rospy.ROSException, rospy.ServiceException) as error:
-                rospy.logwarn_throttle(10.0, 'lost_service: %s failed: %s' % (resolved, error))
+            except Exception as error:  # noqa: B902 - the worker thread must keep running
+                # ROSException, ServiceException, or anything else a proxy raises: one failed
+                # call must not end the thread, or every later call would be dropped unheard.
+                rospy.logwarn_throttle(10.0, 'lost_service: %s failed: %r' % (resolved, error))
                 if self._on_failure is not None:
                     try:
                         self._on_failure(name)
