@@ -1142,7 +1142,8 @@ class FiducialHarness(Harness):
         self.buffer = _replay_buffer_class()()
         self.states = StubStateClient(State.LOST if self.gate_open else None)
         install(node, _tf_buffer=self.buffer, _state_client=self.states,
-                _pub=self.pub('/initialpose'))
+                _pub=self.pub('/initialpose'),
+                _distant_pub=self.pub('/fiducial_localizer/distant_tags'))
         self.adapter = node
         self.config = config
 
@@ -1176,7 +1177,8 @@ class FiducialOpenHarness(FiducialHarness):
         'messages with at least one tag, in state LOST with the rate limit reset before each '
         'message: tf lookup base <- camera, observations_from_msg (quaternion -> 4x4 per '
         'tag), FiducialLocalizer.estimate (checks and pose per tag), the initialpose message '
-        '(serialized when subscribed) and the log line.',
+        '(serialized when subscribed) and the log line; for a frame whose tags were all '
+        'refused, the distant_tags message instead.',
     }
     gate_open = True
 
