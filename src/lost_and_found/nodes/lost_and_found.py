@@ -229,7 +229,11 @@ class RecoveryNode:
         for target in (self._watch_move_base, self._make_requests):
             threading.Thread(target=target, daemon=True).start()
         rospy.on_shutdown(self._on_shutdown)
-        self._timer = rospy.Timer(rospy.Duration(1.0 / self._config.rate), self._on_timer)
+        # reset=True: a clock that jumps back (a restarted simulation, a bag looped) must not
+        # end the timer's thread, which is the whole control loop (the core shifts its
+        # deadlines by the jump).
+        self._timer = rospy.Timer(rospy.Duration(1.0 / self._config.rate), self._on_timer,
+                                  reset=True)
         rospy.loginfo('%s: ready (strategy %s, rate %g Hz)', self._name,
                       self._config.strategy, self._config.rate)
 

@@ -187,7 +187,7 @@ class SimLocalizerNode:
                              queue_size=2),
             rospy.Service('global_localization', Empty, self.on_global_localization),
             rospy.Service('request_nomotion_update', Empty, self.on_nomotion_update),
-            rospy.Timer(rospy.Duration(1.0 / c.tf_publish_rate), self.on_timer),
+            rospy.Timer(rospy.Duration(1.0 / c.tf_publish_rate), self.on_timer, reset=True),
         ]
         rospy.loginfo('%s: %d particles at (%.2f, %.2f, %.2f); waiting for %s and tf %s -> %s',
                       rospy.get_name(), self._pf.count, c.initial_pose_x, c.initial_pose_y,
