@@ -132,18 +132,20 @@ def test_high_object_error_is_rejected(error):
 
 
 @pytest.mark.parametrize('error', [float('nan'), float('inf'), float('-inf'), 'bad', None,
-                                   pytest.param(10 ** 400, id='10**400')])
-def test_object_error_that_is_not_a_finite_number_is_rejected_as_such(error):
+                                   pytest.param(10 ** 400, id='10**400'), -0.01, -1e-12])
+def test_object_error_that_is_not_a_finite_number_at_least_0_is_rejected_as_such(error):
     # Not OBJECT_ERROR (too high), which a closer view cures: this detection has no error
-    # estimate at all. -inf used to pass the "<= max_object_error" test and be accepted.
+    # estimate at all. -inf and negative errors used to pass the "<= max_object_error" test
+    # and be accepted.
     loc = localizer()
     best, reasons = loc.estimate([(8, T_CAM_TAG_AHEAD, error)], T_BASE_CAM)
     assert best is None and reasons == [(8, Rejection.BAD_OBJECT_ERROR)]
     assert loc.rejected[Rejection.BAD_OBJECT_ERROR] == 1
 
 
-def test_object_error_at_the_limit_is_accepted():
-    best, _ = localizer().estimate([(8, T_CAM_TAG_AHEAD, 0.05)], T_BASE_CAM)
+@pytest.mark.parametrize('error', [0.05, 0.0, -0.0])
+def test_object_error_at_the_limits_is_accepted(error):
+    best, _ = localizer().estimate([(8, T_CAM_TAG_AHEAD, error)], T_BASE_CAM)
     assert best is not None
 
 
@@ -479,6 +481,7 @@ class _FixedTf:
 @pytest.mark.parametrize('error, distant', [
     (0.2, True),                                        # too noisy: a closer view may cure it
     (float('nan'), False), (float('inf'), False),       # no error estimate: not a goal
+    (-0.5, False),                                      # a broken message: not a goal either
 ])
 def test_only_a_detection_with_a_finite_object_error_is_a_distant_tag(monkeypatch, error,
                                                                       distant):

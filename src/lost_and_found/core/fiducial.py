@@ -351,7 +351,7 @@ class Rejection(enum.Enum):
 
     UNKNOWN_ID = 'unknown fiducial id'
     BAD_TRANSFORM = 'non-finite or non-rigid transform'
-    BAD_OBJECT_ERROR = 'object error not a finite number'
+    BAD_OBJECT_ERROR = 'object error not a finite number >= 0'
     OBJECT_ERROR = 'object error too high'
     TOO_FAR = 'too far'
     GRAZING = 'seen at a grazing angle'
@@ -437,13 +437,15 @@ class FiducialLocalizer:
         if not (geometry.is_rigid(t_cam_fid, _RIGID_TOLERANCE)
                 and geometry.is_rigid(t_base_cam, _RIGID_TOLERANCE)):
             return Rejection.BAD_TRANSFORM, None
-        # Without a finite error the detection has no quality estimate at all: a reason of
-        # its own, as a closer view (which cures a high error) need not give one.
+        # Without a finite error >= 0 the detection has no quality estimate at all (aruco_detect
+        # reports a non-negative one; a negative error is a broken message, and would pass the
+        # "<= max_object_error" test): a reason of its own, as a closer view (which cures a
+        # high error) need not give one.
         try:
             object_error = float(observation[2])
         except (TypeError, ValueError, OverflowError):
             return Rejection.BAD_OBJECT_ERROR, None
-        if not math.isfinite(object_error):
+        if not math.isfinite(object_error) or object_error < 0.0:
             return Rejection.BAD_OBJECT_ERROR, None
         if object_error > self._config.max_object_error:
             return Rejection.OBJECT_ERROR, None

@@ -30,7 +30,7 @@ from lost_and_found.state import LOCALIZED, State, StateClient
 _THROTTLE = 10.0
 
 #: Rejections of a mapped tag that a closer, more frontal view could cure: ``~distant_tags``.
-#: Not BAD_OBJECT_ERROR: a detection without a finite error says nothing of its quality, and
+#: Not BAD_OBJECT_ERROR: a detection without a finite error >= 0 says nothing of its quality, and
 #: the recovery node would drive toward what may be no tag at all.
 APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
 
@@ -71,7 +71,7 @@ class FiducialLocalizerNode:
         ``~distant_tags`` (fiducial_msgs/FiducialTransformArray): in ``~publish_in_states``,
         for a camera frame with no usable tag, the mapped tags it shows that were rejected as
         too far, too oblique or too noisy (a closer view could use them; not those whose
-        object error is not a finite number), with the camera frame's header; the recovery
+        object error is not a finite number >= 0), with the camera frame's header; the recovery
         node drives closer to them.
 
     Services:
