@@ -402,3 +402,15 @@ def test_navigation_rotates_before_aborting_a_goal_without_a_path():
     assert nav.step((1.0, 1.0, 0.0), math.pi - 0.1).angular == 2.0
     step = nav.step((1.0, 1.0, 0.0), math.pi + 0.1)     # rotation over: plan again, fail
     assert step.outcome is Outcome.ABORTED and 'no path' in step.message
+
+
+def test_a_recovery_rotation_ends_a_full_turn_after_a_clock_that_jumps_back():
+    nav = navigation(max_planning_retries=0, max_recoveries=1, recovery_rotate_speed=2.0)
+    nav.start(3.0, 1.0, None, 100.0)        # inside the wall
+    assert nav.step((1.0, 1.0, 0.0), 100.0).status is Status.ROTATING
+    # The clock restarts at 0 just after the turn began: it ends a full turn later at most,
+    # not after the 100 s the clock went back.
+    assert nav.step((1.0, 1.0, 0.0), 0.0).status is Status.ROTATING
+    assert nav.step((1.0, 1.0, 0.0), math.pi - 0.1).status is Status.ROTATING
+    step = nav.step((1.0, 1.0, 0.0), math.pi + 0.1)
+    assert step.outcome is Outcome.ABORTED and 'no path' in step.message

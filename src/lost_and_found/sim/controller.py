@@ -608,9 +608,14 @@ class Navigation:
             return Step()
         c = self.config
         if now < self._last_now:
-            # Sim time went backwards (a restarted /clock): restart every timer.
+            # Sim time went backwards (a restarted /clock): restart every timer, and a
+            # recovery rotation under way lasts at most one full turn from now (its end, set on
+            # the old clock, would keep it turning for as long as the clock jumped back).
             self._pose_time = self._next_plan = now
             self.follower.reset_progress(now)
+            if self._rotate_until is not None:
+                self._rotate_until = min(self._rotate_until,
+                                         now + 2.0 * math.pi / c.recovery_rotate_speed)
         self._last_now = now
         if pose is None or not all(math.isfinite(v) for v in pose):
             if now - self._pose_time > c.pose_timeout:
