@@ -143,7 +143,12 @@ class StateClient:
             self._on_change(state)
 
     def request(self, target, reason, timeout=2.0, expected=None):
-        """Ask for ``target``; never raises, never blocks longer than ``timeout`` seconds.
+        """Ask for ``target``; never raises.
+
+        Waits at most ``timeout`` seconds for the service to appear. The call itself has no
+        timeout (rospy's service calls have none): it waits for lost_service's answer, which
+        its handler gives at once (it queues amcl's service calls for its own worker thread);
+        a lost_service that dies mid-call ends the call with the error returned here.
 
         With ``expected`` (a State, or several: what the caller saw when it decided),
         lost_service refuses the request when the state is none of them any more.
