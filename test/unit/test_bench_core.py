@@ -128,6 +128,17 @@ def test_unknown_space_counts_as_an_obstacle_for_clearance():
         assert x <= 5.0 - 0.5 or x >= 6.0 + 0.5
 
 
+def test_free_space_keeps_the_clearance_from_the_maps_edge():
+    """The simulated robot cannot leave its map: a place by the grid's edge is no place, as
+    one by a wall is not, on a map whose free space runs off the grid."""
+    grid = GridMap.from_occupancy(np.zeros((40, 80), dtype=bool), 0.05)     # 4 m x 2 m
+    free = FreeSpace(grid, clearance=0.5)
+    assert free.xs.size > 0
+    edge = np.minimum.reduce([free.xs, 4.0 - free.xs, free.ys, 2.0 - free.ys])
+    assert edge.min() >= 0.5
+    assert not free.contains(0.1, 1.0) and free.contains(2.0, 1.0)
+
+
 def test_a_map_without_room_for_the_robot_is_refused():
     occupied = np.ones((5, 5), dtype=bool)
     with pytest.raises(PlacesError, match='no free cell'):

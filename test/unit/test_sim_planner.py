@@ -76,6 +76,19 @@ def test_a_door_narrower_than_the_robot_is_no_path():
     assert Planner(GridMap.from_occupancy(occupied, RES)).plan((1.0, 1.0), (5.0, 1.0)) is None
 
 
+def test_no_path_runs_along_the_maps_edge():
+    """A 1 m wide strip of free space to the grid's edge, open at both long sides: the robot
+    cannot leave its map, so a path keeps the inflation radius from the edge as from a wall,
+    and a goal nearer the edge than that is not reachable."""
+    grid = GridMap.from_occupancy(np.zeros((20, 200), dtype=bool), RES)    # 10 m x 1 m
+    planner = Planner(grid, PlannerConfig(wall_cost_weight=0.0))
+    path = planner.plan((1.0, 0.5), (9.0, 0.5))
+    assert path is not None
+    edge = min(min(x, 10.0 - x, y, 1.0 - y) for x, y in path)
+    assert edge >= planner.config.inflation_radius - 0.05     # a planning cell's half
+    assert not planner.traversable[0, :].any() and not planner.traversable[:, -1].any()
+
+
 def test_path_keeps_clear_of_walls_and_prefers_the_middle():
     occupied = boxed(40, 200)            # a 2 m wide, 10 m long corridor
     grid = GridMap.from_occupancy(occupied, RES)

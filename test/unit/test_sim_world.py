@@ -168,6 +168,23 @@ def test_random_free_poses_keep_the_clearance_diagonally_too():
     assert 0.3 - 1e-9 <= nearest <= 0.35 + 1e-9
 
 
+def test_random_free_poses_keep_the_clearance_from_the_maps_edge():
+    """Free space that runs off the grid (no wall at its edge): the robot cannot leave its map
+    (the edge is a wall to it), so no random pose is nearer the edge than the clearance."""
+    occupied = np.zeros((20, 40), dtype=bool)            # 2 m x 1 m, 0.05 m cells, no walls
+    world = World(config_from_params(SimWorldConfig, {'map_file': 'open.yaml',
+                                                      'start_pose': [1.0, 0.5, 0.0]}),
+                  GridMap.from_occupancy(occupied, RES))
+    rng = np.random.default_rng(4)
+    poses = [world.random_free_pose(rng, clearance=0.3) for _ in range(300)]
+    edge = [min(x, 2.0 - x, y, 1.0 - y) for x, y, _ in poses]
+    assert min(edge) >= 0.3 and world.free_pose(poses[0])
+    # Only the middle of the 1 m wide strip qualifies: y within 0.2 m of 0.5.
+    assert all(abs(y - 0.5) <= 0.2 + 1e-9 for _, y, _ in poses)
+    with pytest.raises(ValueError):
+        world.random_free_pose(rng, clearance=0.6)       # wider than half the strip
+
+
 def test_dock_and_charger():
     world = make_world(dock_pose=[1.1, 0.6, math.pi])
     assert world.docked

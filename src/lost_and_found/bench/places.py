@@ -2,7 +2,8 @@
 
 The robot's reachable free space is the largest 8-connected region of free cells whose
 centres are at least ``clearance`` from every cell that is not free (occupied or unknown: the
-navigator, like move_base, inflates unknown space as an obstacle); every pose a benchmark
+navigator, like move_base, inflates unknown space as an obstacle) and from the map's edge (the
+simulated robot cannot leave its map); every pose a benchmark
 starts from, drives to or kidnaps to is drawn from it, so that the navigator can plan
 between any two of them. Nothing here needs a scenario file: a map it has never seen is fine.
 """
@@ -10,6 +11,8 @@ import math
 
 import numpy as np
 from scipy import ndimage
+
+from lost_and_found.sim.gridmap import edge_distance
 
 #: Default least distance (m) from any obstacle: robot radius 0.18 m + the navigator's
 #: footprint margin and some room to turn.
@@ -35,9 +38,9 @@ class FreeSpace:
         """Label the free cells and keep the largest region."""
         self.grid = grid
         self.clearance = float(clearance)
-        # Distance from every non-free cell, between cell centres: half a cell more keeps the
-        # boundary clear.
-        distance = ndimage.distance_transform_edt(grid.free) * grid.resolution
+        # Distance from every non-free cell and from the map's edge (a wall to the simulated
+        # robot), between cell centres: half a cell more keeps the boundary clear.
+        distance = edge_distance(~grid.free, grid.resolution)
         ok = grid.free & (distance >= clearance + 0.5 * grid.resolution)
         labels, count = ndimage.label(ok, structure=np.ones((3, 3), dtype=bool))
         if count == 0:

@@ -60,6 +60,7 @@ class GridMap:
         self._cos = math.cos(self.origin[2])
         self._sin = math.sin(self.origin[2])
         self._distance = None
+        self._edge_distance = None
 
     @classmethod
     def from_occupancy(cls, occupied, resolution, origin=(0.0, 0.0, 0.0), free=None):
@@ -125,11 +126,18 @@ class GridMap:
         """(rows, cols) index arrays of every free cell."""
         return np.nonzero(self.free)
 
-    def distance_field(self):
+    def distance_field(self, edge=False):
         """Distance (m) from every cell centre to the nearest occupied cell centre (cached).
 
-        A map without obstacles gives +inf everywhere.
+        With ``edge`` the map's edge is a wall too, as a ring of occupied cells just outside
+        the grid: the field for where the robot fits (the simulated robot cannot leave its map;
+        see :func:`edge_distance`). Without it (amcl's likelihood field ignores the edge), a
+        map without obstacles gives +inf everywhere.
         """
+        if edge:
+            if self._edge_distance is None:
+                self._edge_distance = edge_distance(self.occupied, self.resolution)
+            return self._edge_distance
         if self._distance is None:
             from scipy.ndimage import distance_transform_edt
             if self.occupied.any():
@@ -141,6 +149,19 @@ class GridMap:
     def distance_at(self, x, y, outside=0.0):
         """Distance (m) to the nearest obstacle at map-frame points (``outside`` off the grid)."""
         return self._lookup(self.distance_field(), x, y, outside)
+
+
+def edge_distance(obstacles, resolution):
+    """Distance (m) from every cell centre to the nearest obstacle cell's centre or the edge.
+
+    The edge counts as a ring of obstacle cells just outside the grid (centres half a cell
+    beyond it), so that whoever subtracts half a cell's diagonal to clear an obstacle's square
+    clears the edge the same way. ``obstacles``: a 2D bool array; the result has its shape.
+    """
+    from scipy.ndimage import distance_transform_edt
+    ring = np.ones((obstacles.shape[0] + 2, obstacles.shape[1] + 2), dtype=bool)
+    ring[1:-1, 1:-1] = obstacles
+    return distance_transform_edt(~ring)[1:-1, 1:-1] * resolution
 
 
 def _read_image(path):

@@ -3,9 +3,9 @@
 :class:`Planner` turns a :class:`~lost_and_found.sim.gridmap.GridMap` into a graph once:
 
 1. *Inflate.* Every cell closer than ``inflation_radius`` (robot radius + margin) to an obstacle
-   is not traversable, read from the Euclidean distance field. Unknown cells are obstacles too
-   unless ``unknown_is_free`` (like move_base with ``track_unknown_space``, a robot should not
-   plan through space nobody has seen).
+   or to the map's edge is not traversable, read from the Euclidean distance field. Unknown
+   cells are obstacles too unless ``unknown_is_free`` (like move_base with
+   ``track_unknown_space``, a robot should not plan through space nobody has seen).
 2. *Downsample* to ``planning_resolution`` (0.1 m by default): a coarse cell keeps the smallest
    clearance of the fine cells it covers, so it is never more optimistic than the map.
 3. *Cost.* Each traversable cell costs ``1 + wall_cost_weight * f`` per metre, where ``f`` falls
@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker
+from lost_and_found.sim.gridmap import edge_distance
 
 _log = logging.getLogger('rosout')
 
@@ -112,13 +113,12 @@ class Planner:
         obstacles = grid.occupied.copy()
         if not config.unknown_is_free:
             obstacles |= grid.unknown
+        # The map's edge is a wall (the robot cannot leave its map): no path runs along it
+        # closer than the inflation radius.
         if not obstacles[~grid.occupied].any():
-            fine_clearance = grid.distance_field()     # cached by the map, shared
-        elif obstacles.all():
-            fine_clearance = np.zeros(grid.shape)
+            fine_clearance = grid.distance_field(edge=True)     # cached by the map, shared
         else:
-            from scipy.ndimage import distance_transform_edt
-            fine_clearance = distance_transform_edt(~obstacles) * grid.resolution
+            fine_clearance = edge_distance(obstacles, grid.resolution)
         # A coarse cell is only as good as its worst fine cell; cells padded past the map edge
         # count as obstacles so that the robot never plans off the map.
         self.clearance = _block_min(fine_clearance, self.factor, 0.0)

@@ -287,8 +287,9 @@ class World:
         if clearance is None:
             clearance = self.drive.config.radius + RANDOM_POSE_MARGIN
         # distance_field is between cell centres: half a cell's diagonal more keeps every
-        # obstacle's square ``clearance`` away from the pose (a cell centre).
-        ok = self.grid.free & (self.grid.distance_field()
+        # obstacle's square ``clearance`` away from the pose (a cell centre). The map's edge
+        # is a wall to the robot (free_pose), so it is one here too.
+        ok = self.grid.free & (self.grid.distance_field(edge=True)
                                >= clearance + math.sqrt(0.5) * self.grid.resolution)
         rows, cols = np.nonzero(ok)
         xs, ys = self.grid.cell_center(rows, cols)
