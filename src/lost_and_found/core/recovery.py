@@ -49,7 +49,9 @@ estimate (global localization, a re-seed) does not move the legs away from the r
 ``map_frame`` around the last good pose (``spiral_anchor: map``). It falls back to
 ``reactive`` for the rest of an episode when move_base is unavailable when a leg is due, when
 ``max_aborts`` legs in a row fail (aborted, rejected, lost or timed out), or when there is
-nothing to anchor it to (no odometry, no pose).
+nothing to anchor it to (no odometry, no pose). With ``hops_before_spiral``, a first spin that
+fixed nothing is followed by up to that many short hops of the wander, each ending in a spin,
+before the first leg.
 
 Pure Python: no ROS, no clock reads. Move_base goal statuses are the integers of
 actionlib_msgs/GoalStatus, mirrored below.
@@ -114,6 +116,9 @@ PATH_STEP = 0.25
 EXPLORE_MIN_OPEN = 1.0
 #: The turn to that heading may take half a spin plus this margin (s), then the wander starts.
 EXPLORE_TURN_MARGIN = 1.0
+#: A hop before the spiral (``hops_before_spiral``) that has not driven ``hop_distance`` after
+#: twice the time it takes at the wander's top speed plus this margin (s) ends where it is.
+HOP_MARGIN = 5.0
 
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
@@ -169,6 +174,13 @@ class RecoveryConfig:
             the scan's frame) places the returns the wander remembers.
         move_base_timeout: wait (s) for the move_base action server at start (in the background).
         move_base_retry: interval (s) between connection attempts while move_base is missing.
+        hops_before_spiral: with the spiral, this many hops of the laser-steered wander
+            (``hop_distance`` each, then a 360 deg spin) before the first leg, when the spin
+            before it fixed nothing; 0 (the default): the first leg follows the first spin. A
+            hop needs no map and no move_base: from a put-down that sees no tag, a step into
+            the widest open direction often shows one sooner than a leg to a grid point.
+        hop_distance: the odometry distance (m) of each such hop; one that cannot get this far
+            ends after twice the time it takes at ``reactive/max_speed`` plus HOP_MARGIN.
         max_aborts: this many failed legs in a row (aborted, rejected, stalled or timed out)
             switch the episode to ``reactive``. A failed leg that leaves the robot within
             RESPIN_DISTANCE of where its last spin ended is followed by the next leg at once,
@@ -268,6 +280,8 @@ class RecoveryConfig:
     base_frame: str = 'base_footprint'
     move_base_timeout: float = 5.0
     move_base_retry: float = 10.0
+    hops_before_spiral: int = 0
+    hop_distance: float = 1.0
     max_aborts: int = 3
     resume_retries: int = 2
     resume_retry_delay: float = 5.0
@@ -343,6 +357,8 @@ class RecoveryConfig:
         check.non_negative('goal_timeout_per_metre')
         check.non_negative('leg_stall_time')
         check.positive('leg_stall_distance')
+        check.non_negative_int('hops_before_spiral')
+        check.positive('hop_distance')
         check.positive_int('max_aborts')
         check.non_negative_int('resume_retries')
         check.non_negative('resume_retry_delay')
@@ -576,6 +592,8 @@ class RecoveryCore:
         self._wander_from = None        # the odometry position that distance was counted to
         self._path = []                 # with explore: the episode's odometry, PATH_STEP apart
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
+        self._hops_left = 0             # hops before the spiral still to make this episode
+        self._hop_end = None            # the deadline of the hop under way, or None
         self._last_t = None
         self._last_help = None          # time of the last NEED_HELP request
         self._docked = False            # the base reports it is on its dock
@@ -1014,7 +1032,7 @@ class RecoveryCore:
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
             for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
-                         '_retry_at', '_look_end', '_stand_end', '_dwell_end'):
+                         '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
@@ -1091,6 +1109,7 @@ class RecoveryCore:
         self.fallback_reason = None
         self.legs_sent = 0
         self._aborts = 0
+        self._hops_left = self.config.hops_before_spiral if self.strategy == 'spiral' else 0
         self._spiral = None
         self._spiral_frame = None
         self._spun_at = None
@@ -1117,6 +1136,7 @@ class RecoveryCore:
         self._phase_end = t + self.config.spin_duration
         self._out['twist'] = (0.0, self.config.spin_speed)
         self._heading_goal = None
+        self._hop_end = None
         # The wander counts its distance from the end of the latest spin.
         self._wandered, self._wander_from = 0.0, None
 
@@ -1126,7 +1146,14 @@ class RecoveryCore:
         if self._approach_next is not None:
             self._start_approach(t)
             return
-        if self.strategy == 'spiral':
+        if self.strategy == 'spiral' and self._hops_left > 0:
+            self._hops_left -= 1
+            cfg = self.config
+            self._hop_end = t + 2.0 * cfg.hop_distance / cfg.reactive_max_speed + HOP_MARGIN
+            _log.info('recovery: no fix yet: a %.1f m hop steered by the laser, then a spin '
+                      '(%d more before the spiral)', cfg.hop_distance, self._hops_left)
+            self.wander.reset()
+        elif self.strategy == 'spiral':
             if not self.move_base_available:
                 self._fall_back('move_base is unavailable')
             elif self._here() is None:
@@ -1245,7 +1272,12 @@ class RecoveryCore:
     def _wander(self, t):
         """One reactive twist, or a stop when the scan is missing, stale or unusable; a
         look-around spin once the wander has driven ``look_around_every``."""
-        if self._look_around_due(t):
+        due = self._look_around_due(t)
+        if self._hop_end is not None and not due and t >= self._hop_end:
+            _log.info('recovery: the hop drove %.1f m of %.1f m in its time: looking around '
+                      'here', self._wandered, self.config.hop_distance)
+            due = True
+        if due:
             _log.info('recovery: wandered %.1f m since the last spin: looking around',
                       self._wandered)
             self.wander.reset()
@@ -1302,7 +1334,8 @@ class RecoveryCore:
             self._wandered += math.hypot(here[0] - self._wander_from[0],
                                          here[1] - self._wander_from[1])
         self._wander_from = here
-        every = self.config.look_around_every
+        every = self.config.hop_distance if self._hop_end is not None else \
+            self.config.look_around_every
         return every > 0 and self._wandered >= every
 
     def _odom_pose(self, t):

@@ -167,7 +167,8 @@ class RecoveryNode:
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
         goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time, rate,
-        map_frame, base_frame, move_base_timeout, move_base_retry, max_aborts, resume_retries,
+        map_frame, base_frame, move_base_timeout, move_base_retry, hops_before_spiral,
+        hop_distance, max_aborts, resume_retries,
         resume_retry_delay, max_doubts, state_namespace, scan_timeout, clear_costmaps,
         look_around_every, explore, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
