@@ -34,13 +34,27 @@ def end_spin(core, runner):
     return commands
 
 
-def test_hops_come_between_the_first_spin_and_the_first_leg(caplog):
-    caplog.set_level(logging.INFO, logger='rosout')
-    core = make_core(hops_before_spiral=2, hop_distance=1.0)
+def lost_and_spun(**overrides):
+    """A core of ``make_core(**overrides)`` made LOST, stepped through its first spin; the
+    core, its runner and the spin's commands."""
+    core = make_core(**overrides)
     runner = Runner(core)
     core.on_state(State.LOST, runner.t)
     runner.step()
-    commands = end_spin(core, runner)
+    return core, runner, end_spin(core, runner)
+
+
+def stand_still(core, runner):
+    """Step with fresh scans and odometry that does not move while the core wanders."""
+    while core.phase == Phase.WANDER:
+        core.on_odom(*core._odom, runner.t, 'odom')   # noqa: SLF001
+        core.on_scan(SCAN, runner.t)
+        runner.step()
+
+
+def test_hops_come_between_the_first_spin_and_the_first_leg(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner, commands = lost_and_spun(hops_before_spiral=2, hop_distance=1.0)
     # No leg after the first spin: the wander drives.
     assert all(c.send_goal is None for c in commands)
     assert core.phase == Phase.WANDER and core.legs_sent == 0
@@ -66,27 +80,16 @@ def test_hops_come_between_the_first_spin_and_the_first_leg(caplog):
 
 
 def test_without_hops_the_first_leg_follows_the_first_spin():
-    core = make_core()
+    core, _runner, commands = lost_and_spun()
     assert core.config.hops_before_spiral == 0
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    assert any(c.send_goal is not None for c in end_spin(core, runner))
+    assert any(c.send_goal is not None for c in commands)
 
 
 def test_a_hop_that_gets_nowhere_ends_at_its_deadline(caplog):
     caplog.set_level(logging.INFO, logger='rosout')
-    core = make_core(hops_before_spiral=1, hop_distance=1.0, reactive_max_speed=0.25)
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    end_spin(core, runner)
+    core, runner, _ = lost_and_spun(hops_before_spiral=1, reactive_max_speed=0.25)
     started = runner.t
-    # The wander is blocked: the odometry stays where it is.
-    while core.phase == Phase.WANDER:
-        core.on_odom(*core._odom, runner.t, 'odom')   # noqa: SLF001
-        core.on_scan(SCAN, runner.t)
-        runner.step()
+    stand_still(core, runner)    # the wander is blocked: the odometry stays where it is
     assert runner.t - started == pytest.approx(2.0 * 1.0 / 0.25 + HOP_MARGIN, abs=DT + 1e-9)
     assert core.phase == Phase.SPIN
     assert 'the hop drove 0.0 m of 1.0 m in its time: looking around here' in caplog.text
@@ -94,27 +97,16 @@ def test_a_hop_that_gets_nowhere_ends_at_its_deadline(caplog):
 
 
 def test_a_hops_deadline_moves_with_a_clock_that_jumps_back():
-    core = make_core(hops_before_spiral=1, hop_distance=1.0, reactive_max_speed=0.25)
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    end_spin(core, runner)
+    core, runner, _ = lost_and_spun(hops_before_spiral=1, reactive_max_speed=0.25)
     started = runner.t
     runner.t -= 100.0                              # the clock jumps back 100 s
-    while core.phase == Phase.WANDER:
-        core.on_odom(*core._odom, runner.t, 'odom')   # noqa: SLF001
-        core.on_scan(SCAN, runner.t)
-        runner.step()
+    stand_still(core, runner)
     # What remained of the deadline is kept, rather than waiting 100 s for the old clock.
     assert runner.t + 100.0 - started == pytest.approx(13.0, abs=2 * DT + 1e-9)
 
 
 def test_a_fix_during_a_hop_stops_the_search():
-    core = make_core(hops_before_spiral=3)
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    end_spin(core, runner)
+    core, runner, _ = lost_and_spun(hops_before_spiral=3)
     hop(core, runner, 0.5)
     core.on_state(State.LOCALIZING, runner.t)
     stop = runner.step()
@@ -123,11 +115,7 @@ def test_a_fix_during_a_hop_stops_the_search():
 
 
 def test_the_next_episode_hops_again_and_a_reactive_one_does_not():
-    core = make_core(hops_before_spiral=1)
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    end_spin(core, runner)
+    core, runner, _ = lost_and_spun(hops_before_spiral=1)
     hop(core, runner, 2.0)
     assert any(c.send_goal is not None for c in end_spin(core, runner))
     core.on_state(State.LOCALIZING, runner.t)
@@ -137,11 +125,7 @@ def test_the_next_episode_hops_again_and_a_reactive_one_does_not():
     end_spin(core, runner)
     assert core.phase == Phase.WANDER and core.legs_sent == 0
     # The reactive search looks around every look_around_every (3 m), not every hop_distance.
-    core = make_core(strategy='reactive', hops_before_spiral=2, hop_distance=1.0)
-    runner = Runner(core)
-    core.on_state(State.LOST, runner.t)
-    runner.step()
-    end_spin(core, runner)
+    core, runner, _ = lost_and_spun(strategy='reactive', hops_before_spiral=2)
     assert hop(core, runner, 5.0) == pytest.approx(3.0, abs=0.06)
 
 
