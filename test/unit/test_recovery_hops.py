@@ -1,5 +1,6 @@
 """RecoveryCore: short hops of the wander before the spiral (``hops_before_spiral``)."""
 import logging
+import math
 
 import pytest
 
@@ -108,10 +109,22 @@ def test_a_hops_deadline_moves_with_a_clock_that_jumps_back():
 def test_a_fix_during_a_hop_stops_the_search():
     core, runner, _ = lost_and_spun(hops_before_spiral=3)
     hop(core, runner, 0.5)
+    assert core.phase == Phase.WANDER and core.legs_sent == 0     # a hop under way
     core.on_state(State.LOCALIZING, runner.t)
     stop = runner.step()
-    assert stop.twist == (0.0, 0.0) and stop.send_goal is None
+    assert stop.twist == (0.0, 0.0) and stop.send_goal is None and not stop.cancel
     assert core.phase == Phase.IDLE
+
+
+def test_a_wander_after_the_hops_looks_around_every_look_around_every():
+    # move_base goes away during the hops: the search falls back to the wander, whose
+    # look-arounds come every look_around_every (3 m) again, not at a hop's distance or deadline.
+    core, runner, _ = lost_and_spun(hops_before_spiral=1, hop_distance=1.0)
+    assert hop(core, runner, 3.0) == pytest.approx(1.0, abs=0.06)
+    core.on_move_base_available(False)
+    end_spin(core, runner)
+    assert core.strategy == 'reactive' and core.phase == Phase.WANDER
+    assert hop(core, runner, 5.0) == pytest.approx(3.0, abs=0.06)
 
 
 def test_the_next_episode_hops_again_and_a_reactive_one_does_not():
@@ -137,3 +150,13 @@ def test_bad_hop_settings_are_refused_by_name(name, value):
     with pytest.raises(ConfigError) as error:
         RecoveryConfig(**{name: value}).validate()
     assert name in str(error.value)
+
+
+def test_hops_that_could_spend_the_search_budget_are_refused():
+    # 2 s of spin, then each hop at the latest 2*1/0.5 + HOP_MARGIN s and a 2 s spin: 11 s.
+    fits = dict(spin_speed=math.pi, reactive_max_speed=0.5, hop_distance=1.0,
+                max_search_time=60.0)
+    RecoveryConfig(hops_before_spiral=5, **fits).validate()          # 2 + 55 s < 60 s
+    with pytest.raises(ConfigError) as error:
+        RecoveryConfig(hops_before_spiral=6, **fits).validate()      # 2 + 66 s >= 60 s
+    assert 'hops_before_spiral=6' in str(error.value) and 'max_search_time' in str(error.value)

@@ -416,7 +416,24 @@ class RecoveryConfig:
             check.problems.extend('reactive/' + problem for problem in error.problems)
         except (TypeError, ValueError) as error:
             check.problem('reactive/*: %s' % error)
+        else:
+            self._check_hops_fit(check, spin_ok and budget_ok)
         check.done()
+
+    def _check_hops_fit(self, check, budget_ok):
+        """A problem when the hops before the spiral, each at its deadline, and their spins
+        could spend the whole search budget after the first spin: the spiral would never run."""
+        hops = self.hops_before_spiral
+        if not budget_ok or isinstance(hops, bool) or not isinstance(hops, int) or hops <= 0 \
+                or not isinstance(self.hop_distance, (int, float)) \
+                or not math.isfinite(self.hop_distance) or self.hop_distance <= 0:
+            return      # each value's own check names it
+        one = 2.0 * self.hop_distance / self.reactive_max_speed + HOP_MARGIN + self.spin_duration
+        if self.spin_duration + hops * one >= self.max_search_time:
+            check.problem('hops_before_spiral=%r, hop_distance=%r: the hops could take %.0f s '
+                          '(%.1f s each at the latest, with their spins, after the first spin), '
+                          'not less than max_search_time=%r: the spiral would never run' % (
+                              hops, self.hop_distance, hops * one, one, self.max_search_time))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1277,9 +1294,10 @@ class RecoveryCore:
             _log.info('recovery: the hop drove %.1f m of %.1f m in its time: looking around '
                       'here', self._wandered, self.config.hop_distance)
             due = True
-        if due:
+        elif due:
             _log.info('recovery: wandered %.1f m since the last spin: looking around',
                       self._wandered)
+        if due:
             self.wander.reset()
             self._spin(t)
             return (0.0, self.config.spin_speed)
@@ -1451,7 +1469,7 @@ class RecoveryCore:
         self._drop_pending_leg()
         self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.GAVE_UP
-        self._approach = self._approach_next = self._dwell_end = None
+        self._approach = self._approach_next = self._dwell_end = self._hop_end = None
         self._ask_for_help(t)
 
     def _ask_for_help(self, t):
@@ -1472,7 +1490,7 @@ class RecoveryCore:
             self._out['twist'] = (0.0, 0.0)
         self.phase = Phase.IDLE
         self._look = None
-        self._approach = self._approach_next = self._dwell_end = None
+        self._approach = self._approach_next = self._dwell_end = self._hop_end = None
 
     def _goal_in_flight(self):
         """True while a goal of this node's search or look is at move_base."""
