@@ -138,6 +138,43 @@ def test_unknown_space_is_not_traversable_by_default():
     assert open_path is not None and path_length(open_path) == pytest.approx(4.5, abs=0.1)
 
 
+def unmapped_room():
+    """A 6 m x 4 m room whose east part x > 3.5 m nobody mapped: unknown, no wall between, and
+    a pillar in it at x in [4.5, 4.7] m, y in [1.8, 2.2] m."""
+    occupied = boxed(80, 120)
+    free = ~occupied
+    free[:, 70:119] = False
+    occupied[36:44, 90:94] = True
+    free[36:44, 90:94] = False
+    return GridMap(occupied, free, RES)
+
+
+def test_a_start_deep_in_unknown_space_leaves_it_by_the_shortest_way():
+    grid = unmapped_room()
+    planner = Planner(grid)
+    # 1.5 m into the unknown part, behind the pillar: out west, around it, then as usual.
+    path = planner.plan((5.0, 2.0), (1.0, 2.0))
+    assert path is not None and path[0] == (5.0, 2.0) and path[-1] == (1.0, 2.0)
+    assert_clear(grid, path, 0.23)
+    assert path_length(path) < 4.0 + 2 * 0.6
+    # The steps are planning cells (but the last, to the exact goal), the first one next to
+    # the start's own cell.
+    steps = np.hypot(*np.diff(np.asarray(path[1:-1]), axis=0).T)
+    assert steps.max() <= math.sqrt(2) * planner.resolution + 1e-9
+    assert math.dist(path[0], path[1]) <= 1.5 * math.sqrt(2) * planner.resolution
+
+
+def test_no_way_out_of_unknown_space_beyond_unknown_escape_or_with_it_off():
+    grid = unmapped_room()
+    assert Planner(grid, PlannerConfig(unknown_escape=1.0)).plan((5.0, 1.0), (1.0, 2.0)) is None
+    assert Planner(grid, PlannerConfig(unknown_escape=0.0)).plan((4.2, 1.0), (1.0, 2.0)) is None
+    assert Planner(grid, PlannerConfig(unknown_escape=1.0)).plan((4.2, 1.0), (1.0, 2.0))
+    # Inside the pillar's inflation there is no way out either; a goal in unknown space
+    # still has no path.
+    assert Planner(grid).plan((4.6, 1.7), (1.0, 2.0)) is None
+    assert Planner(grid).plan((1.0, 2.0), (5.0, 1.0)) is None
+
+
 def test_replanning_to_the_same_goal_reuses_the_tree_and_follows_the_new_start():
     planner = Planner(maze())
     first = planner.plan((1.0, 1.0), (5.0, 1.0))
@@ -193,7 +230,7 @@ def test_any_two_free_points_of_a_connected_map_are_joined_by_a_clear_path(a, b)
 
 @pytest.mark.parametrize('field,value', [('inflation_radius', -0.1), ('wall_cost_distance', 0.0),
                                          ('planning_resolution', float('nan')),
-                                         ('unknown_is_free', 'no')])
+                                         ('unknown_is_free', 'no'), ('unknown_escape', -1.0)])
 def test_bad_config_is_refused_naming_the_key(field, value):
     with pytest.raises(ConfigError) as caught:
         Planner(maze(), PlannerConfig(**{field: value}))

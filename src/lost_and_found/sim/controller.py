@@ -410,6 +410,7 @@ class NavigatorConfig:
     wall_cost_weight: float = _mirror(PlannerConfig, 'wall_cost_weight')
     wall_cost_distance: float = _mirror(PlannerConfig, 'wall_cost_distance')
     start_search_radius: float = _mirror(PlannerConfig, 'start_search_radius')
+    unknown_escape: float = _mirror(PlannerConfig, 'unknown_escape')
     lookahead: float = _mirror(FollowerConfig, 'lookahead')
     max_linear: float = _mirror(FollowerConfig, 'max_linear')
     max_angular: float = _mirror(FollowerConfig, 'max_angular')

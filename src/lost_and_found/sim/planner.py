@@ -51,6 +51,13 @@ class PlannerConfig:
             falls to zero.
         start_search_radius: a start inside the inflation plans from the nearest traversable
             cell within this distance (m); farther away there is no path.
+        unknown_escape: a start in unknown space (``unknown_is_free`` false) with no
+            traversable cell within ``start_search_radius`` leaves by the fewest planning cells
+            through unknown cells clear of walls (the inflation from occupied cells and the map's
+            edge only) to the nearest traversable cell, if one is within this distance (m);
+            0: no way out. move_base's global planners plan through unknown space by default
+            (navfn's and global_planner's ``allow_unknown``), so a robot that a wrong estimate
+            or the wander took into unmapped space is not stuck there.
     """
 
     inflation_radius: float = 0.23
@@ -59,6 +66,7 @@ class PlannerConfig:
     wall_cost_weight: float = 2.0
     wall_cost_distance: float = 0.5
     start_search_radius: float = 0.5
+    unknown_escape: float = 10.0
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -70,6 +78,7 @@ class PlannerConfig:
         check.non_negative('wall_cost_weight')
         check.positive('wall_cost_distance')
         check.non_negative('start_search_radius')
+        check.non_negative('unknown_escape')
         check.done()
 
 
@@ -151,6 +160,7 @@ class Planner:
             shape=(rows * cols, rows * cols))
         self._tree_goal = None
         self._tree = None
+        self._passable = None       # the unknown-is-free traversable grid, built on first escape
 
     @property
     def shape(self):
@@ -203,6 +213,45 @@ class Planner:
             return None
         return int(rows[best]), int(cols[best])
 
+    def _escape(self, x, y):
+        """The planning cells from (x, y), in unknown space, to the nearest traversable cell
+        through cells clear of walls with unknown counted free (see ``unknown_escape``), the
+        traversable cell last; None when there is none within ``unknown_escape``."""
+        from collections import deque
+        reach = self.config.unknown_escape
+        if reach <= 0.0 or self.config.unknown_is_free or not self.grid.unknown.any():
+            return None
+        if self._passable is None:
+            fine = self.grid.distance_field(edge=True)      # occupied cells and the edge only
+            coarse = _block_min(fine, self.factor, 0.0)
+            self._passable = coarse >= self.config.inflation_radius
+        start = self.cell_of(x, y)
+        if not (self._inside(*start) and self._passable[start]):
+            return None
+        limit = (reach / self.resolution) ** 2
+        parent = {start: None}
+        queue = deque([start])
+        while queue:
+            cell = queue.popleft()
+            if self.traversable[cell]:
+                path = []
+                while cell is not None:
+                    path.append(cell)
+                    cell = parent[cell]
+                return path[::-1]
+            row, col = cell
+            for dr, dc in _OFFSETS:
+                nxt = (row + dr, col + dc)
+                if nxt in parent or not self._inside(*nxt) or not self._passable[nxt] \
+                        or (nxt[0] - start[0]) ** 2 + (nxt[1] - start[1]) ** 2 > limit:
+                    continue
+                if dr and dc and not (self._passable[row + dr, col] and
+                                      self._passable[row, col + dc]):
+                    continue        # no corner cutting
+                parent[nxt] = cell
+                queue.append(nxt)
+        return None
+
     def _tree_to(self, goal_id):
         """Predecessors of the shortest-path tree rooted at node ``goal_id`` (cached)."""
         if self._tree_goal != goal_id:
@@ -216,8 +265,9 @@ class Planner:
         """A path from ``start`` to ``goal``, both map-frame (x, y).
 
         A start inside the inflation (next to a wall, or a wrong pose estimate) plans from the
-        nearest traversable cell within ``start_search_radius``. A goal inside the inflation,
-        in unknown space or off the map has no path.
+        nearest traversable cell within ``start_search_radius``; a start deeper in unknown space
+        first leaves it (``unknown_escape``). A goal inside the inflation, in unknown space or
+        off the map has no path.
 
         Returns:
             A list of map-frame (x, y) waypoints beginning at ``start`` and ending at ``goal``,
@@ -232,10 +282,14 @@ class Planner:
             return None
         start_cell = self.cell_of(sx, sy)
         moved = not (self._inside(*start_cell) and self.traversable[start_cell])
+        escape = []
         if moved:
             start_cell = self.nearest_traversable(sx, sy, self.config.start_search_radius)
             if start_cell is None:
-                return None
+                escape = self._escape(sx, sy)
+                if escape is None:
+                    return None
+                start_cell = escape.pop()
         cols = self.shape[1]
         goal_row, goal_col = self.cell_of(gx, gy)
         goal_id = goal_row * cols + goal_col
@@ -248,6 +302,9 @@ class Planner:
                 return None
             chain.append(node)
         rows, cols_ = np.divmod(np.asarray(chain), cols)
+        if escape:      # the way out of unknown space, from the start's own cell
+            rows = np.concatenate([[r for r, _c in escape[1:]], rows])
+            cols_ = np.concatenate([[c for _r, c in escape[1:]], cols_])
         xs, ys = self.cell_center(rows, cols_)
         # The exact start and goal replace their cells' centres; a start moved out of the
         # inflation first heads for the centre of the free cell it was moved to.
