@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.kidnap import (
-    DOCKING_CHARGED, DOCKING_CHARGING, STAMP_REORDER_WINDOW, WHEEL_DROP_LEFT_BIT,
+    DOCKING_CHARGED, DOCKING_CHARGING, EVENT_PRECEDENCE, STAMP_REORDER_WINDOW, WHEEL_DROP_LEFT_BIT,
     WHEEL_DROP_RIGHT_BIT, WHEEL_LEFT, WHEEL_RIGHT, KidnapConfig, KidnapEvent, KidnapTracker)
 
 E = KidnapEvent
@@ -236,6 +236,49 @@ def test_stale_sensor_state_is_ignored():
     # Equal stamps are duplicates, not stale: idempotent.
     assert k.on_sensor_state(BOTH, DISCHARGING, 1.3, stamp=1.3) == []
     assert k.stale_ignored == 1
+
+
+def test_a_sensor_state_sampled_before_the_lift_events_does_not_restart_the_lift():
+    # A loaded computer delivers the SensorState sampled just before the lift 1.3 s after the
+    # lift's WheelDropEvents: it must neither end the lift (a bump) nor restart its timers.
+    k = tracker()
+    k.on_sensor_state(0, DISCHARGING, 9.98, stamp=9.98)
+    assert lift_both(k, 10.0) == []
+    assert k.on_sensor_state(0, DISCHARGING, 11.3, stamp=9.99) == [E.PICKED_UP]
+    assert k.wheels_dropped == (True, True) and k.superseded == 1
+    assert [e for _t, e in ticks(k, 11.35, 12.1)] == [E.KIDNAPPED]     # 2 s after 10.0
+    # And after the put-down, one sampled before it does not lift the robot again.
+    assert lower_both(k, 13.0) == [E.PUT_DOWN]
+    assert k.on_sensor_state(BOTH, DISCHARGING, 13.4, stamp=12.99) == []
+    assert k.wheels_dropped == (False, False) and k.superseded == 2
+    assert ticks(k, 13.45, 14.0) == [] and not k.picked_up
+
+
+def test_a_sensor_state_sampled_after_the_last_event_is_applied():
+    k = tracker()
+    lift_both(k, 10.0)
+    # The wheels came back down 10 ms later and the SensorState saw it before the events.
+    assert k.on_sensor_state(0, DISCHARGING, 10.02, stamp=10.01) == [E.BUMP]
+    assert k.wheels_dropped == (False, False) and k.superseded == 0
+
+
+def test_sensor_state_stamps_on_another_clock_are_applied_after_an_event():
+    k = tracker()
+    lift_both(k, 100.0)
+    # Stamps far behind the receipt clock (a driver's clock set wrong): not older news.
+    k.on_sensor_state(BOTH, DISCHARGING, 100.02, stamp=100.0 - EVENT_PRECEDENCE - 1.0)
+    assert k.on_sensor_state(0, DISCHARGING, 100.1, stamp=100.0 - EVENT_PRECEDENCE - 0.9) \
+        == [E.BUMP]
+    assert k.superseded == 0
+
+
+def test_a_clock_jump_forgets_when_the_last_event_came():
+    k = tracker()
+    lift_both(k, 10.0)
+    lower_both(k, 10.05)
+    # The clock jumps back 5 s; the stream restarts from there and is applied again.
+    assert k.on_sensor_state(BOTH, DISCHARGING, 5.0, stamp=5.0) == []
+    assert k.wheels_dropped == (True, True) and k.superseded == 0
 
 
 def test_sensor_state_just_inside_the_reorder_window_is_stale():

@@ -4,7 +4,9 @@ The Kobuki reports its wheel-drop switches twice: as one ``WheelDropEvent`` per 
 (no timestamp) and as bits of the 50 Hz ``SensorState`` stream (which also carries the charger
 state). Both describe the same two switches, so :class:`KidnapTracker` keeps one copy of each
 wheel's state and lets either source set it; a repeated report changes nothing, and every event
-is an edge of the tracker's own state, so the two sources never produce double events.
+is an edge of the tracker's own state, so the two sources never produce double events. The two
+arrive through separate queues: a SensorState sampled before the last WheelDropEvent arrived is
+older news, and its wheel bits are left out (``EVENT_PRECEDENCE``).
 
 Timing rules (time is passed in, seconds, never read here):
 
@@ -42,6 +44,13 @@ DOCK_CHARGER_STATES = frozenset({DOCKING_CHARGED, DOCKING_CHARGING})
 #: of 10: the stamps' clock jumped (a bag looped without --clock, a driver whose clock stepped
 #: back, one bogus future stamp), and ignoring it would silence the stream for good.
 STAMP_REORDER_WINDOW = 1.0
+#: A SensorState stamped less than this (s) before the receipt of the last WheelDropEvent is
+#: older news than that event: its wheel bits are not applied (its charger state is). The two
+#: topics reach the node through separate queues, so a loaded computer can deliver a
+#: SensorState sampled before a lift after the lift's events: applied, it would end the lift for
+#: a moment and restart the kidnap timer (seen in the recovery benchmark: lifts of 3 s taken for
+#: short ones). Farther back than this the stamps are on another clock, and are applied.
+EVENT_PRECEDENCE = 5.0
 
 
 class KidnapEvent(enum.Enum):
@@ -116,6 +125,8 @@ class KidnapTracker:
             ``STAMP_REORDER_WINDOW`` older than the last one processed.
         stamp_jumps: how many times SensorState stamps jumped back by ``STAMP_REORDER_WINDOW``
             or more (the message is processed and the stamp filter restarts from it).
+        superseded: SensorStates whose wheel bits were not applied because they were stamped
+            before the last WheelDropEvent arrived (see ``EVENT_PRECEDENCE``).
         clock_jumps: how many times time went backwards.
     """
 
@@ -132,7 +143,9 @@ class KidnapTracker:
         self.on_dock = False
         self.stale_ignored = 0
         self.stamp_jumps = 0
+        self.superseded = 0
         self.clock_jumps = 0
+        self._event_t = None         # receipt time of the last WheelDropEvent
         self._now = None
         self._both_since = None      # when both wheels last became dropped
         self._episode = False        # a wheel is down and the drop episode is not over
@@ -164,6 +177,7 @@ class KidnapTracker:
             raise ValueError('unknown wheel %r (expected %d or %d)'
                              % (wheel, WHEEL_LEFT, WHEEL_RIGHT))
         self._advance_clock(t)
+        self._event_t = t
         wheels = dict(self._dropped)
         wheels[wheel] = bool(dropped)
         return self._apply_wheels(wheels, t)
@@ -176,8 +190,9 @@ class KidnapTracker:
             charger: ``SensorState.charger``.
             t: time of receipt (s), on the same clock as every other call.
             stamp: the message's header stamp (s), used only to ignore messages a little older
-                than the last one processed (see ``STAMP_REORDER_WINDOW``); None when the
-                message carries no stamp.
+                than the last one processed (see ``STAMP_REORDER_WINDOW``) and to leave out the
+                wheel bits of one sampled before the last WheelDropEvent arrived (see
+                ``EVENT_PRECEDENCE``); None when the message carries no stamp.
 
         Returns:
             The events caused, in order (none when the message is stale).
@@ -202,7 +217,15 @@ class KidnapTracker:
         self._advance_clock(t)
         wheels = {WHEEL_LEFT: bool(wheel_drop_bits & WHEEL_DROP_LEFT_BIT),
                   WHEEL_RIGHT: bool(wheel_drop_bits & WHEEL_DROP_RIGHT_BIT)}
-        events = self._apply_wheels(wheels, t)
+        if stamp is not None and self._event_t is not None \
+                and self._event_t - EVENT_PRECEDENCE <= stamp < self._event_t:
+            if wheels != self._dropped:
+                self.superseded += 1
+                _log.debug('not applying the wheel drops of a SensorState stamped %.3f, before '
+                           'the WheelDropEvent received at %.3f', stamp, self._event_t)
+            events = self._update_timers(t)
+        else:
+            events = self._apply_wheels(wheels, t)
         on_dock = charger in DOCK_CHARGER_STATES
         if on_dock and not self.on_dock:
             self.on_dock = True
@@ -257,6 +280,7 @@ class KidnapTracker:
                 self._both_since = t
             # Stamps from before the jump would make every later message look stale.
             self._last_stamp = None
+            self._event_t = None
         self._now = t
 
     def _apply_wheels(self, wheels, t):
