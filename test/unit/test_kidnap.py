@@ -7,8 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.kidnap import (
-    DOCKING_CHARGED, DOCKING_CHARGING, EVENT_PRECEDENCE, STAMP_REORDER_WINDOW, WHEEL_DROP_LEFT_BIT,
-    WHEEL_DROP_RIGHT_BIT, WHEEL_LEFT, WHEEL_RIGHT, KidnapConfig, KidnapEvent, KidnapTracker)
+    DOCKING_CHARGED, DOCKING_CHARGING, SENSOR_REPEAT_GRACE, STAMP_REORDER_WINDOW,
+    WHEEL_DROP_LEFT_BIT, WHEEL_DROP_RIGHT_BIT, WHEEL_LEFT, WHEEL_RIGHT, KidnapConfig,
+    KidnapEvent, KidnapTracker)
 
 E = KidnapEvent
 BOTH = WHEEL_DROP_LEFT_BIT | WHEEL_DROP_RIGHT_BIT
@@ -239,46 +240,61 @@ def test_stale_sensor_state_is_ignored():
 
 
 def test_a_sensor_state_sampled_before_the_lift_events_does_not_restart_the_lift():
-    # A loaded computer delivers the SensorState sampled just before the lift 1.3 s after the
-    # lift's WheelDropEvents: it must neither end the lift (a bump) nor restart its timers.
+    # A loaded computer delivers the SensorStates sampled just before the lift 1.3 s after the
+    # lift's WheelDropEvents: they repeat what the stream said before, so they neither end the
+    # lift (a bump) nor restart its timers.
     k = tracker()
-    k.on_sensor_state(0, DISCHARGING, 9.98, stamp=9.98)
+    k.on_sensor_state(0, DISCHARGING, 9.96, stamp=9.96)
     assert lift_both(k, 10.0) == []
-    assert k.on_sensor_state(0, DISCHARGING, 11.3, stamp=9.99) == [E.PICKED_UP]
+    assert k.on_sensor_state(0, DISCHARGING, 11.3, stamp=9.98) == [E.PICKED_UP]
     assert k.wheels_dropped == (True, True) and k.superseded == 1
-    assert [e for _t, e in ticks(k, 11.35, 12.1)] == [E.KIDNAPPED]     # 2 s after 10.0
-    # And after the put-down, one sampled before it does not lift the robot again.
+    # The stream then reports the lift (a change: applied, and nothing new) ...
+    assert sensor_stream(k, 11.32, 12.1, BOTH) == [E.KIDNAPPED]     # 2 s after 10.0
+    # ... and after the put-down, its late samples from the air do not lift the robot again.
     assert lower_both(k, 13.0) == [E.PUT_DOWN]
     assert k.on_sensor_state(BOTH, DISCHARGING, 13.4, stamp=12.99) == []
     assert k.wheels_dropped == (False, False) and k.superseded == 2
     assert ticks(k, 13.45, 14.0) == [] and not k.picked_up
+    # Its next change is applied, whatever the events said (here nothing new).
+    assert k.on_sensor_state(0, DISCHARGING, 14.02, stamp=13.02) == []
+    assert k.superseded == 2
 
 
-def test_a_sensor_state_sampled_after_the_last_event_is_applied():
+def test_a_change_in_the_sensor_state_stream_is_applied_after_an_event():
     k = tracker()
+    k.on_sensor_state(0, DISCHARGING, 9.98, stamp=9.98)
     lift_both(k, 10.0)
+    k.on_sensor_state(BOTH, DISCHARGING, 10.01, stamp=10.005)
     # The wheels came back down 10 ms later and the SensorState saw it before the events.
-    assert k.on_sensor_state(0, DISCHARGING, 10.02, stamp=10.01) == [E.BUMP]
+    assert k.on_sensor_state(0, DISCHARGING, 10.03, stamp=10.02) == [E.BUMP]
     assert k.wheels_dropped == (False, False) and k.superseded == 0
 
 
-def test_sensor_state_stamps_on_another_clock_are_applied_after_an_event():
+def test_a_sensor_state_change_of_one_wheel_leaves_the_other_to_the_events():
     k = tracker()
-    lift_both(k, 100.0)
-    # Stamps far behind the receipt clock (a driver's clock set wrong): not older news.
-    k.on_sensor_state(BOTH, DISCHARGING, 100.02, stamp=100.0 - EVENT_PRECEDENCE - 1.0)
-    assert k.on_sensor_state(0, DISCHARGING, 100.1, stamp=100.0 - EVENT_PRECEDENCE - 0.9) \
-        == [E.BUMP]
-    assert k.superseded == 0
+    k.on_sensor_state(0, DISCHARGING, 0.0, stamp=0.0)
+    lift_both(k, 1.0)
+    # The stream saw the left wheel go down only (the right one still up when sampled).
+    assert k.on_sensor_state(WHEEL_DROP_LEFT_BIT, DISCHARGING, 1.05, stamp=0.99) == []
+    assert k.wheels_dropped == (True, True) and k.superseded == 1
+    assert [e for _t, e in ticks(k, 1.1, 1.3)] == [E.PICKED_UP]
 
 
-def test_a_clock_jump_forgets_when_the_last_event_came():
+def test_a_sensor_state_that_keeps_disagreeing_wins_after_the_grace():
+    # The raise events were lost: the SensorState stream says "on the ground" all along.
     k = tracker()
-    lift_both(k, 10.0)
-    lower_both(k, 10.05)
-    # The clock jumps back 5 s; the stream restarts from there and is applied again.
-    assert k.on_sensor_state(BOTH, DISCHARGING, 5.0, stamp=5.0) == []
-    assert k.wheels_dropped == (True, True) and k.superseded == 0
+    k.on_sensor_state(0, DISCHARGING, 0.98, stamp=0.98)
+    lift_both(k, 1.0)
+    stream = sensor_stream(k, 1.02, 1.0 + SENSOR_REPEAT_GRACE + 0.1, 0)
+    assert stream == [E.PICKED_UP, E.PUT_DOWN] and not k.picked_up and not k.kidnapped
+    assert k.superseded == int(round(SENSOR_REPEAT_GRACE / 0.02)) - 1
+
+
+def test_the_first_sensor_state_is_taken_whole():
+    k = tracker()
+    lift_both(k, 1.0)
+    assert k.on_sensor_state(0, DISCHARGING, 1.05, stamp=1.04) == [E.BUMP]
+    assert k.wheels_dropped == (False, False)
 
 
 def test_sensor_state_just_inside_the_reorder_window_is_stale():
@@ -376,7 +392,8 @@ def test_event_storms_keep_a_consistent_state(storm):
         else:
             events = k.clear_kidnapped()
         _check_invariants(k, events, history)
-    events = k.on_sensor_state(0, DISCHARGING, t + 1.0, stamp=t + 10.0)
+    # After the grace the level of the SensorState wins, whatever the events said.
+    events = k.on_sensor_state(0, DISCHARGING, t + SENSOR_REPEAT_GRACE + 0.01, stamp=t + 10.0)
     _check_invariants(k, events, history)
     assert not k.picked_up and not k.on_dock
 

@@ -5,8 +5,10 @@ The Kobuki reports its wheel-drop switches twice: as one ``WheelDropEvent`` per 
 state). Both describe the same two switches, so :class:`KidnapTracker` keeps one copy of each
 wheel's state and lets either source set it; a repeated report changes nothing, and every event
 is an edge of the tracker's own state, so the two sources never produce double events. The two
-arrive through separate queues: a SensorState sampled before the last WheelDropEvent arrived is
-older news, and its wheel bits are left out (``EVENT_PRECEDENCE``).
+arrive through separate queues, so a SensorState that repeats its stream's previous wheel bits
+does not undo a WheelDropEvent received less than ``SENSOR_REPEAT_GRACE`` before: it was most
+likely sampled before that event. A change in the SensorState stream always counts, and so does
+a repeat after the grace (the level corrects an event that was lost).
 
 Timing rules (time is passed in, seconds, never read here):
 
@@ -44,13 +46,12 @@ DOCK_CHARGER_STATES = frozenset({DOCKING_CHARGED, DOCKING_CHARGING})
 #: of 10: the stamps' clock jumped (a bag looped without --clock, a driver whose clock stepped
 #: back, one bogus future stamp), and ignoring it would silence the stream for good.
 STAMP_REORDER_WINDOW = 1.0
-#: A SensorState stamped less than this (s) before the receipt of the last WheelDropEvent is
-#: older news than that event: its wheel bits are not applied (its charger state is). The two
-#: topics reach the node through separate queues, so a loaded computer can deliver a
-#: SensorState sampled before a lift after the lift's events: applied, it would end the lift for
-#: a moment and restart the kidnap timer (seen in the recovery benchmark: lifts of 3 s taken for
-#: short ones). Farther back than this the stamps are on another clock, and are applied.
-EVENT_PRECEDENCE = 5.0
+#: For this long (s, receipt time) after a WheelDropEvent, a SensorState whose wheel bits only
+#: repeat its stream's previous message does not undo that event. A loaded computer delivered
+#: the SensorStates sampled just before a lift 1.3 s after the lift's events (the recovery
+#: benchmark, two graphs on two cores): applied, they ended the lift for a moment and restarted
+#: the kidnap timer, and 3 s lifts passed for short ones.
+SENSOR_REPEAT_GRACE = 2.0
 
 
 class KidnapEvent(enum.Enum):
@@ -125,8 +126,9 @@ class KidnapTracker:
             ``STAMP_REORDER_WINDOW`` older than the last one processed.
         stamp_jumps: how many times SensorState stamps jumped back by ``STAMP_REORDER_WINDOW``
             or more (the message is processed and the stamp filter restarts from it).
-        superseded: SensorStates whose wheel bits were not applied because they were stamped
-            before the last WheelDropEvent arrived (see ``EVENT_PRECEDENCE``).
+        superseded: SensorStates whose wheel bits differed from the tracker's but only
+            repeated their stream's previous ones within ``SENSOR_REPEAT_GRACE`` of a
+            WheelDropEvent, so were not applied.
         clock_jumps: how many times time went backwards.
     """
 
@@ -145,6 +147,7 @@ class KidnapTracker:
         self.stamp_jumps = 0
         self.superseded = 0
         self.clock_jumps = 0
+        self._sensor_wheels = None   # the wheel states the last SensorState reported
         self._event_t = None         # receipt time of the last WheelDropEvent
         self._now = None
         self._both_since = None      # when both wheels last became dropped
@@ -190,9 +193,8 @@ class KidnapTracker:
             charger: ``SensorState.charger``.
             t: time of receipt (s), on the same clock as every other call.
             stamp: the message's header stamp (s), used only to ignore messages a little older
-                than the last one processed (see ``STAMP_REORDER_WINDOW``) and to leave out the
-                wheel bits of one sampled before the last WheelDropEvent arrived (see
-                ``EVENT_PRECEDENCE``); None when the message carries no stamp.
+                than the last one processed (see ``STAMP_REORDER_WINDOW``); None when the
+                message carries no stamp.
 
         Returns:
             The events caused, in order (none when the message is stale).
@@ -215,17 +217,23 @@ class KidnapTracker:
                 self._stamp_jumped(stamp)
             self._last_stamp = stamp
         self._advance_clock(t)
-        wheels = {WHEEL_LEFT: bool(wheel_drop_bits & WHEEL_DROP_LEFT_BIT),
-                  WHEEL_RIGHT: bool(wheel_drop_bits & WHEEL_DROP_RIGHT_BIT)}
-        if stamp is not None and self._event_t is not None \
-                and self._event_t - EVENT_PRECEDENCE <= stamp < self._event_t:
-            if wheels != self._dropped:
+        reported = {WHEEL_LEFT: bool(wheel_drop_bits & WHEEL_DROP_LEFT_BIT),
+                    WHEEL_RIGHT: bool(wheel_drop_bits & WHEEL_DROP_RIGHT_BIT)}
+        previous = self._sensor_wheels
+        self._sensor_wheels = reported
+        wheels = reported
+        if previous is not None and self._event_t is not None \
+                and t - self._event_t < SENSOR_REPEAT_GRACE:
+            # Only the wheels whose bit changed in the stream: a repeat was most likely
+            # sampled before the WheelDropEvent that came through faster.
+            wheels = {wheel: dropped if previous[wheel] != dropped else self._dropped[wheel]
+                      for wheel, dropped in reported.items()}
+            if wheels != reported:
                 self.superseded += 1
-                _log.debug('not applying the wheel drops of a SensorState stamped %.3f, before '
-                           'the WheelDropEvent received at %.3f', stamp, self._event_t)
-            events = self._update_timers(t)
-        else:
-            events = self._apply_wheels(wheels, t)
+                _log.debug('SensorState wheel drops %s repeat the previous message, %.2f s '
+                           'after a wheel-drop event: keeping %s', reported, t - self._event_t,
+                           wheels)
+        events = self._apply_wheels(wheels, t)
         on_dock = charger in DOCK_CHARGER_STATES
         if on_dock and not self.on_dock:
             self.on_dock = True
@@ -278,9 +286,10 @@ class KidnapTracker:
                          'pick-up timers', self._now - t, self._now, t)
             if self._both_since is not None:
                 self._both_since = t
+            if self._event_t is not None:
+                self._event_t = t
             # Stamps from before the jump would make every later message look stale.
             self._last_stamp = None
-            self._event_t = None
         self._now = t
 
     def _apply_wheels(self, wheels, t):
