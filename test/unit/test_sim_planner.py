@@ -175,6 +175,14 @@ def test_no_way_out_of_unknown_space_beyond_unknown_escape_or_with_it_off():
     assert Planner(grid).plan((1.0, 2.0), (5.0, 1.0)) is None
 
 
+def test_unknown_escape_bounds_the_length_of_the_way_out_not_the_distance():
+    grid = unmapped_room()
+    # Behind the pillar the nearest free cell is about 1.85 m away as the crow flies, but the
+    # way out around the pillar is about 2.15 m long.
+    assert Planner(grid, PlannerConfig(unknown_escape=2.0)).plan((5.0, 2.0), (1.0, 2.0)) is None
+    assert Planner(grid, PlannerConfig(unknown_escape=2.3)).plan((5.0, 2.0), (1.0, 2.0))
+
+
 def test_replanning_to_the_same_goal_reuses_the_tree_and_follows_the_new_start():
     planner = Planner(maze())
     first = planner.plan((1.0, 1.0), (5.0, 1.0))

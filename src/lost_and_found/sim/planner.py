@@ -52,9 +52,9 @@ class PlannerConfig:
         start_search_radius: a start inside the inflation plans from the nearest traversable
             cell within this distance (m); farther away there is no path.
         unknown_escape: a start in unknown space (``unknown_is_free`` false) with no
-            traversable cell within ``start_search_radius`` leaves by the fewest planning cells
-            through unknown cells clear of walls (the inflation from occupied cells and the map's
-            edge only) to the nearest traversable cell, if one is within this distance (m);
+            traversable cell within ``start_search_radius`` leaves by the shortest way through
+            unknown cells clear of walls (the inflation from occupied cells and the map's edge
+            only) to the nearest traversable cell, if that way is at most this long (m);
             0: no way out. move_base's global planners plan through unknown space by default
             (navfn's and global_planner's ``allow_unknown``), so a robot that a wrong estimate
             or the wander took into unmapped space is not stuck there.
@@ -94,6 +94,29 @@ def _block_min(values, factor, fill):
     return padded.reshape(r // factor, factor, c // factor, factor).min(axis=(1, 3))
 
 
+def _grid_graph(cells, cost, resolution):
+    """The 8-connected graph over the True cells of ``cells`` (rows, cols), no corner cutting
+    (a diagonal step needs both side cells True too): a sparse matrix over the cells' flat
+    indices whose weight is the step's length (m) times the mean ``cost`` of its two cells."""
+    from scipy.sparse import csr_matrix
+    rows, cols = cells.shape
+    ids = np.arange(rows * cols).reshape(rows, cols)
+    src, dst, weight = [], [], []
+    for dr, dc in _OFFSETS:
+        # Slices of the cells that have a neighbour at (dr, dc) and of those neighbours.
+        a = (slice(max(0, -dr), rows - max(0, dr)), slice(max(0, -dc), cols - max(0, dc)))
+        b = (slice(max(0, dr), rows + min(0, dr)), slice(max(0, dc), cols + min(0, dc)))
+        ok = cells[a] & cells[b]
+        if dr and dc:   # no corner cutting: both side cells must be True too
+            ok &= cells[b[0], a[1]] & cells[a[0], b[1]]
+        step = math.hypot(dr, dc) * resolution
+        src.append(ids[a][ok])
+        dst.append(ids[b][ok])
+        weight.append(step * 0.5 * (cost[a][ok] + cost[b][ok]))
+    return csr_matrix((np.concatenate(weight), (np.concatenate(src), np.concatenate(dst))),
+                      shape=(rows * cols, rows * cols))
+
+
 class Planner:
     """Shortest safe paths on one static map (see the module docstring).
 
@@ -112,7 +135,6 @@ class Planner:
 
     def __init__(self, grid, config=PlannerConfig()):
         """Inflate, downsample and build the graph (once: the map is static)."""
-        from scipy.sparse import csr_matrix
         config.validate()
         self.grid = grid
         self.config = config
@@ -139,28 +161,10 @@ class Planner:
         falloff = np.clip(1.0 - beyond / config.wall_cost_distance, 0.0, 1.0)
         self.cost = 1.0 + config.wall_cost_weight * falloff
 
-        rows, cols = self.traversable.shape
-        ids = np.arange(rows * cols).reshape(rows, cols)
-        src, dst, weight = [], [], []
-        for dr, dc in _OFFSETS:
-            # Slices of the cells that have a neighbour at (dr, dc) and of those neighbours.
-            a = (slice(max(0, -dr), rows - max(0, dr)), slice(max(0, -dc), cols - max(0, dc)))
-            b = (slice(max(0, dr), rows + min(0, dr)), slice(max(0, dc), cols + min(0, dc)))
-            ok = self.traversable[a] & self.traversable[b]
-            if dr and dc:   # no corner cutting: both side cells must be traversable too
-                side1 = (b[0], a[1])
-                side2 = (a[0], b[1])
-                ok &= self.traversable[side1] & self.traversable[side2]
-            step = math.hypot(dr, dc) * self.resolution
-            src.append(ids[a][ok])
-            dst.append(ids[b][ok])
-            weight.append(step * 0.5 * (self.cost[a][ok] + self.cost[b][ok]))
-        self._graph = csr_matrix(
-            (np.concatenate(weight), (np.concatenate(src), np.concatenate(dst))),
-            shape=(rows * cols, rows * cols))
+        self._graph = _grid_graph(self.traversable, self.cost, self.resolution)
         self._tree_goal = None
         self._tree = None
-        self._passable = None       # the unknown-is-free traversable grid, built on first escape
+        self._escape_graph = None   # the graph with unknown counted free, built on first escape
 
     @property
     def shape(self):
@@ -215,42 +219,34 @@ class Planner:
 
     def _escape(self, x, y):
         """The planning cells from (x, y), in unknown space, to the nearest traversable cell
-        through cells clear of walls with unknown counted free (see ``unknown_escape``), the
-        traversable cell last; None when there is none within ``unknown_escape``."""
-        from collections import deque
+        by the shortest way through cells clear of walls with unknown counted free (see
+        ``unknown_escape``), the traversable cell last; None when there is no such way, or it
+        is longer than ``unknown_escape``."""
+        from scipy.sparse.csgraph import dijkstra
         reach = self.config.unknown_escape
         if reach <= 0.0 or self.config.unknown_is_free or not self.grid.unknown.any():
             return None
-        if self._passable is None:
+        if self._escape_graph is None:
             fine = self.grid.distance_field(edge=True)      # occupied cells and the edge only
-            coarse = _block_min(fine, self.factor, 0.0)
-            self._passable = coarse >= self.config.inflation_radius
+            passable = _block_min(fine, self.factor, 0.0) >= self.config.inflation_radius
+            self._escape_graph = (passable, _grid_graph(passable, np.ones(passable.shape),
+                                                        self.resolution))
+        passable, graph = self._escape_graph
         start = self.cell_of(x, y)
-        if not (self._inside(*start) and self._passable[start]):
+        if not (self._inside(*start) and passable[start]):
             return None
-        limit = (reach / self.resolution) ** 2
-        parent = {start: None}
-        queue = deque([start])
-        while queue:
-            cell = queue.popleft()
-            if self.traversable[cell]:
-                path = []
-                while cell is not None:
-                    path.append(cell)
-                    cell = parent[cell]
-                return path[::-1]
-            row, col = cell
-            for dr, dc in _OFFSETS:
-                nxt = (row + dr, col + dc)
-                if nxt in parent or not self._inside(*nxt) or not self._passable[nxt] \
-                        or (nxt[0] - start[0]) ** 2 + (nxt[1] - start[1]) ** 2 > limit:
-                    continue
-                if dr and dc and not (self._passable[row + dr, col] and
-                                      self._passable[row, col + dc]):
-                    continue        # no corner cutting
-                parent[nxt] = cell
-                queue.append(nxt)
-        return None
+        cols = self.shape[1]
+        distance, tree = dijkstra(graph, directed=True, indices=start[0] * cols + start[1],
+                                  return_predecessors=True, limit=reach)
+        distance = np.where(self.traversable.ravel(), distance, np.inf)
+        node = int(np.argmin(distance))
+        if not np.isfinite(distance[node]):
+            return None
+        chain = [node]
+        while tree[node] >= 0:
+            node = int(tree[node])
+            chain.append(node)
+        return [divmod(n, cols) for n in reversed(chain)]
 
     def _tree_to(self, goal_id):
         """Predecessors of the shortest-path tree rooted at node ``goal_id`` (cached)."""
