@@ -189,6 +189,39 @@ def test_slow_creep_below_progress_distance_is_no_progress_but_real_motion_is():
     assert Status.NO_PROGRESS not in statuses
 
 
+def test_a_detour_that_leads_away_from_the_goal_is_progress():
+    # The goal is 1 m north, but the path goes 5 m west first (a wall between, say): for 17 s
+    # the distance to the goal grows. move_base's oscillation check counts the robot's movement,
+    # not the closing of that distance, and so does the follower.
+    follower = PathFollower()
+    path = straight(0, 0, -5, 0) + straight(-5, 0, -5, 1)[1:] + straight(-5, 1, 0, 1)[1:]
+    follower.set_path(path, None, 0.0)
+    pose, now, commands = drive(follower, (0.0, 0.0, math.pi), 800)
+    assert commands[-1].status is Status.REACHED and now > 30.0
+    assert Status.NO_PROGRESS not in [c.status for c in commands]
+
+
+def to_robot(point, pose):
+    """A map point in the frame of a robot at ``pose``, as an (1, 2) obstacle array."""
+    dx, dy = point[0] - pose[0], point[1] - pose[1]
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    return np.array([[c * dx + s * dy, -s * dx + c * dy]])
+
+
+def test_an_obstacle_beside_the_path_does_not_hold_a_robot_facing_a_little_off_it():
+    # Facing 0.25 rad left of the path, the obstacle 0.26 m beside it lies in the corridor
+    # ahead (0.19 m off its axis): the robot turns to face the path, which frees it.
+    obstacle = (0.25, 0.26)
+    follower = PathFollower()
+    follower.set_path(straight(0, 0, 3, 0), None, 0.0)
+    first = follower.compute(0.0, 0.0, 0.25, 0.0, obstacles=to_robot(obstacle, (0, 0, 0.25)))
+    assert first.status is Status.BLOCKED and first.linear == 0.0 and first.angular < 0.0
+    pose, _, commands = drive(follower, (0.0, 0.0, 0.25), 200,
+                              obstacles_of=lambda pose: to_robot(obstacle, pose))
+    assert commands[-1].status is Status.REACHED
+    assert Status.NO_PROGRESS not in [c.status for c in commands]
+
+
 def test_a_clock_jumping_backwards_restarts_the_progress_window():
     follower = PathFollower()
     follower.set_path(straight(0, 0, 3, 0), None, 100.0)

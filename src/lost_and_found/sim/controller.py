@@ -16,11 +16,13 @@ local planner is (it never sees ground truth):
   ``latch_xy_goal_tolerance``), turn in place to the goal yaw; done within ``yaw_tolerance``.
 - **Obstacle stop.** Laser points in the corridor the robot would sweep driving straight ahead
   (half-width ``robot_radius + footprint_margin``) closer than ``stop_distance`` to the robot
-  centre stop forward motion; turning in place is still allowed.
-- **Progress.** When the distance to the goal has not dropped by ``progress_distance`` within
-  ``progress_timeout`` (move_base's ``oscillation_distance``/``oscillation_timeout``), the
-  follower reports NO_PROGRESS. While aligning, a drop of the yaw error by ``ALIGN_PROGRESS``
-  counts as progress instead.
+  centre stop forward motion; the robot turns in place to face the path (within
+  ``BLOCKED_FACE_ANGLE``), which frees it when the obstacle is beside the path rather than on it.
+- **Progress.** When the robot has not moved ``progress_distance`` from where it was when the
+  progress clock last restarted within ``progress_timeout`` (move_base's
+  ``oscillation_distance``/``oscillation_timeout``: a detour that leads away from the goal is
+  progress too), the follower reports NO_PROGRESS. While aligning, a drop of the yaw error by
+  ``ALIGN_PROGRESS`` counts as progress instead.
 
 :class:`Navigation` is the executive of one goal: plan (with retries), re-plan periodically,
 follow, and decide SUCCEEDED or ABORTED (no path, no progress after one re-plan, no pose).
@@ -43,6 +45,11 @@ _log = logging.getLogger('rosout')
 
 #: Decrease (rad) of the yaw error that counts as progress while aligning to the goal yaw.
 ALIGN_PROGRESS = 0.1
+
+#: While the obstacle stop holds the robot, it turns in place until it faces the path's
+#: lookahead point within this angle (rad): facing a little off the path, the corridor ahead can
+#: take in an obstacle the path passes clear of, and the robot would wait for ever.
+BLOCKED_FACE_ANGLE = 0.05
 
 #: Searching this far (m) along the path past the last closest point for the new closest point:
 #: far enough to skip a corner cut, near enough never to jump to a later leg of a U-shaped path.
@@ -124,7 +131,8 @@ class FollowerConfig:
         footprint_margin: added to ``robot_radius`` for the obstacle corridor's half-width (m).
         stop_distance: obstacles in the corridor closer than this to the robot centre (m) stop
             forward motion.
-        progress_distance: the distance to the goal must drop by this much (m) ...
+        progress_distance: the robot must move this far (m) from where it was when the
+            progress clock last restarted ...
         progress_timeout: ... within this time (s), or the follower reports NO_PROGRESS.
     """
 
@@ -190,6 +198,7 @@ class PathFollower:
         self._rotating = False
         self._aligning = False
         self._progress_ref = math.inf
+        self._progress_point = None
         self.progress_time = None
         self._last_now = None
 
@@ -240,6 +249,7 @@ class PathFollower:
     def reset_progress(self, now):
         """Restart the progress clock at ``now`` (e.g. after a re-plan for lack of progress)."""
         self._progress_ref = math.inf
+        self._progress_point = None
         self.progress_time = now
         self._last_now = now
 
@@ -277,17 +287,37 @@ class PathFollower:
         c = self.config
         return turn_rate(error, c.angular_gain, c.min_angular, c.max_angular)
 
-    def _progress(self, value, step, now):
-        """Update the progress clock with ``value`` (lower is better); True when stalled."""
+    def _stalled(self, now):
+        """True when the progress clock has run ``progress_timeout`` since its last restart."""
+        return now - self.progress_time > self.config.progress_timeout
+
+    def _clock(self, now):
         if self._last_now is not None and now < self._last_now:
             self.reset_progress(now)     # the clock jumped backwards: start the window again
         self._last_now = now
+
+    def _progress(self, value, step, now):
+        """Update the progress clock with ``value`` (lower is better); True when stalled."""
+        self._clock(now)
         if self._progress_ref == math.inf:
             self._progress_ref = value          # the first reading after a reset: the reference
         elif value <= self._progress_ref - step:
             self._progress_ref = value
             self.progress_time = now
-        return now - self.progress_time > self.config.progress_timeout
+        return self._stalled(now)
+
+    def _moved(self, x, y, now):
+        """Update the progress clock with the position (x, y): a move of ``progress_distance``
+        from the reference point restarts it there (move_base's oscillation check); True when
+        stalled."""
+        self._clock(now)
+        if self._progress_point is None:
+            self._progress_point = (x, y)       # the first reading after a reset: the reference
+        elif math.hypot(x - self._progress_point[0],
+                        y - self._progress_point[1]) >= self.config.progress_distance:
+            self._progress_point = (x, y)
+            self.progress_time = now
+        return self._stalled(now)
 
     # ------------------------------------------------------------------ the step
 
@@ -332,7 +362,7 @@ class PathFollower:
                 return Command(0.0, 0.0, Status.NO_PROGRESS)
             return Command(0.0, self._turn(error), Status.ALIGNING)
 
-        if self._progress(goal_distance, c.progress_distance, now):
+        if self._moved(x, y, now):
             return Command(0.0, 0.0, Status.NO_PROGRESS)
         self._closest_index(x, y)
         lx, ly = self._lookahead_point(x, y)
@@ -345,8 +375,8 @@ class PathFollower:
             return Command(0.0, self._turn(alpha), Status.ROTATING)
 
         if self._blocked(obstacles):
-            # Forward motion stops; keep facing the path so the robot is ready to go on.
-            return Command(0.0, self._turn(alpha) if abs(alpha) > c.yaw_tolerance else 0.0,
+            # Forward motion stops; face the path (BLOCKED_FACE_ANGLE) to be ready to go on.
+            return Command(0.0, self._turn(alpha) if abs(alpha) > BLOCKED_FACE_ANGLE else 0.0,
                            Status.BLOCKED)
         distance = max(math.hypot(lx - x, ly - y), 1e-6)
         curvature = 2.0 * math.sin(alpha) / distance
