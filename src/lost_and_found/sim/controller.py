@@ -292,6 +292,7 @@ class PathFollower:
         return now - self.progress_time > self.config.progress_timeout
 
     def _clock(self, now):
+        """Note the time ``now``; a clock that went backwards restarts the progress clock."""
         if self._last_now is not None and now < self._last_now:
             self.reset_progress(now)     # the clock jumped backwards: start the window again
         self._last_now = now
