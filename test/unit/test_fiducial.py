@@ -9,9 +9,9 @@ from hypothesis import given, settings, strategies as st
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.fiducial import (
-    FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection, contradicts,
-    facing_yaw, facing_yaw_rotation, initialpose_covariance, load_fiducial_map,
-    parse_fiducial_map)
+    CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection,
+    coarse_estimate, contradicts, facing_yaw, facing_yaw_rotation, initialpose_covariance,
+    load_fiducial_map, parse_fiducial_map)
 from lost_and_found.state import State
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -209,6 +209,81 @@ def test_closest_accepted_observation_wins():
 
 def test_no_observations():
     assert localizer().estimate([], T_BASE_CAM) == (None, [])
+
+
+# --- coarse fixes --------------------------------------------------------------------------
+
+def coarse(observations, skip=(), **kwargs):
+    """The coarse estimate of ``observations`` with the default limits, overridden by
+    ``kwargs``, and the fix's rejections."""
+    config = FiducialLocalizerConfig(fiducial_map='/x.yaml', **kwargs)
+    config.validate()
+    loc = FiducialLocalizer(config, parse_fiducial_map(MAP))
+    best, reasons = loc.estimate(observations, T_BASE_CAM)
+    assert best is None
+    return coarse_estimate(loc, observations, reasons, T_BASE_CAM, config, skip), reasons
+
+
+def test_a_tag_too_far_for_a_fix_gives_a_coarse_one_at_its_exact_pose():
+    # Tag 8 faces +y from (2, 3): seen 4 m straight ahead, the base is 4.2 m north of it.
+    far = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 4.0))
+    estimate, reasons = coarse([(8, far, 0.01)])
+    assert reasons == [(8, Rejection.TOO_FAR)]
+    assert (estimate.x, estimate.y, estimate.yaw) == pytest.approx((2.0, 7.2, -math.pi / 2))
+    assert estimate.fiducial_id == 8 and estimate.distance == pytest.approx(4.0)
+
+
+def test_grazing_and_noisy_tags_give_coarse_fixes_within_the_coarse_limits():
+    assert coarse([(8, tilted_tag(1.2), 0.0)])[0].fiducial_id == 8
+    assert coarse([(8, T_CAM_TAG_AHEAD, 0.1)])[0].fiducial_id == 8
+    assert coarse([(8, tilted_tag(1.4), 0.0)])[0] is None
+    assert coarse([(8, T_CAM_TAG_AHEAD, 0.2)])[0] is None
+    far = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 4.6))
+    assert coarse([(8, far, 0.0)])[0] is None
+    assert coarse([(8, far, 0.0)], coarse_max_distance=5.0)[0] is not None
+
+
+def test_no_coarse_fix_from_unknown_ids_broken_detections_or_spent_tags():
+    far = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 4.0))
+    assert coarse([(99, far, 0.0)])[0] is None
+    assert coarse([(8, far, float('nan'))])[0] is None
+    assert coarse([(8, _scaled(), 0.0)])[0] is None
+    assert coarse([(8, far, 0.0)], skip={8})[0] is None
+
+
+def test_the_nearest_usable_tag_gives_the_coarse_fix():
+    far = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 4.0))
+    farther = geometry.make_transform((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 4.4))
+    estimate, _ = coarse([(7, farther, 0.0), (8, far, 0.0), (9, tilted_tag(1.5, 3.5), 0.0)])
+    assert estimate.fiducial_id == 8
+    assert coarse([(7, farther, 0.0), (8, far, 0.0)], skip={8})[0].fiducial_id == 7
+
+
+def test_coarse_tries_are_per_tag_and_end_with_the_lost_episode():
+    tries = CoarseTries(2)
+    tries.use(8)
+    assert tries.spent() == frozenset()
+    tries.use(8)
+    tries.use(7)
+    assert tries.spent() == {8}
+    for state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
+        tries.on_state(state)
+        assert tries.spent() == {8}
+    tries.on_state(State.IDLE)
+    assert tries.spent() == frozenset()
+    tries.use(8)
+    tries.use(8)
+    tries.on_state(State.FLYING)
+    assert tries.spent() == frozenset()
+
+
+@pytest.mark.parametrize('key,value', [
+    ('coarse_fixes', 'yes'), ('coarse_max_distance', 0.0), ('coarse_max_view_angle', 2.0),
+    ('coarse_max_object_error', -0.1), ('coarse_sigma_xy', 0.0), ('coarse_sigma_yaw', -1.0),
+    ('coarse_tries', 0), ('coarse_tries', 1.5)])
+def test_bad_coarse_settings_are_named(key, value):
+    with pytest.raises(ConfigError, match=key):
+        FiducialLocalizerConfig(fiducial_map='/x.yaml', **{key: value}).validate()
 
 
 # --- map parsing ---------------------------------------------------------------------------

@@ -10,6 +10,12 @@ projected to 2D as (x, y, yaw of the base x axis). Poor observations are rejecte
 ids, a high or a missing (not finite) reprojection (object) error, far tags, and tags seen at a
 grazing angle, whose pose (above all its orientation) ArUco estimates badly.
 
+A tag rejected only for its distance, view angle or object error still says roughly where the
+robot is. With ``coarse_fixes``, while the robot is lost, such a tag within wider limits gives
+a *coarse fix* (:func:`coarse_estimate`): its pose with a wider covariance, once per tag per
+lost episode (:class:`CoarseTries`), for amcl to settle against the laser. The recovery node
+otherwise drives closer to such a tag, which fails when no straight way leads there.
+
 The fiducial map is a YAML file (see ``config/fiducials_example.yaml``)::
 
     frame_id: map
@@ -30,7 +36,7 @@ import yaml
 from lost_and_found.core import geometry
 from lost_and_found.core.config import Checker, ConfigError, frame_problem
 from lost_and_found.core.tag_check import CLEARANCE
-from lost_and_found.state import parse_state
+from lost_and_found.state import LOCALIZED, State, parse_state
 
 _log = logging.getLogger('rosout')
 
@@ -87,6 +93,18 @@ class FiducialLocalizerConfig:
             an obstacle (the robot's radius plus a margin).
         viewpoint_turn_cost: metres of path one radian of turning costs when viewpoints are
             compared (the robot's linear over its angular speed).
+        coarse_fixes: while the robot is ``LOST``, a camera frame with no acceptable tag but a
+            mapped one rejected only for its distance, view angle or object error, within the
+            ``coarse_*`` limits, gives a *coarse fix*: the pose from that tag, published with
+            the wider ``coarse_sigma_*`` covariance, for amcl to finish against the laser
+            (a tag seen past a corner may have no straight way to a closer view).
+        coarse_max_distance: farthest camera-to-tag distance (m) of a coarse fix.
+        coarse_max_view_angle: largest view angle (rad) of a coarse fix.
+        coarse_max_object_error: largest ``object_error`` of a coarse fix.
+        coarse_sigma_xy: standard deviation (m) of x and y of a coarse fix.
+        coarse_sigma_yaw: standard deviation (rad) of yaw of a coarse fix.
+        coarse_tries: coarse fixes from one tag per lost episode (from the robot leaving a
+            localized state, or being lifted, until it is localized again).
     """
 
     fiducial_map: str = ''
@@ -114,6 +132,13 @@ class FiducialLocalizerConfig:
     viewpoint_max_path: float = 8.0
     viewpoint_clearance: float = 0.3
     viewpoint_turn_cost: float = 0.3
+    coarse_fixes: bool = False
+    coarse_max_distance: float = 4.5
+    coarse_max_view_angle: float = 1.35
+    coarse_max_object_error: float = 0.15
+    coarse_sigma_xy: float = 0.3
+    coarse_sigma_yaw: float = 0.2
+    coarse_tries: int = 1
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -166,6 +191,13 @@ class FiducialLocalizerConfig:
         check.non_negative('viewpoint_max_path')
         check.non_negative('viewpoint_clearance')
         check.non_negative('viewpoint_turn_cost')
+        check.require(isinstance(self.coarse_fixes, bool), 'coarse_fixes', 'be true or false')
+        check.positive('coarse_max_distance')
+        check.in_range('coarse_max_view_angle', 0.0, math.pi / 2, low_open=True)
+        check.positive('coarse_max_object_error')
+        check.positive('coarse_sigma_xy')
+        check.positive('coarse_sigma_yaw')
+        check.positive_int('coarse_tries')
         check.done()
 
 
@@ -496,6 +528,68 @@ class FiducialLocalizer:
                                            t_base_cam)
                 best = PoseEstimate(x, y, yaw, fiducial_id, distance)
         return best, reasons
+
+
+#: Rejections that a closer, more frontal view could cure: the tags the recovery node drives
+#: closer to, and those a coarse fix may come from. Not BAD_OBJECT_ERROR: a detection without
+#: a finite error >= 0 says nothing of its quality, and may be no tag at all.
+APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
+
+
+def coarse_estimate(localizer, observations, reasons, t_base_cam, config, skip=()):
+    """The pose from the nearest observation rejected only as :data:`APPROACHABLE` that is
+    within ``config``'s ``coarse_max_distance``, ``coarse_max_view_angle`` and
+    ``coarse_max_object_error`` (a :class:`PoseEstimate`), or None.
+
+    Args:
+        localizer: the :class:`FiducialLocalizer` that rejected them.
+        observations: ``(fiducial_id, T_camera_fiducial, object_error)`` tuples.
+        reasons: its ``(fiducial_id, Rejection or None)`` per observation, in order.
+        t_base_cam: 4x4 pose of the camera (optical) frame in the base frame.
+        config: a validated :class:`FiducialLocalizerConfig`.
+        skip: fiducial ids not to use (their coarse fixes are spent).
+    """
+    t_base_cam = np.asarray(t_base_cam, dtype=float)
+    best = None
+    for (fiducial_id, t_cam_fid, object_error), (_id, reason) in zip(observations, reasons):
+        if reason not in APPROACHABLE or fiducial_id in skip:
+            continue
+        t_cam_fid = np.asarray(t_cam_fid, dtype=float)
+        distance, angle = _view_geometry(t_cam_fid)
+        if float(object_error) > config.coarse_max_object_error or \
+                distance > config.coarse_max_distance or angle > config.coarse_max_view_angle:
+            continue
+        if best is None or distance < best.distance:
+            x, y, yaw = localizer.pose_from(fiducial_id, t_cam_fid, t_base_cam)
+            best = PoseEstimate(x, y, yaw, fiducial_id, distance)
+    return best
+
+
+class CoarseTries:
+    """Counts the coarse fixes from each tag in the current lost episode.
+
+    An episode ends when the robot is localized again or lifted: from then on every tag may
+    give ``tries`` coarse fixes again.
+    """
+
+    def __init__(self, tries):
+        """Allow ``tries`` (>= 1) coarse fixes per tag per episode."""
+        self._tries = int(tries)
+        self._used = collections.Counter()
+
+    def spent(self):
+        """The ids whose coarse fixes of this episode are used up."""
+        return frozenset(i for i, n in self._used.items() if n >= self._tries)
+
+    def use(self, fiducial_id):
+        """A coarse fix from ``fiducial_id`` was published."""
+        self._used[fiducial_id] += 1
+
+    def on_state(self, state):
+        """The robot's state changed to ``state`` (a ``State``): a localized or lifted robot
+        ends the episode."""
+        if state in LOCALIZED or state == State.FLYING:
+            self._used.clear()
 
 
 def contradicts(fix, estimate, max_xy, max_yaw):

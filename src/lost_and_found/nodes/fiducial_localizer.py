@@ -16,8 +16,8 @@ from nav_msgs.msg import OccupancyGrid
 from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
-    CHECK, FiducialLocalizer, FiducialLocalizerConfig, PublishGate, Rejection, contradicts,
-    initialpose_covariance, load_fiducial_map)
+    APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
+    Rejection, coarse_estimate, contradicts, initialpose_covariance, load_fiducial_map)
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
@@ -28,11 +28,6 @@ from lost_and_found.state import LOCALIZED, State, StateClient
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
-
-#: Rejections of a mapped tag that a closer, more frontal view could cure: ``~distant_tags``.
-#: Not BAD_OBJECT_ERROR: a detection without a finite error >= 0 says nothing of its quality, and
-#: the recovery node would drive toward what may be no tag at all.
-APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
 
 
 def observations_from_msg(msg):
@@ -67,7 +62,9 @@ class FiducialLocalizerNode:
         closest accepted tag, in the map's frame, in ``~publish_in_states``, and in
         ``~correct_in_states`` only when it contradicts the localizer's estimate (tf map ->
         ``~base_frame``) by more than ``~correct_xy`` / ``~correct_yaw``; at most once per
-        ``~min_interval``.
+        ``~min_interval``. With ``~coarse_fixes``, in LOST, a frame with no usable tag gives
+        the pose from the nearest distant one within the ``~coarse_*`` limits, with the
+        ``~coarse_sigma_*`` covariance, ``~coarse_tries`` times per tag per lost episode.
         ``~distant_tags`` (fiducial_msgs/FiducialTransformArray): in ``~publish_in_states``,
         for a camera frame with no usable tag, the mapped tags it shows that were rejected as
         too far, too oblique or too noisy (a closer view could use them; not those whose
@@ -98,7 +95,11 @@ class FiducialLocalizerNode:
         ``~verify_half_fov`` (float, 0.4 rad), ``~verify_half_vfov`` (float, 0.3 rad),
         ``~verify_view_angle`` (float, 0.7 rad),
         ``~verify_missing_time`` (float, 1.5 s), ``~viewpoint_max_path`` (float, 8.0 m),
-        ``~viewpoint_clearance`` (float, 0.3 m), ``~viewpoint_turn_cost`` (float, 0.3 m/rad).
+        ``~viewpoint_clearance`` (float, 0.3 m), ``~viewpoint_turn_cost`` (float, 0.3 m/rad),
+        ``~coarse_fixes`` (bool, false), ``~coarse_max_distance`` (float, 4.5 m),
+        ``~coarse_max_view_angle`` (float, 1.35 rad), ``~coarse_max_object_error`` (float,
+        0.15), ``~coarse_sigma_xy`` (float, 0.3 m), ``~coarse_sigma_yaw`` (float, 0.2 rad),
+        ``~coarse_tries`` (int, 1).
     """
 
     def __init__(self, localizer, config, frame_id):
@@ -115,6 +116,9 @@ class FiducialLocalizerNode:
         self._gate = PublishGate(config.publish_in_states, config.min_interval,
                                  config.correct_in_states)
         self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
+        self._coarse_covariance = initialpose_covariance(config.coarse_sigma_xy,
+                                                         config.coarse_sigma_yaw)
+        self._coarse_tries = CoarseTries(config.coarse_tries)
         self._tag_check = self._viewpoints = None
         if config.verify_window > 0:
             self._tag_check = TagCheck(
@@ -168,6 +172,7 @@ class FiducialLocalizerNode:
         """A new robot state: open or close the tag check; log what is published now."""
         with self._lock:
             before, self._state = self._state, state
+            self._coarse_tries.on_state(state)
             if self._tag_check is not None:
                 if opens(before, state):
                     self._tag_check.open(rospy.get_time())
@@ -238,7 +243,8 @@ class FiducialLocalizerNode:
         t_base_cam = self._lookup_camera(camera_frame)
         if t_base_cam is None:
             return
-        best, reasons = self._localizer.estimate(observations_from_msg(msg), t_base_cam)
+        observations = observations_from_msg(msg)
+        best, reasons = self._localizer.estimate(observations, t_base_cam)
         rejected = ['%s: %s' % (fid, reason.value) for fid, reason in reasons
                     if reason not in (None, Rejection.UNKNOWN_ID)]
         if rejected:
@@ -247,6 +253,7 @@ class FiducialLocalizerNode:
         if best is None:
             if kind != CHECK:
                 self._publish_distant(msg, reasons)
+                self._coarse_fix(msg, observations, reasons, t_base_cam)
             return
         stamp = frame_stamp(msg)
         why = ''
@@ -268,6 +275,25 @@ class FiducialLocalizerNode:
         rospy.loginfo('%s: fiducial %d at %.2f m: initialpose x=%.3f y=%.3f yaw=%.3f '
                       '(state %s%s)', rospy.get_name(), best.fiducial_id, best.distance,
                       best.x, best.y, best.yaw, self._state_client.state.value, why)
+
+    def _coarse_fix(self, msg, observations, reasons, t_base_cam):
+        """In LOST with ``~coarse_fixes``: publish a coarse fix from the nearest distant tag
+        whose coarse fixes of this episode are not spent."""
+        config = self._config
+        if not config.coarse_fixes or self._state_client.state != State.LOST:
+            return
+        coarse = coarse_estimate(self._localizer, observations, reasons, t_base_cam, config,
+                                 skip=self._coarse_tries.spent())
+        if coarse is None:
+            return
+        self._pub.publish(pose_msg(coarse, self._frame_id, frame_stamp(msg),
+                                   self._coarse_covariance))
+        self._gate.published(rospy.get_time())
+        self._coarse_tries.use(coarse.fiducial_id)
+        rospy.loginfo('%s: fiducial %d at %.2f m, too far, oblique or noisy for a fix: coarse '
+                      'initialpose x=%.3f y=%.3f yaw=%.3f, sigma xy %.2f m yaw %.2f rad (state '
+                      'LOST)', rospy.get_name(), coarse.fiducial_id, coarse.distance, coarse.x,
+                      coarse.y, coarse.yaw, config.coarse_sigma_xy, config.coarse_sigma_yaw)
 
     def _publish_distant(self, msg, reasons):
         """Publish the mapped tags of this camera frame that could not be used but could be
