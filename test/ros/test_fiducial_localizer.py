@@ -8,7 +8,9 @@ The methods run in name order and form one scenario: the state starts IDLE with 
 2 m off (the tag's pose is published) and right again (nothing). Starting in IDLE avoids
 racing the node's view of the state: before it has received any state it does not publish
 either. While LOST, a mapped tag too far away to localize from is published on
-``~distant_tags`` for the search to approach, and gives no initialpose.
+``~distant_tags`` for the search to approach, and gives no initialpose. A second instance
+with ``coarse_fixes`` on (publishing on ``/coarse/initialpose``) turns that tag into one coarse
+fix per lost episode.
 """
 import math
 import threading
@@ -78,6 +80,9 @@ class FiducialLocalizerTest(unittest.TestCase):
         cls.lock = threading.Lock()
         cls.poses = []
         cls.sub = rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
+        cls.coarse = []
+        cls.coarse_sub = rospy.Subscriber('/coarse/initialpose', PoseWithCovarianceStamped,
+                                          cls._record_coarse)
         cls.distant = []
         cls.distant_sub = rospy.Subscriber('/fiducial_localizer/distant_tags',
                                            FiducialTransformArray, cls._record_distant)
@@ -98,6 +103,11 @@ class FiducialLocalizerTest(unittest.TestCase):
     def _record(cls, msg):
         with cls.lock:
             cls.poses.append(msg)
+
+    @classmethod
+    def _record_coarse(cls, msg):
+        with cls.lock:
+            cls.coarse.append(msg)
 
     @classmethod
     def _record_distant(cls, msg):
@@ -212,6 +222,50 @@ class FiducialLocalizerTest(unittest.TestCase):
         after = self.count()
         self.assertFalse(self.publish_until(TAG_ID, lambda: self.count() > after, 3.0),
                          'initialpose for a tag that agrees with the localizer')
+
+    def coarse_count(self, sigma_xy=None):
+        """How many poses the coarse instance published so far (with ``sigma_xy`` only those
+        with that x standard deviation)."""
+        with self.lock:
+            return sum(1 for msg in self.coarse if sigma_xy is None
+                       or abs(msg.pose.covariance[0] - sigma_xy ** 2) < 1e-9)
+
+    def test_5_a_distant_tag_gives_one_coarse_fix_per_lost_episode(self):
+        """With coarse_fixes: LOST, tag 8 seen 4 m away gives the pose 4.2 m north of it
+        with the coarse covariance (0.3 m, 0.2 rad), once in the episode however long it
+        stays in view; once the robot was localized (NAVIGATING), the next LOST episode gets
+        another."""
+        self.set_estimate(EXPECTED)
+        self.state_pub.publish(String(data='LOST'))
+        before = self.coarse_count(0.3)
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.coarse_count(0.3) > before,
+                                           10.0, distance=4.0), 'no coarse fix while LOST')
+        with self.lock:
+            msg = self.coarse[-1]
+        pose = msg.pose.pose
+        self.assertAlmostEqual(pose.position.x, 2.0, delta=TOLERANCE)
+        self.assertAlmostEqual(pose.position.y, 7.2, delta=TOLERANCE)
+        yaw = 2.0 * math.atan2(pose.orientation.z, pose.orientation.w)
+        self.assertAlmostEqual(math.remainder(yaw + math.pi / 2, 2 * math.pi), 0.0,
+                               delta=TOLERANCE)
+        cov = msg.pose.covariance
+        self.assertEqual([round(cov[i], 9) for i in (0, 7, 35)], [0.09, 0.09, 0.04])
+        # Three times min_interval with the tag in view: no second coarse fix from it.
+        self.assertFalse(self.publish_until(
+            TAG_ID, lambda: self.coarse_count(0.3) > before + 1, 3.0, distance=4.0),
+            'a second coarse fix from the same tag in one lost episode')
+        # Localized: the estimate 2 m off while NAVIGATING makes the 2 m tag publish a
+        # correction (tight covariance), which shows the node took the state.
+        self.set_estimate((EXPECTED[0] + 2.0, EXPECTED[1], EXPECTED[2]))
+        self.state_pub.publish(String(data='NAVIGATING'))
+        tight = self.coarse_count(0.1)
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.coarse_count(0.1) > tight,
+                                           10.0), 'no correction while NAVIGATING')
+        self.state_pub.publish(String(data='LOST'))
+        self.assertTrue(self.publish_until(TAG_ID, lambda: self.coarse_count(0.3) > before + 1,
+                                           10.0, distance=4.0),
+                        'no coarse fix in the next lost episode')
+        self.set_estimate(EXPECTED)
 
 
 if __name__ == '__main__':
