@@ -8,9 +8,9 @@ The methods run in name order and form one scenario: the state starts IDLE with 
 2 m off (the tag's pose is published) and right again (nothing). Starting in IDLE avoids
 racing the node's view of the state: before it has received any state it does not publish
 either. While LOST, a mapped tag too far away to localize from is published on
-``~distant_tags`` for the search to approach, and gives no initialpose. A second instance
-with ``coarse_fixes`` on (publishing on ``/coarse/initialpose``) turns that tag into one coarse
-fix per lost episode.
+``~distant_tags`` for the search to approach, and (``coarse_fixes`` off in this instance)
+gives no initialpose. A second instance with ``coarse_fixes`` on, as by default (publishing on
+``/coarse/initialpose``), turns that tag into one coarse fix per lost episode.
 """
 import math
 import threading

@@ -132,7 +132,7 @@ class FiducialLocalizerConfig:
     viewpoint_max_path: float = 8.0
     viewpoint_clearance: float = 0.3
     viewpoint_turn_cost: float = 0.3
-    coarse_fixes: bool = False
+    coarse_fixes: bool = True
     coarse_max_distance: float = 4.5
     coarse_max_view_angle: float = 1.35
     coarse_max_object_error: float = 0.15

@@ -96,7 +96,7 @@ class FiducialLocalizerNode:
         ``~verify_view_angle`` (float, 0.7 rad),
         ``~verify_missing_time`` (float, 1.5 s), ``~viewpoint_max_path`` (float, 8.0 m),
         ``~viewpoint_clearance`` (float, 0.3 m), ``~viewpoint_turn_cost`` (float, 0.3 m/rad),
-        ``~coarse_fixes`` (bool, false), ``~coarse_max_distance`` (float, 4.5 m),
+        ``~coarse_fixes`` (bool, true), ``~coarse_max_distance`` (float, 4.5 m),
         ``~coarse_max_view_angle`` (float, 1.35 rad), ``~coarse_max_object_error`` (float,
         0.15), ``~coarse_sigma_xy`` (float, 0.3 m), ``~coarse_sigma_yaw`` (float, 0.2 rad),
         ``~coarse_tries`` (int, 1).
