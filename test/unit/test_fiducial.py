@@ -10,8 +10,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.fiducial import (
     CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, Observation, PublishGate, Rejection,
-    coarse_estimate, contradicts, facing_yaw, facing_yaw_rotation, initialpose_covariance,
-    load_fiducial_map, parse_fiducial_map)
+    contradicts, facing_yaw, facing_yaw_rotation, initialpose_covariance, load_fiducial_map,
+    parse_fiducial_map)
 from lost_and_found.state import State
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,12 +216,10 @@ def test_no_observations():
 def coarse(observations, skip=(), **kwargs):
     """The coarse estimate of ``observations`` with the default limits, overridden by
     ``kwargs``, and the fix's rejections."""
-    config = FiducialLocalizerConfig(fiducial_map='/x.yaml', **kwargs)
-    config.validate()
-    loc = FiducialLocalizer(config, parse_fiducial_map(MAP))
+    loc = localizer(**kwargs)
     best, reasons = loc.estimate(observations, T_BASE_CAM)
     assert best is None
-    return coarse_estimate(loc, observations, reasons, T_BASE_CAM, config, skip), reasons
+    return loc.coarse_estimate(observations, reasons, T_BASE_CAM, skip), reasons
 
 
 def test_a_tag_too_far_for_a_fix_gives_a_coarse_one_at_its_exact_pose():

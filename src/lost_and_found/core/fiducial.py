@@ -12,9 +12,10 @@ grazing angle, whose pose (above all its orientation) ArUco estimates badly.
 
 A tag rejected only for its distance, view angle or object error still says roughly where the
 robot is. With ``coarse_fixes``, while the robot is lost, such a tag within wider limits gives
-a *coarse fix* (:func:`coarse_estimate`): its pose with a wider covariance, once per tag per
-lost episode (:class:`CoarseTries`), for amcl to settle against the laser. The recovery node
-otherwise drives closer to such a tag, which fails when no straight way leads there.
+a *coarse fix* (:meth:`FiducialLocalizer.coarse_estimate`): its pose with a wider covariance,
+once per tag per lost episode (:class:`CoarseTries`), for amcl to settle against the laser.
+The recovery node otherwise drives closer to such a tag, which fails when no straight way leads
+there.
 
 The fiducial map is a YAML file (see ``config/fiducials_example.yaml``)::
 
@@ -389,6 +390,12 @@ class Rejection(enum.Enum):
     GRAZING = 'seen at a grazing angle'
 
 
+#: Rejections that a closer, more frontal view could cure: the tags the recovery node drives
+#: closer to, and those a coarse fix may come from. Not BAD_OBJECT_ERROR: a detection without
+#: a finite error >= 0 says nothing of its quality, and may be no tag at all.
+APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)   # eq would compare numpy arrays
 class Observation:
     """One detected fiducial.
@@ -529,40 +536,33 @@ class FiducialLocalizer:
                 best = PoseEstimate(x, y, yaw, fiducial_id, distance)
         return best, reasons
 
+    def coarse_estimate(self, observations, reasons, t_base_cam, skip=()):
+        """The pose from the nearest observation rejected only as :data:`APPROACHABLE` that is
+        within the config's ``coarse_max_distance``, ``coarse_max_view_angle`` and
+        ``coarse_max_object_error`` (a :class:`PoseEstimate`), or None.
 
-#: Rejections that a closer, more frontal view could cure: the tags the recovery node drives
-#: closer to, and those a coarse fix may come from. Not BAD_OBJECT_ERROR: a detection without
-#: a finite error >= 0 says nothing of its quality, and may be no tag at all.
-APPROACHABLE = (Rejection.TOO_FAR, Rejection.GRAZING, Rejection.OBJECT_ERROR)
-
-
-def coarse_estimate(localizer, observations, reasons, t_base_cam, config, skip=()):
-    """The pose from the nearest observation rejected only as :data:`APPROACHABLE` that is
-    within ``config``'s ``coarse_max_distance``, ``coarse_max_view_angle`` and
-    ``coarse_max_object_error`` (a :class:`PoseEstimate`), or None.
-
-    Args:
-        localizer: the :class:`FiducialLocalizer` that rejected them.
-        observations: ``(fiducial_id, T_camera_fiducial, object_error)`` tuples.
-        reasons: its ``(fiducial_id, Rejection or None)`` per observation, in order.
-        t_base_cam: 4x4 pose of the camera (optical) frame in the base frame.
-        config: a validated :class:`FiducialLocalizerConfig`.
-        skip: fiducial ids not to use (their coarse fixes are spent).
-    """
-    t_base_cam = np.asarray(t_base_cam, dtype=float)
-    best = None
-    for (fiducial_id, t_cam_fid, object_error), (_id, reason) in zip(observations, reasons):
-        if reason not in APPROACHABLE or fiducial_id in skip:
-            continue
-        t_cam_fid = np.asarray(t_cam_fid, dtype=float)
-        distance, angle = _view_geometry(t_cam_fid)
-        if float(object_error) > config.coarse_max_object_error or \
-                distance > config.coarse_max_distance or angle > config.coarse_max_view_angle:
-            continue
-        if best is None or distance < best.distance:
-            x, y, yaw = localizer.pose_from(fiducial_id, t_cam_fid, t_base_cam)
-            best = PoseEstimate(x, y, yaw, fiducial_id, distance)
-    return best
+        Args:
+            observations: ``(fiducial_id, T_camera_fiducial, object_error)`` tuples.
+            reasons: :meth:`estimate`'s ``(fiducial_id, Rejection or None)`` of them, in order.
+            t_base_cam: 4x4 pose of the camera (optical) frame in the base frame.
+            skip: fiducial ids not to use (their coarse fixes are spent).
+        """
+        config = self._config
+        t_base_cam = np.asarray(t_base_cam, dtype=float)
+        best = None
+        for (fiducial_id, t_cam_fid, object_error), (_id, reason) in zip(observations, reasons):
+            if reason not in APPROACHABLE or fiducial_id in skip:
+                continue
+            t_cam_fid = np.asarray(t_cam_fid, dtype=float)
+            distance, angle = _view_geometry(t_cam_fid)
+            if float(object_error) > config.coarse_max_object_error or \
+                    distance > config.coarse_max_distance or \
+                    angle > config.coarse_max_view_angle:
+                continue
+            if best is None or distance < best.distance:
+                x, y, yaw = self.pose_from(fiducial_id, t_cam_fid, t_base_cam)
+                best = PoseEstimate(x, y, yaw, fiducial_id, distance)
+        return best
 
 
 class CoarseTries:

@@ -17,7 +17,7 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
-    Rejection, coarse_estimate, contradicts, initialpose_covariance, load_fiducial_map)
+    Rejection, contradicts, initialpose_covariance, load_fiducial_map)
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
@@ -282,8 +282,8 @@ class FiducialLocalizerNode:
         config = self._config
         if not config.coarse_fixes or self._state_client.state != State.LOST:
             return
-        coarse = coarse_estimate(self._localizer, observations, reasons, t_base_cam, config,
-                                 skip=self._coarse_tries.spent())
+        coarse = self._localizer.coarse_estimate(observations, reasons, t_base_cam,
+                                                 skip=self._coarse_tries.spent())
         if coarse is None:
             return
         self._pub.publish(pose_msg(coarse, self._frame_id, frame_stamp(msg),
