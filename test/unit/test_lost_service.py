@@ -444,6 +444,8 @@ def test_unknown_detector_status_is_an_error():
     ({'dock_pose': {'x': 1.0, 'y': 2.0, 'yaw': 0.0}}, 'dock_pose: must be a list'),
     ({'global_localization_holdoff': -5}, 'global_localization_holdoff=-5.0'),
     ({'localized_max_p_lost': 1.5}, 'localized_max_p_lost=1.5'),
+    ({'refute_confused_after': -1.0}, 'refute_confused_after=-1.0'),
+    ({'refute_window': 0.0}, 'refute_window=0.0'),
 ])
 def test_config_errors_name_the_value(params, fragment):
     with pytest.raises(ConfigError) as caught:
@@ -805,3 +807,111 @@ def test_a_failed_global_localization_is_tried_again_while_still_lost():
     service.on_global_localization_failed(31.0)
     service.on_detector_status('normal', 32.0)
     assert not service.tick(31.0 + GLOBAL_RETRY).global_localization
+
+
+# -- probation of a localization on amcl's poses alone (refute_confused_after) ----------------
+
+def alone_localized_service(**overrides):
+    """Kidnapped at t=10 (put down at 13), then localized at t=22 on tight amcl poses alone
+    (LOST -> IDLE, no pose fix), driving its goal."""
+    settings = dict(localized_after=3, refute_confused_after=4.0, refute_window=60.0)
+    settings.update(overrides)
+    service = localized_service(**settings)
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    lift_and_put_down(service, 3.0, t0=10.0)
+    assert service.state == State.LOST
+    localize(service, 20.0)
+    assert service.state == State.IDLE
+    assert service.request(State.NAVIGATING, 'resuming the saved goal', 22.5)[0]
+    return service
+
+
+def confused_for(service, start, seconds, status='confused'):
+    """Detector readings of ``status`` every 0.5 s from ``start`` for ``seconds``, with ticks;
+    returns the actions of every step."""
+    actions = []
+    t = start
+    while t <= start + seconds + 1e-9:
+        actions.append(service.on_detector_status(status, t))
+        actions.append(service.tick(t + 0.25))
+        t += 0.5
+    return actions
+
+
+def test_a_localization_on_amcl_alone_that_the_detector_doubts_is_refuted():
+    service = alone_localized_service()
+    confused_for(service, 30.0, 3.5)                # 3.75 s of doubt: not yet
+    assert service.state == State.NAVIGATING
+    assert service.status().status == 'LOCALIZATION_CONFUSED'
+    actions = service.tick(34.0)                    # 4 s since the first confused reading
+    assert service.state == State.LOST
+    assert actions.global_localization and actions.reset_detector
+    # amcl converging tight again does not end this LOST (refuted_needs_fix); a tag's fix does
+    localize(service, 40.0, count=10)
+    assert service.state == State.LOST
+    service.on_initialpose(60.0)
+    assert service.state == State.LOCALIZING
+    localize(service, 61.0)
+    assert service.state == State.IDLE
+
+
+def test_a_normal_reading_restarts_the_count_of_doubt():
+    service = alone_localized_service()
+    confused_for(service, 30.0, 3.0)
+    service.on_detector_status('normal', 33.5)
+    confused_for(service, 34.0, 3.5)
+    service.tick(37.9)
+    assert service.state == State.NAVIGATING
+    service.tick(38.0)
+    assert service.state == State.LOST
+
+
+@pytest.mark.parametrize('how', ['a tag fix', 'a fix before the localization', 'docked',
+                                 'reset', 'off', 'after the window'])
+def test_no_refutation_of_a_confirmed_localization_or_outside_the_probation(how):
+    if how == 'off':
+        service = alone_localized_service(refute_confused_after=0.0)
+    elif how == 'a fix before the localization':
+        service = localized_service(localized_after=3, refute_confused_after=4.0)
+        lift_and_put_down(service, 3.0, t0=10.0)
+        service.on_initialpose(15.0)
+        localize(service, 20.0)
+        assert service.state == State.IDLE
+    else:
+        service = alone_localized_service()
+    start = 30.0
+    if how == 'a tag fix':
+        service.on_initialpose(25.0)                # a tag's correction while localized
+        assert service.state == State.NAVIGATING
+    elif how == 'docked':
+        service.on_dock(True, 25.0)
+    elif how == 'reset':
+        service.reset(25.0)
+    elif how == 'after the window':
+        service.tick(50.0)
+        service.tick(82.1)                          # 60 s after the localization (t=22)
+        start = 83.0
+    before = service.state
+    confused_for(service, start, 20.0)
+    assert service.state == before
+
+
+def test_tier_2_on_probation_is_the_detector_rule_not_a_refutation():
+    # LOST by tier 2, as without the probation: amcl's poses alone may end it.
+    service = alone_localized_service()
+    confused_for(service, 30.0, 1.0)
+    actions = service.on_detector_status('lost', 31.5)
+    assert service.state == State.LOST and actions.global_localization
+    localize(service, 40.0)
+    assert service.state == State.IDLE
+
+
+def test_a_clock_that_jumps_back_restarts_the_probation():
+    service = alone_localized_service()
+    confused_for(service, 30.0, 2.0)
+    service.tick(5.0)                               # the clock jumped back 27 s
+    assert service.state == State.NAVIGATING
+    confused_for(service, 5.5, 3.0)                 # 3.75 s on the new clock: not yet
+    assert service.state == State.NAVIGATING
+    confused_for(service, 9.0, 1.0)
+    assert service.state == State.LOST

@@ -50,6 +50,12 @@ Rules:
   (``lost_detector/p_lost``, since its last reset) at most that value, and a higher one
   restarts the count. The detector judges a pose after amcl published it, so the
   P(lost) a pose is checked against is usually that of the pose before.
+- With ``refute_confused_after`` above 0, a localization on tight amcl poses alone (LOST ->
+  IDLE, no pose fix) stays on probation for ``refute_window`` s: when the detector reads
+  confused (or lost) for ``refute_confused_after`` s without a normal reading in between, the
+  estimate is taken as refuted, as when a client refutes it (below): LOST, global
+  localization, and with ``refuted_needs_fix`` only a pose fix ends that LOST. A pose fix,
+  docking, a reset or leaving the localized states ends the probation.
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
@@ -139,6 +145,11 @@ class LostServiceConfig:
         localized_max_p_lost: a tight pose counts towards ``localized_after`` only while the
             lost detector's latest reading had P(lost) at most this (``lost_detector/p_lost``),
             and a reading above it restarts the count; 1 disables the check.
+        refute_confused_after: after LOST ended on tight amcl poses alone (no pose fix), the
+            detector reading confused or lost for this many seconds without a normal reading
+            refutes the localization (LOST again, as on a client's refutation); 0 disables.
+        refute_window: seconds after such a localization during which
+            ``refute_confused_after`` applies (a pose fix, docking or a reset ends it sooner).
     """
 
     reseed_sigma_xy: float = 0.5
@@ -158,6 +169,8 @@ class LostServiceConfig:
     kidnap_needs_fix: bool = False
     refuted_needs_fix: bool = True
     localized_max_p_lost: float = 1.0
+    refute_confused_after: float = 0.0
+    refute_window: float = 60.0
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -175,6 +188,8 @@ class LostServiceConfig:
         check.non_negative('localizing_timeout')
         check.non_negative('kidnap_grace')
         check.in_range('localized_max_p_lost', 0.0, 1.0)
+        check.non_negative('refute_confused_after')
+        check.positive('refute_window')
         check.require(len(self.dock_pose) in (0, 3) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             for v in self.dock_pose),
@@ -262,6 +277,8 @@ class LostService:
         self._status_news = False
         self._global_retry_at = None    # when a failed global localization is tried again
         self._localizing_since = None
+        self._probation_from = None     # a localization on amcl's poses alone, not yet confirmed
+        self._confused_since = None     # first of the detector's readings since its last normal
         self._now = None
 
     @property
@@ -289,8 +306,50 @@ class LostService:
                 self._seen_doubt = False
             if target == State.LOCALIZING:
                 self._localizing_since = self._now
+            if target not in LOCALIZED or before not in LOCALIZED:
+                self._probation_from = None     # on_pose sets it when it is earned
             self._tight_streak = 0
         return accepted
+
+    def _mark_refuted(self, reason):
+        """The estimate was refuted in this episode (see ``refuted_needs_fix``)."""
+        if self._refuted_episode:
+            return
+        self._refuted_episode = True
+        if self.config.refuted_needs_fix:
+            _log.info('the estimate was refuted (%s): only a pose fix ends this LOST '
+                      '(refuted_needs_fix)', reason)
+
+    def _on_probation_reading(self, status, t, actions):
+        """Track how long the detector has read other than normal, and refute a localization
+        on probation that it has doubted for ``refute_confused_after`` s."""
+        if status == 'normal':
+            self._confused_since = None
+        elif self._confused_since is None or t < self._confused_since:
+            self._confused_since = t
+        self._check_probation(t, actions)
+
+    def _check_probation(self, t, actions):
+        since, start = self._confused_since, self._probation_from
+        if start is None:
+            return
+        if t < start:
+            _log.warning('clock jumped back %.1f s: the probation of the localization restarts',
+                         start - t)
+            self._probation_from, self._confused_since = t, None
+            return
+        if since is not None and since < start:
+            since = self._confused_since = start     # only readings on probation count
+        if since is not None and t - since >= self.config.refute_confused_after:
+            self._probation_from = None
+            reason = 'the lost detector read %s for %.1f s, %.1f s after a localization on ' \
+                'amcl\'s poses alone: taking the estimate as wrong' % (
+                    self.detector_status, t - since, since - start)
+            if self._change(State.LOST, reason):
+                self._mark_refuted(reason)
+                self._maybe_global_localization(t, actions)
+        elif t - start >= self.config.refute_window:
+            self._probation_from = None
 
     def _reseed(self, pose, t):
         self._reseed_sent = t
@@ -325,6 +384,10 @@ class LostService:
             return actions
         if self._status_news:
             previous, self._status_news = 'normal', False
+        if state in LOCALIZED:
+            self._on_probation_reading(status, t, actions)
+            if self.state not in LOCALIZED:
+                return actions     # refuted: LOST, global localization asked for
         if status == 'lost' and previous != 'lost' and state != State.NEED_HELP:
             if state != State.LOST:
                 self._change(State.LOST, 'the lost detector reached tier 2')
@@ -435,6 +498,7 @@ class LostService:
         if not rising:
             return actions
         self.kidnapped = False
+        self._probation_from = None     # docking is a fix
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'docked')
             actions.reset_detector = self._reset_detector(t)
@@ -514,8 +578,11 @@ class LostService:
             self._tight_streak = self._tight_streak + 1 if counts else 0
             needs_fix = self._fix_needed_for() if self.state == State.LOST else None
             if self._tight_streak >= self.config.localized_after and not needs_fix:
-                self._change(State.IDLE, '%d tight poses in a row with the detector normal: '
-                             'localized' % self._tight_streak)
+                alone = self.state == State.LOST
+                if self._change(State.IDLE, '%d tight poses in a row with the detector '
+                                'normal: localized' % self._tight_streak) and alone and \
+                        self.config.refute_confused_after > 0:
+                    self._probation_from, self._confused_since = t, None
             elif self._tight_streak == self.config.localized_after:
                 _log.info('%d tight poses in a row, but only a pose fix ends this LOST (%s)',
                           self._tight_streak, needs_fix)
@@ -541,6 +608,7 @@ class LostService:
         (``resend_fix``), so that amcl applies it after the re-seed.
         """
         self._now = t
+        self._probation_from = None     # a fix: no longer amcl's word alone
         resend = self._fix_may_precede_reseed(t)
         if self.state == State.LOCALIZING:
             return Actions(resend_fix=resend)
@@ -590,11 +658,8 @@ class LostService:
         late = target == State.LOST == self.state and bool(expected) and \
             set(expected) <= set(LOCALIZED)
         self._change(target, 'requested: %s' % (reason or 'no reason given'))
-        if (refuted or late) and not self._refuted_episode:
-            self._refuted_episode = True
-            if self.config.refuted_needs_fix:
-                _log.info('the estimate was refuted (%s): only a pose fix ends this LOST '
-                          '(refuted_needs_fix)', reason or 'no reason given')
+        if refuted or late:
+            self._mark_refuted(reason or 'no reason given')
         if refuted:
             self._maybe_global_localization(t, actions)
         return True, '', actions
@@ -606,6 +671,7 @@ class LostService:
         self._global_armed = True
         self._last_global_call = None
         self._kidnap_episode = self._refuted_episode = False    # also when in the air
+        self._probation_from = None
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'reset')
         return actions
@@ -614,6 +680,8 @@ class LostService:
         """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates."""
         self._now = t
         actions = Actions()
+        if self.state in LOCALIZED:
+            self._check_probation(t, actions)
         if self.state == State.LOST and self.detector_status == 'lost' and \
                 self._reseed_at is not None and \
                 (t < self._reseed_at or t - self._reseed_at >= self.config.reseed_holdoff):
