@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings, strategies as st
 
 from lost_and_found.core import geometry
@@ -455,6 +456,38 @@ def test_bad_config_values_are_named(params, name):
     with pytest.raises(ConfigError) as error:
         config_from_params(FiducialLocalizerConfig, params)
     assert name in str(error.value)
+
+
+def shipped_fiducial_params():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, '..', '..', 'config', 'fiducial_localizer.yaml')) as stream:
+        return dict(yaml.safe_load(stream), fiducial_map='/m.yaml')
+
+
+def test_the_shipped_and_default_settings_have_no_caveats():
+    assert config_from_params(FiducialLocalizerConfig, shipped_fiducial_params()).caveats() == []
+    assert FiducialLocalizerConfig(fiducial_map='/m.yaml').caveats() == []
+    off = dict(shipped_fiducial_params(), coarse_fixes=False, coarse_max_distance=1.0,
+               publish_in_states=['LOCALIZING'])
+    assert config_from_params(FiducialLocalizerConfig, off).caveats() == []
+
+
+@pytest.mark.parametrize('params,fragments', [
+    ({'publish_in_states': ['LOCALIZING']}, ['LOST is not in publish_in_states']),
+    ({'coarse_max_distance': 3.0}, ['coarse_max_distance (3) is not above max_distance (3)']),
+    ({'coarse_max_view_angle': 0.9}, ['coarse_max_view_angle (0.9) is not above max_view_angle']),
+    ({'coarse_max_object_error': 0.05, 'max_object_error': 0.08},
+     ['coarse_max_object_error (0.05) is not above max_object_error (0.08)']),
+    ({'coarse_max_distance': 2.0, 'coarse_max_view_angle': 1.0,
+      'coarse_max_object_error': 0.01}, ['coarse_max_distance', 'coarse_max_view_angle',
+                                         'coarse_max_object_error', 'never fire']),
+])
+def test_settings_that_silence_coarse_fixes_are_named(params, fragments):
+    config = config_from_params(FiducialLocalizerConfig, dict(shipped_fiducial_params(), **params))
+    caveats = config.caveats()
+    assert len(caveats) == len(fragments)
+    for caveat, fragment in zip(caveats, fragments):
+        assert fragment in caveat, caveats
 
 
 def test_covariance_is_tight_on_x_y_yaw_only():

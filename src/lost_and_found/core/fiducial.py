@@ -201,6 +201,28 @@ class FiducialLocalizerConfig:
         check.positive_int('coarse_tries')
         check.done()
 
+    def caveats(self):
+        """Valid settings that switch a feature off without saying so: one sentence each,
+        naming the values, for the node to warn about at start-up."""
+        if not self.coarse_fixes:
+            return []
+        if 'LOST' not in self.publish_in_states:
+            return ['coarse_fixes is true but LOST is not in publish_in_states %s: coarse '
+                    'fixes are made only in LOST, so none will be published'
+                    % list(self.publish_in_states)]
+        caveats = []
+        for coarse, fix in (('coarse_max_distance', 'max_distance'),
+                            ('coarse_max_view_angle', 'max_view_angle'),
+                            ('coarse_max_object_error', 'max_object_error')):
+            if getattr(self, coarse) <= getattr(self, fix):
+                caveats.append('%s (%g) is not above %s (%g): no tag is refused a fix on that '
+                               'count and still taken for a coarse one'
+                               % (coarse, getattr(self, coarse), fix, getattr(self, fix)))
+        if len(caveats) == 3:
+            caveats.append('every coarse_max_* is at or below its fix limit: coarse fixes '
+                           'never fire')
+        return caveats
+
 
 class FiducialMap:
     """Mapped fiducials: ``frame_id`` and ``poses`` (id -> 4x4 ``T_map_fid``)."""

@@ -434,6 +434,8 @@ def main():
         sys.exit(1)
     rospy.loginfo('%s: %d fiducials in frame %s from %s', rospy.get_name(), len(fiducial_map),
                   frame_id, config.fiducial_map)
+    for caveat in config.caveats():
+        rospy.logwarn('%s: %s', rospy.get_name(), caveat)
     node = FiducialLocalizerNode(FiducialLocalizer(config, fiducial_map), config, frame_id)
     node.start()
     rospy.spin()
