@@ -73,10 +73,17 @@ def test_declarations_looks_and_refutations_are_counted_and_judged(tmp_path):
         'resumed goal (1.00, 2.00); trying again in 5 s (2 attempts left)\n'
         '301.0 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: move_base aborted the '
         'resumed goal (1.00, 2.00) after the localizer alone ended LOST, no tag confirming it: '
-        'taking the estimate as wrong, asking for LOST (doubt 1 of 2; the goal stays saved)\n')
+        'taking the estimate as wrong, asking for LOST (doubt 1 of 2; the goal stays saved)\n'
+        # lost_service's probation refuted the wrong estimate, and the reactive trial's right one.
+        '105.2 INFO /lost_service [l.py:1(f)] [topics: /a] state NAVIGATING -> LOST: the lost '
+        'detector read confused for 4.0 s, 1.2 s after a localization on amcl\'s poses alone: '
+        'taking the estimate as wrong\n'
+        '301.0 INFO /lost_service [l.py:1(f)] [topics: /a] state IDLE -> LOST: the lost '
+        'detector read lost for 4.1 s, 0.0 s after a localization on amcl\'s poses alone: '
+        'taking the estimate as wrong\n')
     text = '\n'.join(tool.report(str(tmp_path)))
-    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 | 1 | 1 | 1 | 0 |' in text
-    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |' in text
+    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 |' in text
+    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 1 |' in text
 
 
 def test_a_collision_late_in_a_trial_is_not_given_to_the_next_one():
