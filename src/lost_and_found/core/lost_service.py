@@ -169,7 +169,7 @@ class LostServiceConfig:
     kidnap_needs_fix: bool = False
     refuted_needs_fix: bool = True
     localized_max_p_lost: float = 1.0
-    refute_confused_after: float = 0.0
+    refute_confused_after: float = 4.0
     refute_window: float = 60.0
 
     def validate(self):
