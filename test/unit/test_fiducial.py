@@ -467,6 +467,9 @@ def shipped_fiducial_params():
 def test_the_shipped_and_default_settings_have_no_caveats():
     assert config_from_params(FiducialLocalizerConfig, shipped_fiducial_params()).caveats() == []
     assert FiducialLocalizerConfig(fiducial_map='/m.yaml').caveats() == []
+    # State names are read without regard to case, as the publishing gate reads them.
+    lower = dict(shipped_fiducial_params(), publish_in_states=['lost', 'localizing'])
+    assert config_from_params(FiducialLocalizerConfig, lower).caveats() == []
     off = dict(shipped_fiducial_params(), coarse_fixes=False, coarse_max_distance=1.0,
                publish_in_states=['LOCALIZING'])
     assert config_from_params(FiducialLocalizerConfig, off).caveats() == []

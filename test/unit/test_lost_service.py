@@ -446,6 +446,8 @@ def test_unknown_detector_status_is_an_error():
     ({'localized_max_p_lost': 1.5}, 'localized_max_p_lost=1.5'),
     ({'refute_confused_after': -1.0}, 'refute_confused_after=-1.0'),
     ({'refute_window': 0.0}, 'refute_window=0.0'),
+    # Doubt as long as the probation could never refute.
+    ({'refute_confused_after': 60.0, 'refute_window': 60.0}, 'refute_confused_after=60.0'),
 ])
 def test_config_errors_name_the_value(params, fragment):
     with pytest.raises(ConfigError) as caught:
@@ -911,7 +913,44 @@ def test_a_clock_that_jumps_back_restarts_the_probation():
     confused_for(service, 30.0, 2.0)
     service.tick(5.0)                               # the clock jumped back 27 s
     assert service.state == State.NAVIGATING
-    confused_for(service, 5.5, 3.0)                 # 3.75 s on the new clock: not yet
+    confused_for(service, 5.5, 3.0)                 # 3.25 s on the new clock: not yet
     assert service.state == State.NAVIGATING
     confused_for(service, 9.0, 1.0)
     assert service.state == State.LOST
+
+
+def test_the_probation_outlasts_the_goal_ending_and_a_short_lift():
+    service = alone_localized_service()
+    assert service.request(State.IDLE, 'goal reached', 25.0)[0]
+    confused_for(service, 26.0, 2.0)
+    lift_and_put_down(service, 1.0, t0=29.0)        # a bump: both wheels dropped for 1 s
+    assert service.state == State.IDLE
+    confused_for(service, 30.5, 3.0)                # the count of doubt started again
+    assert service.state == State.IDLE
+    confused_for(service, 34.0, 1.0)
+    assert service.state == State.LOST
+
+
+def test_a_silence_of_the_detector_is_no_doubt():
+    # amcl publishes only after motion: a robot standing still keeps its last reading.
+    service = alone_localized_service()
+    service.on_detector_status('confused', 30.0)
+    for t in (31.0, 33.0, 40.0):
+        service.tick(t)
+    assert service.state == State.NAVIGATING
+    service.on_detector_status('confused', 40.5)    # moving again: a new run of doubt
+    service.tick(44.0)
+    assert service.state == State.NAVIGATING
+    confused_for(service, 41.0, 3.5)
+    assert service.state == State.LOST
+
+
+def test_a_refutation_within_the_hold_off_calls_no_global_localization():
+    # Tier 2 at 24 s called global localization; the refutation at 38 s is within its hold-off.
+    service = alone_localized_service(global_localization_holdoff=20.0)
+    service.on_detector_status('lost', 24.0)        # tier 2: LOST, global localization
+    localize(service, 30.0)
+    assert service.state == State.IDLE
+    actions = confused_for(service, 34.0, 4.5)
+    assert service.state == State.LOST
+    assert not any(a.global_localization for a in actions)

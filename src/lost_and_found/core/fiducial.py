@@ -206,7 +206,7 @@ class FiducialLocalizerConfig:
         naming the values, for the node to warn about at start-up."""
         if not self.coarse_fixes:
             return []
-        if 'LOST' not in self.publish_in_states:
+        if State.LOST not in {parse_state(name) for name in self.publish_in_states}:
             return ['coarse_fixes is true but LOST is not in publish_in_states %s: coarse '
                     'fixes are made only in LOST, so none will be published'
                     % list(self.publish_in_states)]

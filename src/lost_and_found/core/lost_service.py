@@ -52,10 +52,12 @@ Rules:
   P(lost) a pose is checked against is usually that of the pose before.
 - With ``refute_confused_after`` above 0, a localization on tight amcl poses alone (LOST ->
   IDLE, no pose fix) stays on probation for ``refute_window`` s: when the detector reads
-  confused (or lost) for ``refute_confused_after`` s without a normal reading in between, the
-  estimate is taken as refuted, as when a client refutes it (below): LOST, global
-  localization, and with ``refuted_needs_fix`` only a pose fix ends that LOST. A pose fix,
-  docking, a reset or leaving the localized states ends the probation.
+  confused (or lost) for ``refute_confused_after`` s without a normal reading in between (and
+  with no gap of ``DOUBT_GAP`` s without a reading), the estimate is taken as refuted, as when
+  a client refutes it (below): LOST, global localization (within its hold-off, none), and
+  with ``refuted_needs_fix`` only a pose fix ends that LOST. A pose fix, docking, a reset or
+  leaving IDLE/NAVIGATING ends the probation; a short lift only pauses it (back on the
+  ground, the count of doubt starts again).
 - While LOCALIZING the robot stands still (the search stopped when it left LOST) and amcl only
   publishes after a filter update, so every ``nomotion_update_period`` the service asks amcl for
   one (``request_nomotion_update``) to confirm or refute the fix against the laser.
@@ -101,6 +103,11 @@ RESET_ACK_WINDOW = 1.0
 #: fiducial_localizer's shortest interval between two fixes.
 FIX_RESEND_WINDOW = 1.0
 
+#: Seconds without a detector reading that end a run of doubt (``refute_confused_after``): the
+#: detector reads once per amcl pose, and amcl publishes only after the robot moved, so a
+#: robot standing still keeps its last reading; a refutation needs readings, not a silence.
+DOUBT_GAP = 2.0
+
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
 TIER_NAMES = {
@@ -120,7 +127,8 @@ class LostServiceConfig:
         reseed_sigma_yaw: std dev (rad) of yaw in the put-down re-seed.
         global_localization_holdoff: minimum time (s) between two global_localization calls.
         use_global_localization: call amcl's global_localization on a tier-2 transition, and
-            when a client asks for LOST while the robot is localized.
+            when the estimate is refuted (a client asks for LOST while the robot is localized,
+            or ``refute_confused_after``).
         localized_after: consecutive tight amcl poses (with the detector reading ``normal``,
             and its P(lost) at most ``localized_max_p_lost``) that end LOST / LOCALIZING.
         localized_sigma_xy: a pose is tight when its major x-y std dev (m) is below this...
@@ -149,7 +157,8 @@ class LostServiceConfig:
             detector reading confused or lost for this many seconds without a normal reading
             refutes the localization (LOST again, as on a client's refutation); 0 disables.
         refute_window: seconds after such a localization during which
-            ``refute_confused_after`` applies (a pose fix, docking or a reset ends it sooner).
+            ``refute_confused_after`` applies (a pose fix, docking, a reset or leaving
+            IDLE/NAVIGATING other than for a short lift ends it sooner).
     """
 
     reseed_sigma_xy: float = 0.5
@@ -190,6 +199,13 @@ class LostServiceConfig:
         check.in_range('localized_max_p_lost', 0.0, 1.0)
         check.non_negative('refute_confused_after')
         check.positive('refute_window')
+        after, window = self.refute_confused_after, self.refute_window
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in (after, window)) and after > 0 and window > 0:
+            # The probation ends after its window: doubt could never last long enough.
+            check.require(after < window,
+                          'refute_confused_after', 'be 0 (off) or shorter than refute_window '
+                          '(%r)' % self.refute_window)
         check.require(len(self.dock_pose) in (0, 3) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
             for v in self.dock_pose),
@@ -278,7 +294,9 @@ class LostService:
         self._global_retry_at = None    # when a failed global localization is tried again
         self._localizing_since = None
         self._probation_from = None     # a localization on amcl's poses alone, not yet confirmed
-        self._confused_since = None     # first of the detector's readings since its last normal
+        self._probation_lifted = None   # ... the one a short lift paused
+        self._confused_since = None     # first reading of the current run of doubt
+        self._doubt_last = None         # latest reading of that run
         self._now = None
 
     @property
@@ -307,6 +325,8 @@ class LostService:
             if target == State.LOCALIZING:
                 self._localizing_since = self._now
             if target not in LOCALIZED or before not in LOCALIZED:
+                if target == State.FLYING and before in LOCALIZED:
+                    self._probation_lifted = self._probation_from   # a short lift: paused
                 self._probation_from = None     # on_pose sets it when it is earned
             self._tight_streak = 0
         return accepted
@@ -320,13 +340,24 @@ class LostService:
             _log.info('the estimate was refuted (%s): only a pose fix ends this LOST '
                       '(refuted_needs_fix)', reason)
 
+    def _end_probation(self):
+        """A fix, docking, a reset or a kidnap: the probation is over, paused or not."""
+        self._probation_from = self._probation_lifted = None
+
+    def _start_probation(self, start):
+        self._probation_from = start
+        self._confused_since = self._doubt_last = None
+
     def _on_probation_reading(self, status, t, actions):
-        """Track how long the detector has read other than normal, and refute a localization
+        """Track the current run of readings other than normal, and refute a localization
         on probation that it has doubted for ``refute_confused_after`` s."""
         if status == 'normal':
             self._confused_since = None
-        elif self._confused_since is None or t < self._confused_since:
-            self._confused_since = t
+        else:
+            last = self._doubt_last
+            if self._confused_since is None or last is None or not 0 <= t - last <= DOUBT_GAP:
+                self._confused_since = t    # a new run: none before, a silence, or a clock jump
+            self._doubt_last = t
         self._check_probation(t, actions)
 
     def _check_probation(self, t, actions):
@@ -336,11 +367,13 @@ class LostService:
         if t < start:
             _log.warning('clock jumped back %.1f s: the probation of the localization restarts',
                          start - t)
-            self._probation_from, self._confused_since = t, None
+            self._start_probation(t)
             return
         if since is not None and since < start:
             since = self._confused_since = start     # only readings on probation count
-        if since is not None and t - since >= self.config.refute_confused_after:
+        fresh = since is not None and self._doubt_last is not None and \
+            0 <= t - self._doubt_last <= DOUBT_GAP
+        if fresh and t - since >= self.config.refute_confused_after:
             self._probation_from = None
             reason = 'the lost detector read %s for %.1f s, %.1f s after a localization on ' \
                 'amcl\'s poses alone: taking the estimate as wrong' % (
@@ -450,6 +483,9 @@ class LostService:
                 back = State.LOST
             self._change(back, 'put down after a short lift')
             self._short_put_down = t
+            if self.state in LOCALIZED and self._probation_lifted is not None:
+                self._start_probation(self._probation_lifted)   # its window runs on
+            self._probation_lifted = None
         return actions
 
     def _kidnap_put_down(self, t, actions, reason):
@@ -458,6 +494,7 @@ class LostService:
         self._seen_doubt = False
         self._global_armed = True
         self._kidnap_episode = True
+        self._end_probation()
         actions.reset_detector = self._reset_detector(t)
         pose = self.last_good_pose or self.last_pose
         if pose is not None:
@@ -498,7 +535,7 @@ class LostService:
         if not rising:
             return actions
         self.kidnapped = False
-        self._probation_from = None     # docking is a fix
+        self._end_probation()           # docking is a fix
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'docked')
             actions.reset_detector = self._reset_detector(t)
@@ -582,7 +619,7 @@ class LostService:
                 if self._change(State.IDLE, '%d tight poses in a row with the detector '
                                 'normal: localized' % self._tight_streak) and alone and \
                         self.config.refute_confused_after > 0:
-                    self._probation_from, self._confused_since = t, None
+                    self._start_probation(t)
             elif self._tight_streak == self.config.localized_after:
                 _log.info('%d tight poses in a row, but only a pose fix ends this LOST (%s)',
                           self._tight_streak, needs_fix)
@@ -608,7 +645,7 @@ class LostService:
         (``resend_fix``), so that amcl applies it after the re-seed.
         """
         self._now = t
-        self._probation_from = None     # a fix: no longer amcl's word alone
+        self._end_probation()           # a fix: no longer amcl's word alone
         resend = self._fix_may_precede_reseed(t)
         if self.state == State.LOCALIZING:
             return Actions(resend_fix=resend)
@@ -671,7 +708,7 @@ class LostService:
         self._global_armed = True
         self._last_global_call = None
         self._kidnap_episode = self._refuted_episode = False    # also when in the air
-        self._probation_from = None
+        self._end_probation()
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'reset')
         return actions
