@@ -369,8 +369,6 @@ class LostService:
                          start - t)
             self._start_probation(t)
             return
-        if since is not None and since < start:
-            since = self._confused_since = start     # only readings on probation count
         fresh = since is not None and self._doubt_last is not None and \
             0 <= t - self._doubt_last <= DOUBT_GAP
         if fresh and t - since >= self.config.refute_confused_after:
