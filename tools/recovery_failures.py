@@ -15,9 +15,11 @@ the robot localized (and how often wrongly), how many looks the recovery node ma
 fiducial_localizer's tag check refuted (``should be in view``), each judged right or wrong by the
 estimate's error then; how often move_base aborted the resumed goal (``aborted the resumed
 goal``), with the estimate off or right then, and how many of those aborts the recovery node took
-as a wrong estimate (``max_doubts``: ``taking the estimate as wrong``), right or wrong, and
-how many localizations on amcl's poses alone lost_service refuted on probation
-(``refute_confused_after``: ``after a localization on amcl's poses alone``), right or wrong.
+as a wrong estimate (``max_doubts``: ``taking the estimate as wrong``), right or wrong, how
+many resumed goals that stood still it took so (``resume_stall_time``: ``the resumed goal has
+not moved the robot``), right or wrong, and how many localizations on amcl's poses alone
+lost_service refuted on probation (``refute_confused_after``: ``after a localization on amcl's
+poses alone``), right or wrong.
 Last, per strategy, the approaches of tags seen too far away to localize from
 (``approach_tags``: ``recovery: tag N seen`` in rosout.log) and how each ended: the state left
 LOST before the approach was over (a localization: usually the tag's fix), or the approach's own
@@ -43,6 +45,8 @@ REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the local
 RESUME_ABORT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal')
 DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal .*'
                    r'taking the estimate as wrong')
+STALL_DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: the resumed goal has not moved the '
+                         r'robot .*taking the estimate as wrong')
 PROBATION = re.compile(r'^(\d+(?:\.\d+)?) .*-> LOST: the lost detector read \w+ for .* after a '
                        r'localization on amcl\'s poses alone')
 APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag (\S+) seen ')
@@ -234,8 +238,8 @@ def report(folder):
             '%.2f' % sample[ERROR_XY] if sample else '-'))
     lines += ['', '| strategy | declared localized | wrong | looks | refutations: right | '
               'wrong | resumed goal aborted: estimate off | right | doubts: right | wrong | '
-              'probation: right | wrong |',
-              '|---|---|---|---|---|---|---|---|---|---|---|---|']
+              'probation: right | wrong | stall doubts: right | wrong |',
+              '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     looks = {}
     for t in log_times(folder, LOOK):
         trial = owner(trials, t)
@@ -245,10 +249,11 @@ def report(folder):
     aborts = judged(folder, trials, RESUME_ABORT)
     doubts = judged(folder, trials, DOUBT)
     probation = judged(folder, trials, PROBATION)
+    stalls = judged(folder, trials, STALL_DOUBT)
     for strategy in sorted({tr['strategy'] for tr in trials}):
         counts = [declarations(tr) for tr in trials if tr['strategy'] == strategy]
         row = [sum(c[0] for c in counts), sum(c[1] for c in counts), looks.get(strategy, 0)]
-        for judged_counts in (refutations, aborts, doubts, probation):
+        for judged_counts in (refutations, aborts, doubts, probation, stalls):
             row += [judged_counts.get((strategy, True), 0),
                     judged_counts.get((strategy, False), 0)]
         lines.append('| `%s` | %s |' % (strategy, ' | '.join(str(n) for n in row)))

@@ -1112,6 +1112,88 @@ def test_doubts_off_retry_every_abort():
     assert_abort_retried(core, runner)
 
 
+def stall_core(**overrides):
+    """A core whose saved goal was resumed after the localizer alone ended LOST, with fresh
+    odometry from then on; resume_stall_time 15 s, 0.3 m."""
+    settings = dict(resume_retries=2, resume_retry_delay=5.0, max_doubts=2,
+                    resume_stall_time=15.0, resume_stall_distance=0.3)
+    settings.update(overrides)
+    core = make_core(**settings)
+    runner = Runner(core)
+    resumed(core, runner)
+    return core, runner
+
+
+def test_a_resumed_goal_that_does_not_move_the_robot_is_doubted_before_any_abort(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = stall_core()
+    resumed_at = runner.t
+    # move_base turns in place on a wrong estimate: 0.25 m in all, never 0.3 m from a start.
+    commands = drive(core, runner, 14.8, speed=0.25 / 14.8)
+    assert not any(c.request_state == State.LOST for c in commands)
+    commands = drive(core, runner, 0.5)
+    asked = [c for c in commands if c.request_state == State.LOST]
+    assert len(asked) == 1 and asked[0].expected_states == frozenset(
+        {State.IDLE, State.NAVIGATING})
+    assert 15.0 <= runner.t - resumed_at < 15.5
+    assert not asked[0].cancel and not asked[0].resend_saved_goal   # it drives until LOST
+    assert core.saved_goal == GOAL
+    assert any('the resumed goal has not moved the robot 0.30 m in 15 s' in r.getMessage()
+               for r in caplog.records)
+    # Once: no second request while the same goal still stands, refused or not.
+    assert not any(c.request_state == State.LOST for c in drive(core, runner, 20.0))
+    # Granted: the episode cancels our re-send, and the goal stays saved; it counted as a
+    # doubt (max_doubts 2): one more is left for the next unconfirmed localization.
+    core.on_state(State.LOST, runner.t)
+    assert runner.step().cancel and core.saved_goal == GOAL
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    assert any(c.request_state == State.LOST for c in drive(core, runner, 15.5))
+    core.on_state(State.LOST, runner.t)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    assert not any(c.request_state == State.LOST for c in drive(core, runner, 30.0))
+
+
+def test_a_resumed_goal_that_moves_the_robot_is_not_doubted():
+    core, runner = stall_core()
+    # 0.3 m every 12 s: slow, but progress.
+    commands = drive(core, runner, 40.0, speed=0.025)
+    assert not any(c.request_state for c in commands)
+
+
+@pytest.mark.parametrize('case', ['tag fix', 'pose fix', 'stall off', 'doubts off', 'stale odom',
+                                  'reached'])
+def test_no_stall_doubt_after_a_confirmed_localization_or_when_off(case):
+    overrides = {'stall off': dict(resume_stall_time=0.0),
+                 'doubts off': dict(max_doubts=0)}.get(case, {})
+    if case == 'tag fix':
+        core = make_core(resume_stall_time=15.0, max_doubts=2)
+        runner = Runner(core)
+        resumed(core, runner, fix=True)
+    else:
+        core, runner = stall_core(**overrides)
+    if case == 'pose fix':
+        core.on_pose_fix()
+    if case == 'reached':
+        core.on_goal_done(SUCCEEDED, True, runner.t)
+    commands = runner.run(30.0) if case == 'stale odom' else drive(core, runner, 30.0)
+    assert not any(c.request_state == State.LOST for c in commands)
+
+
+def test_the_stall_time_left_survives_a_clock_jumping_back():
+    core, runner = stall_core()
+    drive(core, runner, 10.0)
+    runner.t -= 100.0
+    commands = drive(core, runner, 4.8)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any(c.request_state == State.LOST for c in drive(core, runner, 0.5))
+
+
 def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
     core = make_core()
     runner = Runner(core)
@@ -1332,6 +1414,45 @@ def test_adapter_saves_user_goals_but_not_its_own(monkeypatch):
     assert node._saved_pub.sent[-1].header.frame_id == ''
 
 
+@pytest.mark.parametrize('state', [State.NAVIGATING, State.IDLE, State.LOCALIZING])
+def test_a_pose_fix_far_from_the_estimate_clears_the_costmaps(state, caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core()
+    runner = Runner(core)
+    core.on_state(state, runner.t)
+    runner.run(1.0)
+    core.on_pose(*HOME)
+    core.on_pose_fix((HOME[0] + 0.6, HOME[1] + 0.8, HOME[2]))        # 1.0 m: the limit
+    assert runner.step().clear_costmaps
+    assert any('a pose fix 1.0 m from the estimate' in r.getMessage() for r in caplog.records)
+    # A correction of a few decimetres leaves them, and so does one without a pose.
+    for fix in ((HOME[0] + 0.5, HOME[1], 1.0), None):
+        core.on_pose_fix(fix)
+        assert not runner.step().clear_costmaps
+    # The localizer's answer to the fix came first: judged against the estimate before it.
+    core.on_pose(20.0, 5.0, 0.0)
+    core.on_pose_fix((20.0, 5.0, 0.0))
+    assert runner.step().clear_costmaps
+
+
+@pytest.mark.parametrize('overrides', [dict(clear_costmaps=False), dict(clear_costmaps_jump=0.0)])
+def test_no_clearing_on_a_pose_fix_when_off_or_without_an_estimate(overrides, caplog):
+    core = make_core(**overrides)
+    runner = Runner(core)
+    core.on_pose_fix((HOME[0] + 30.0, HOME[1], 0.0))
+    assert not runner.step().clear_costmaps
+    fresh = RecoveryCore(RecoveryConfig(), wander=FakeWander())   # no estimate yet
+    fresh.on_state(State.IDLE, 0.0)
+    fresh.on_pose_fix((30.0, 0.0, 0.0))
+    assert not fresh.step(0.1).clear_costmaps
+    # A fix that is not a number is logged and changes nothing.
+    caplog.set_level(logging.WARNING, logger='rosout')
+    core = make_core()
+    core.on_pose_fix((math.nan, 0.0, 0.0))
+    assert not Runner(core).step().clear_costmaps
+    assert any('non-finite pose fix' in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.parametrize('strategy', ['spiral', 'reactive', 'none'])
 def test_every_lost_episode_asks_move_base_to_clear_its_costmaps_once(strategy):
     core = make_core(strategy=strategy)
@@ -1390,6 +1511,23 @@ def test_adapter_passes_a_pose_fix_on_initialpose_to_the_core(monkeypatch):
     node._on_initialpose(PoseWithCovarianceStamped())   # a tag's correction while driving
     core.on_goal_done(ABORTED, True, runner.t)
     assert runner.step().request_state is None          # retried, not doubted
+
+
+@pytest.mark.parametrize('frame, clears', [('map', True), ('/map', True), ('', True),
+                                           ('odom', False)])
+def test_adapter_hands_the_fix_pose_in_the_map_frame_only(monkeypatch, frame, clears):
+    import rospy
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._saved_pub = _Recorder()
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = frame
+    msg.pose.pose.position.x = HOME[0] + 12.0
+    msg.pose.pose.orientation.w = 1.0
+    node._on_initialpose(msg)
+    assert core.step(5.0).clear_costmaps == clears
 
 
 @pytest.mark.parametrize('state', [State.FLYING, State.LOCALIZING, State.NEED_HELP])

@@ -80,10 +80,15 @@ def test_declarations_looks_and_refutations_are_counted_and_judged(tmp_path):
         'taking the estimate as wrong\n'
         '301.0 INFO /lost_service [l.py:1(f)] [topics: /a] state IDLE -> LOST: the lost '
         'detector read lost for 4.1 s, 0.0 s after a localization on amcl\'s poses alone: '
-        'taking the estimate as wrong\n')
+        'taking the estimate as wrong\n'
+        # The resumed goal stood still on the wrong estimate (taken as wrong): not an abort.
+        '105.7 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: the resumed goal has not '
+        'moved the robot 0.30 m in 15 s (1.00, 2.00) after the localizer alone ended LOST, no '
+        'tag confirming it: taking the estimate as wrong, asking for LOST (doubt 1 of 2; the '
+        'goal stays saved)\n')
     text = '\n'.join(tool.report(str(tmp_path)))
-    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 |' in text
-    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 1 |' in text
+    assert '| `spiral` | 2 | 1 | 1 | 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 | 1 | 0 |' in text
+    assert '| `reactive` | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 1 | 0 | 0 |' in text
 
 
 def test_a_collision_late_in_a_trial_is_not_given_to_the_next_one():

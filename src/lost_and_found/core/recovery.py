@@ -33,7 +33,12 @@ An episode starts when the state becomes LOST::
        sign that the estimate is wrong: the node asks for LOST again (lost_service then
        calls global localization and, with its ``refuted_needs_fix``, ends that LOST only on
        a pose fix) and a new episode searches, the goal still saved; at most
-       ``max_doubts`` times per saved goal)
+       ``max_doubts`` times per saved goal). The same doubt, sooner, when the resumed goal
+       after such a localization has not moved the robot ``resume_stall_distance`` in
+       ``resume_stall_time`` s (move_base turning in place on a wrong estimate takes a
+       minute or more to abort)
+    -> a pose fix on ``initialpose`` far from the estimate (``clear_costmaps_jump``): clear
+       move_base's costmaps, whose obstacles were placed on the old estimate
     -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
 
 Every state request names the state(s) it holds in (ChangeState's ``expected``), so that
@@ -198,6 +203,12 @@ class RecoveryConfig:
             that LOST only on a pose fix: without tags, NEED_HELP after the search), and a
             new episode searches. 0: never (every abort is retried as ``resume_retries``
             says).
+        resume_stall_time: after such a localization, the resumed goal during which the
+            odometry has not moved ``resume_stall_distance`` for this long (s) is doubted as
+            an abort is (it counts towards ``max_doubts``), without waiting for move_base to
+            abort it; 0: only aborts are doubted.
+        resume_stall_distance: the odometry movement (m) that counts as the resumed goal's
+            progress, > 0.
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
@@ -205,6 +216,10 @@ class RecoveryConfig:
             (``Command.clear_costmaps``): after a kidnap its local costmap, kept in the
             odometry frame, holds the obstacles of the place the robot was carried from, all
             around the put-down point.
+        clear_costmaps_jump: with ``clear_costmaps``, also clear them when a pose fix on
+            ``initialpose`` (a tag's correction, a person's pose) lands this far (m) or
+            farther from the latest estimate: the obstacles move_base marked in the map frame
+            were placed by the estimate the fix replaced; 0: never.
         look_around_every: while wandering, spin 360 deg once the odometry has moved this far
             (m) since the last spin; 0 never. The wander heads down the widest gap, i.e. along
             corridors, where the camera sees the tags on the side walls edge-on; a spin shows
@@ -286,9 +301,12 @@ class RecoveryConfig:
     resume_retries: int = 2
     resume_retry_delay: float = 5.0
     max_doubts: int = 2
+    resume_stall_time: float = 0.0
+    resume_stall_distance: float = 0.3
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
+    clear_costmaps_jump: float = 1.0
     look_around_every: float = 3.0
     explore: bool = False
     look_before_resume: bool = False
@@ -363,6 +381,9 @@ class RecoveryConfig:
         check.non_negative_int('resume_retries')
         check.non_negative('resume_retry_delay')
         check.non_negative_int('max_doubts')
+        check.non_negative('resume_stall_time')
+        check.positive('resume_stall_distance')
+        check.non_negative('clear_costmaps_jump')
         check.non_negative('look_around_every')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
@@ -493,7 +514,8 @@ class Command:
         reason: why, for the state request.
         expected_states: the States the request was decided in (a frozenset; lost_service
             refuses it when the state is none of them any more), or None: whatever it is.
-        clear_costmaps: ask move_base to clear its costmaps (a new LOST episode began).
+        clear_costmaps: ask move_base to clear its costmaps (a new LOST episode began, or a
+            pose fix moved the estimate far).
         find_viewpoint: ask fiducial_localizer for a viewpoint and pass the answer to
             :meth:`RecoveryCore.on_viewpoint`.
     """
@@ -588,6 +610,7 @@ class RecoveryCore:
         self._retry_at = None           # when the next of those is due
         self._unconfirmed = False       # the localizer alone ended the last episode
         self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
+        self._resume_progress = None    # ((x, y) odometry, t) of the re-sent goal's last progress
         self._abandoned = False         # move_base aborted the saved goal for good: kept, undriven
         self._nav_asked = False         # NAVIGATING requested and not seen since
         self._idle_sent = False         # an IDLE request has left since the last state change
@@ -596,6 +619,7 @@ class RecoveryCore:
         self._cancelled_ids = set()     # user goal ids this node cancelled (their PREEMPTED)
         self._good_pose = None          # last (x, y, yaw) while localized
         self._pose = None               # last (x, y, yaw) of any kind
+        self._pose_before = None        # the one before it
         self._scan = None
         self._scan_t = None
         self._odom = self._odom_t = None
@@ -811,18 +835,36 @@ class RecoveryCore:
             return      # another goal, e.g. the one the saved goal preempted
         self._user_goal_done(status, goal_id)
 
-    def on_pose_fix(self):
+    def on_pose_fix(self, pose=None):
         """A pose arrived on ``initialpose`` (a tag's correction while localized, a person's
-        pose, a re-seed): the estimate no longer rests on the localizer's word alone."""
+        pose, a re-seed): the estimate no longer rests on the localizer's word alone.
+
+        ``pose`` is the fix's ``(x, y, yaw)`` in ``map_frame`` (None: not known there). One
+        ``clear_costmaps_jump`` or farther from the estimate it replaces asks move_base to
+        clear its costmaps. Which estimate it replaces: the latest, unless the localizer's
+        answer to the fix came first (then the one before it, the farther of the two).
+        """
         if self.state in LOCALIZED:
             self._unconfirmed = False
+        cfg = self.config
+        if pose is None or not cfg.clear_costmaps or cfg.clear_costmaps_jump <= 0.0:
+            return
+        if not _finite(*pose):
+            self._warn('pose_fix', 'ignoring a non-finite pose fix %r' % (tuple(pose),))
+            return
+        jump = max((math.hypot(pose[0] - p[0], pose[1] - p[1])
+                    for p in (self._pose, self._pose_before) if p is not None), default=0.0)
+        if jump >= cfg.clear_costmaps_jump:
+            _log.info('recovery: a pose fix %.1f m from the estimate: clearing move_base\'s '
+                      'costmaps (their obstacles were placed by the old estimate)', jump)
+            self._out['clear_costmaps'] = True
 
     def on_pose(self, x, y, yaw):
         """A pose estimate (amcl_pose) in the map frame."""
         if not _finite(x, y, yaw):
             self._warn('pose', 'ignoring a non-finite pose (%r, %r, %r)' % (x, y, yaw))
             return
-        self._pose = (float(x), float(y), float(yaw))
+        self._pose_before, self._pose = self._pose, (float(x), float(y), float(yaw))
         if self.state in LOCALIZED:
             self._good_pose = self._pose
 
@@ -1010,6 +1052,8 @@ class RecoveryCore:
                 self._end_look('no end to the look after %.0f s' % self.config.look_timeout)
             elif self._look == 'stand' and t >= self._stand_end:
                 self._end_look('looked for %.1f s' % self.config.look_dwell)
+        elif self._resume_stalled(t):
+            self._doubt(t, stalled=True)
         elif self._retry_at is not None and t >= self._retry_at:
             self._retry_at = None
             if self.phase == Phase.IDLE and self.saved_goal is not None and \
@@ -1057,8 +1101,10 @@ class RecoveryCore:
                 self._approach.shift(delta)
             if self._heading_goal is not None:
                 self._heading_goal = (self._heading_goal[0], self._heading_goal[1] + delta)
-            if self._leg_progress is not None:
-                self._leg_progress = (self._leg_progress[0], self._leg_progress[1] + delta)
+            for name in ('_leg_progress', '_resume_progress'):
+                progress = getattr(self, name)
+                if progress is not None:
+                    setattr(self, name, (progress[0], progress[1] + delta))
             self._warned = {key: when + delta for key, when in self._warned.items()}
         self._last_t = t
         return t
@@ -1261,18 +1307,37 @@ class RecoveryCore:
     def _leg_stalled(self, t):
         """Whether the leg in flight has not moved the robot ``leg_stall_distance`` in the last
         ``leg_stall_time`` s (False while the odometry is missing or stale, or the check off)."""
+        self._leg_progress, stalled = self._stalled(
+            self._leg_progress, t, self.config.leg_stall_time, self.config.leg_stall_distance)
+        return stalled
+
+    def _resume_stalled(self, t):
+        """Whether our re-send of the saved goal, driven after a localization on the
+        localizer's word alone, has not moved the robot ``resume_stall_distance`` in the last
+        ``resume_stall_time`` s while NAVIGATING (and a doubt is left to ask)."""
         cfg = self.config
+        if not (self._resent and self._unconfirmed and self.phase == Phase.IDLE and
+                self.state == State.NAVIGATING and self._doubts < cfg.max_doubts):
+            self._resume_progress = None
+            return False
+        self._resume_progress, stalled = self._stalled(
+            self._resume_progress, t, cfg.resume_stall_time, cfg.resume_stall_distance)
+        return stalled
+
+    def _stalled(self, progress, t, stall_time, distance):
+        """``(progress, stalled)``: ``progress`` (``((x, y), t)`` of the last odometry that
+        moved ``distance`` from the one before, or None) brought up to date, and whether
+        ``stall_time`` s have passed since. Never stalled while the odometry is missing or
+        stale, or with ``stall_time`` 0."""
         here = self._fresh_odom(t)
-        if cfg.leg_stall_time <= 0 or here is None:
-            return False
-        if self._leg_progress is None:
-            self._leg_progress = (here, t)
-            return False
-        (x, y), since = self._leg_progress
-        if math.hypot(here[0] - x, here[1] - y) >= cfg.leg_stall_distance:
-            self._leg_progress = (here, t)
-            return False
-        return t - since >= cfg.leg_stall_time
+        if stall_time <= 0 or here is None:
+            return progress, False
+        if progress is None:
+            return (here, t), False
+        (x, y), since = progress
+        if math.hypot(here[0] - x, here[1] - y) >= distance:
+            return (here, t), False
+        return progress, t - since >= stall_time
 
     def _fresh_odom(self, t):
         """The odometry position ``(x, y)`` if it is at most ``scan_timeout`` old, else None."""
@@ -1584,26 +1649,32 @@ class RecoveryCore:
         self._out['resend_saved_goal'] = True
         self._out['goal_tag'] = self._next_tag('resend')
         self._resent = True
+        self._resume_progress = None
         self._abandoned = False
 
-    def _doubt(self, t):
-        """move_base aborted our re-send: when the localizer alone ended the episode, ask for
-        LOST (the estimate is probably wrong) rather than send the goal again. True when it
-        did. Should lost_service refuse, the goal is sent again after ``resume_retry_delay``
-        (a LOST episode drops that re-send)."""
-        if not self._unconfirmed or self._doubts >= self.config.max_doubts or \
+    def _doubt(self, t, stalled=False):
+        """move_base aborted our re-send (or, ``stalled``, it has not moved the robot for
+        ``resume_stall_time``): when the localizer alone ended the episode, ask for LOST (the
+        estimate is probably wrong) rather than send the goal again. True when it did. Should
+        lost_service refuse, an aborted goal is sent again after ``resume_retry_delay`` and a
+        stalled one drives on (a LOST episode drops that re-send, and cancels this one)."""
+        cfg = self.config
+        if not self._unconfirmed or self._doubts >= cfg.max_doubts or \
                 self.state not in LOCALIZED or self.saved_goal is None:
             return False
         self._doubts += 1
         self._unconfirmed = False
-        _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) after the '
-                     'localizer alone ended LOST, no tag confirming it: taking the estimate '
-                     'as wrong, asking for LOST (doubt %d of %d; the goal stays saved)',
-                     self.saved_goal.x, self.saved_goal.y, self._doubts,
-                     self.config.max_doubts)
-        self._request(State.LOST, 'lost_and_found: move_base aborted the resumed goal after '
-                      'a localization no tag confirmed', expected=LOCALIZED)
-        self._retry_at = t + self.config.resume_retry_delay
+        what = ('the resumed goal has not moved the robot %.2f m in %.0f s'
+                % (cfg.resume_stall_distance, cfg.resume_stall_time) if stalled else
+                'move_base aborted the resumed goal')
+        _log.warning('recovery: %s (%.2f, %.2f) after the localizer alone ended LOST, no tag '
+                     'confirming it: taking the estimate as wrong, asking for LOST (doubt %d '
+                     'of %d; the goal stays saved)', what, self.saved_goal.x, self.saved_goal.y,
+                     self._doubts, cfg.max_doubts)
+        self._request(State.LOST, 'lost_and_found: %s after a localization no tag confirmed'
+                      % what, expected=LOCALIZED)
+        if not stalled:
+            self._retry_at = t + cfg.resume_retry_delay
         return True
 
     def _resend_later(self, t):

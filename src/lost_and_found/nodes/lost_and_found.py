@@ -143,9 +143,10 @@ class RecoveryNode:
         <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume`` or
             ``~max_doubts``): a docked robot does not go to look at a tag, and docking counts
             as a fix
-        initialpose (geometry_msgs/PoseWithCovarianceStamped; with ``~max_doubts``): a pose
-            fix while localized (a tag's correction) means the estimate does not rest on the
-            localizer alone
+        initialpose (geometry_msgs/PoseWithCovarianceStamped; with ``~max_doubts`` or
+            ``~clear_costmaps_jump``): a pose fix while localized (a tag's correction) means
+            the estimate does not rest on the localizer alone; one far from the estimate
+            clears move_base's costmaps
         fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
             ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
             odometry frame by tf at their stamp; while searching, the robot drives closer
@@ -157,7 +158,8 @@ class RecoveryNode:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
             and LOST when the resumed goal is aborted after an unconfirmed localization; each
             request names the state(s) it holds in (``expected``), so a stale one is refused
-        move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode (with
+        move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode, and
+            after a pose fix ``~clear_costmaps_jump`` or farther from the estimate (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
         fiducial_localizer/viewpoint (lost_and_found/GetViewpoint; ``~viewpoint_service``):
             where to look from, with ``~look_before_resume`` (a missing service: no look)
@@ -169,7 +171,8 @@ class RecoveryNode:
         goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time, rate,
         map_frame, base_frame, move_base_timeout, move_base_retry, hops_before_spiral,
         hop_distance, max_aborts, resume_retries,
-        resume_retry_delay, max_doubts, state_namespace, scan_timeout, clear_costmaps,
+        resume_retry_delay, max_doubts, resume_stall_time, resume_stall_distance,
+        state_namespace, scan_timeout, clear_costmaps, clear_costmaps_jump,
         look_around_every, explore, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
         approach_max_view_angle, approach_timeout, approach_tries, approach_dwell,
@@ -224,7 +227,8 @@ class RecoveryNode:
         if self._config.look_before_resume or self._config.max_doubts:
             rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
                              self._on_dock, queue_size=1)
-        if self._config.max_doubts:
+        if self._config.max_doubts or (self._config.clear_costmaps and
+                                       self._config.clear_costmaps_jump > 0):
             rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self._on_initialpose,
                              queue_size=5)
         for target in (self._watch_move_base, self._make_requests):
@@ -308,8 +312,13 @@ class RecoveryNode:
         if tags:
             self._guard('distant tags', lambda: self._core.on_distant_tags(tags, self._now()))
 
-    def _on_initialpose(self, _msg):
-        self._guard('initialpose', self._core.on_pose_fix)
+    def _on_initialpose(self, msg):
+        frame = msg.header.frame_id.lstrip('/')
+        pose = msg.pose.pose
+        # amcl takes initial poses in its global frame only; one in another frame moves nothing.
+        fix = (pose.position.x, pose.position.y, yaw_from_quaternion(pose.orientation)) \
+            if frame in ('', self._config.map_frame.lstrip('/')) else None
+        self._guard('initialpose', lambda: self._core.on_pose_fix(fix))
 
     def _on_dock(self, msg):
         self._guard('on_dock', lambda: self._core.on_dock(msg.data))
@@ -421,8 +430,7 @@ class RecoveryNode:
         try:
             self._clear_costmaps.wait_for_service(_CLEAR_TIMEOUT)
             self._clear_costmaps()
-            rospy.loginfo('%s: cleared move_base\'s costmaps (the robot may have been carried)',
-                          self._name)
+            rospy.loginfo('%s: cleared move_base\'s costmaps', self._name)
         except (rospy.ROSException, rospy.ServiceException) as error:
             rospy.logwarn_throttle(_THROTTLE, '%s: could not clear move_base\'s costmaps (%s): '
                                    'its local costmap may hold obstacles of another place'
