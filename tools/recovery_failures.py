@@ -45,8 +45,8 @@ REFUTATION = re.compile(r'^(\d+(?:\.\d+)?) WARN .*should be in view .* the local
 RESUME_ABORT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal')
 DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: move_base aborted the resumed goal .*'
                    r'taking the estimate as wrong')
-STALL_DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: the resumed goal has not moved the '
-                         r'robot .*taking the estimate as wrong')
+STALL_DOUBT = re.compile(r'^(\d+(?:\.\d+)?) WARN .*recovery: the resumed goal .*has not moved '
+                         r'the robot .*taking the estimate as wrong')
 PROBATION = re.compile(r'^(\d+(?:\.\d+)?) .*-> LOST: the lost detector read \w+ for .* after a '
                        r'localization on amcl\'s poses alone')
 APPROACH = re.compile(r'^(\d+(?:\.\d+)?) .*recovery: tag (\S+) seen ')

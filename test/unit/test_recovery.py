@@ -1138,8 +1138,8 @@ def test_a_resumed_goal_that_does_not_move_the_robot_is_doubted_before_any_abort
     assert 15.0 <= runner.t - resumed_at < 15.5
     assert not asked[0].cancel and not asked[0].resend_saved_goal   # it drives until LOST
     assert core.saved_goal == GOAL
-    assert any('the resumed goal has not moved the robot 0.30 m in 15 s' in r.getMessage()
-               for r in caplog.records)
+    assert any('the resumed goal (5.00, 4.00) has not moved the robot 0.30 m in 15 s after '
+               'the localizer alone ended LOST' in r.getMessage() for r in caplog.records)
     # Once: no second request while the same goal still stands, refused or not.
     assert not any(c.request_state == State.LOST for c in drive(core, runner, 20.0))
     # Granted: the episode cancels our re-send, and the goal stays saved; it counted as a

@@ -82,8 +82,8 @@ def test_declarations_looks_and_refutations_are_counted_and_judged(tmp_path):
         'detector read lost for 4.1 s, 0.0 s after a localization on amcl\'s poses alone: '
         'taking the estimate as wrong\n'
         # The resumed goal stood still on the wrong estimate (taken as wrong): not an abort.
-        '105.7 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: the resumed goal has not '
-        'moved the robot 0.30 m in 15 s (1.00, 2.00) after the localizer alone ended LOST, no '
+        '105.7 WARN /lost_and_found [r.py:1(f)] [topics: /a] recovery: the resumed goal (1.00, '
+        '2.00) has not moved the robot 0.30 m in 15 s after the localizer alone ended LOST, no '
         'tag confirming it: taking the estimate as wrong, asking for LOST (doubt 1 of 2; the '
         'goal stays saved)\n')
     text = '\n'.join(tool.report(str(tmp_path)))

@@ -1664,15 +1664,19 @@ class RecoveryCore:
             return False
         self._doubts += 1
         self._unconfirmed = False
-        what = ('the resumed goal has not moved the robot %.2f m in %.0f s'
-                % (cfg.resume_stall_distance, cfg.resume_stall_time) if stalled else
-                'move_base aborted the resumed goal')
-        _log.warning('recovery: %s (%.2f, %.2f) after the localizer alone ended LOST, no tag '
-                     'confirming it: taking the estimate as wrong, asking for LOST (doubt %d '
-                     'of %d; the goal stays saved)', what, self.saved_goal.x, self.saved_goal.y,
-                     self._doubts, cfg.max_doubts)
+        goal = '(%.2f, %.2f)' % (self.saved_goal.x, self.saved_goal.y)
+        if stalled:
+            what = 'the resumed goal %s has not moved the robot %.2f m in %.0f s' % (
+                goal, cfg.resume_stall_distance, cfg.resume_stall_time)
+            reason = 'the resumed goal has not moved the robot'
+        else:
+            what = reason = 'move_base aborted the resumed goal'
+            what += ' ' + goal
+        _log.warning('recovery: %s after the localizer alone ended LOST, no tag confirming it: '
+                     'taking the estimate as wrong, asking for LOST (doubt %d of %d; the goal '
+                     'stays saved)', what, self._doubts, cfg.max_doubts)
         self._request(State.LOST, 'lost_and_found: %s after a localization no tag confirmed'
-                      % what, expected=LOCALIZED)
+                      % reason, expected=LOCALIZED)
         if not stalled:
             self._retry_at = t + cfg.resume_retry_delay
         return True
