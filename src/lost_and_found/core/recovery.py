@@ -301,7 +301,7 @@ class RecoveryConfig:
     resume_retries: int = 2
     resume_retry_delay: float = 5.0
     max_doubts: int = 2
-    resume_stall_time: float = 0.0
+    resume_stall_time: float = 15.0
     resume_stall_distance: float = 0.3
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
