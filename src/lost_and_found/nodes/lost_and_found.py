@@ -156,8 +156,9 @@ class RecoveryNode:
         move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
     Services called:
         /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
-            and LOST when the resumed goal is aborted after an unconfirmed localization; each
-            request names the state(s) it holds in (``expected``), so a stale one is refused
+            and LOST when the resumed goal is aborted (or has not moved the robot for
+            ``~resume_stall_time``) after an unconfirmed localization; each request names the
+            state(s) it holds in (``expected``), so a stale one is refused
         move_base/clear_costmaps (std_srvs/Empty): at the start of every LOST episode, and
             after a pose fix ``~clear_costmaps_jump`` or farther from the estimate (with
             ``~clear_costmaps``; a missing service is logged, never waited for)
