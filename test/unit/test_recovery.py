@@ -1194,6 +1194,75 @@ def test_the_stall_time_left_survives_a_clock_jumping_back():
     assert any(c.request_state == State.LOST for c in drive(core, runner, 0.5))
 
 
+def test_an_abort_soon_after_a_stale_estimate_is_retried_not_doubted(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)                                # amcl's word alone
+    core.on_estimate_age(0.4, runner.t)                  # fresh: nothing to say
+    assert not any('stale' in r.getMessage() for r in caplog.records)
+    core.on_estimate_age(2.5, runner.t)                  # amcl lags: move_base cannot drive
+    assert any('the pose estimate is 2.5 s old' in r.getMessage() for r in caplog.records)
+    runner.run(9.5)
+    core.on_estimate_age(0.1, runner.t)                  # caught up
+    assert_abort_retried(core, runner)                   # 9.5 s after the stale reading
+    assert any('move_base aborted the resumed goal 9.5 s after the pose estimate was last '
+               'seen stale' in r.getMessage() for r in caplog.records)
+    core.on_state(State.NAVIGATING, runner.t)
+    # The localization is still unconfirmed: an abort with the estimate fresh for longer than
+    # the window is doubted.
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert runner.step().request_state == State.LOST
+    assert core.saved_goal == GOAL
+
+
+@pytest.mark.parametrize('case', ['check off', 'not a number', 'unknown'])
+def test_an_abort_is_doubted_when_the_estimate_age_says_nothing(case, caplog):
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2,
+                     stale_estimate_age=0.0 if case == 'check off' else 1.0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_estimate_age({'check off': 30.0, 'not a number': math.nan,
+                          'unknown': None}[case], runner.t)
+    assert ('not a number' in caplog.text) == (case == 'not a number')
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert runner.step().request_state == State.LOST
+
+
+def test_an_estimate_older_than_tf_keeps_is_stale(caplog):
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_estimate_age(math.inf, runner.t)
+    assert 'the pose estimate is older than tf keeps' in caplog.text
+    assert_abort_retried(core, runner)
+
+
+def test_a_stall_while_the_estimate_was_stale_is_timed_again():
+    core, runner = stall_core()
+    drive(core, runner, 8.0)
+    core.on_estimate_age(3.0, runner.t)                  # the navigator stopped for want of it
+    commands = drive(core, runner, 7.5)                  # 15 s standing: not a doubt
+    assert not any(c.request_state == State.LOST for c in commands)
+    # Timed again from the declined doubt (at 15 s): with the estimate fresh, 15 s more
+    # standing are a doubt.
+    commands = drive(core, runner, 16.0)
+    asked = [i for i, c in enumerate(commands) if c.request_state == State.LOST]
+    assert len(asked) == 1
+    assert 30.0 <= 15.5 + (asked[0] + 1) * DT <= 30.5
+
+
+def test_a_stale_estimate_is_remembered_across_a_clock_jumping_back():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_estimate_age(2.5, runner.t)
+    runner.run(2.0)
+    runner.t -= 100.0
+    runner.run(2.0)
+    assert_abort_retried(core, runner)
+
+
 def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
     core = make_core()
     runner = Runner(core)
@@ -1528,6 +1597,37 @@ def test_adapter_hands_the_fix_pose_in_the_map_frame_only(monkeypatch, frame, cl
     msg.pose.pose.orientation.w = 1.0
     node._on_initialpose(msg)
     assert core.step(5.0).clear_costmaps == clears
+
+
+def _transform(parent, child, stamp):
+    import rospy
+    from geometry_msgs.msg import TransformStamped
+    msg = TransformStamped()
+    msg.header.frame_id, msg.child_frame_id = parent, child
+    msg.header.stamp = rospy.Time.from_sec(stamp)
+    msg.transform.rotation.w = 1.0
+    return msg
+
+
+@pytest.mark.parametrize('odom_from, doubts, expected', [
+    (1.0, 2, 3.0),          # amcl's map -> odom last came at 2 s, the odometry since 1 s
+    (2.5, 2, math.inf),     # the odometry kept no time as old as amcl's last transform
+    (1.0, 0, None)])        # no doubts: nothing to check
+def test_adapter_measures_the_age_of_the_estimate_move_base_drives_by(monkeypatch, odom_from,
+                                                                      doubts, expected):
+    import rospy
+    import tf2_ros
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    core = make_core(max_doubts=doubts)
+    node = nodes.RecoveryNode(core, core.config)
+    node._tf_buffer = tf2_ros.Buffer(debug=False)         # no master: no frames service
+    assert node._estimate_age() is None                   # no localizer yet: nothing to say
+    cfg = core.config
+    node._tf_buffer.set_transform(_transform(cfg.map_frame, 'odom', 2.0), 'amcl')
+    for stamp in (odom_from, 5.0):
+        node._tf_buffer.set_transform(_transform('odom', cfg.base_frame, stamp), 'base')
+    age = node._estimate_age()
+    assert age == expected if expected in (None, math.inf) else age == pytest.approx(expected)
 
 
 @pytest.mark.parametrize('state', [State.FLYING, State.LOCALIZING, State.NEED_HELP])

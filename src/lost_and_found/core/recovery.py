@@ -124,6 +124,10 @@ EXPLORE_TURN_MARGIN = 1.0
 #: A hop before the spiral (``hops_before_spiral``) that has not driven ``hop_distance`` after
 #: twice the time it takes at the wander's top speed plus this margin (s) ends where it is.
 HOP_MARGIN = 5.0
+#: An abort of the resumed goal this many seconds or less after the pose estimate was seen
+#: stale (``stale_estimate_age``) is put down to the localizer lagging, not doubted: move_base
+#: stops and, after its patience, aborts a goal it cannot place the robot for.
+STALE_WINDOW = 10.0
 
 #: The search strategies (RecoveryConfig.strategy).
 STRATEGIES = ('spiral', 'reactive', 'none')
@@ -209,6 +213,12 @@ class RecoveryConfig:
             abort it; 0: only aborts are doubted.
         resume_stall_distance: the odometry movement (m) that counts as the resumed goal's
             progress, > 0.
+        stale_estimate_age: the pose estimate (the ``map_frame`` -> ``base_frame`` transform,
+            :meth:`RecoveryCore.on_estimate_age`) older than this (s) is stale: the localizer
+            lags (a loaded CPU) and move_base cannot place the robot. An abort within
+            ``STALE_WINDOW`` s of a stale estimate, or a stall during which it was stale, is
+            then no doubt (the abort is retried as ``resume_retries`` says); 0: never
+            checked.
         state_namespace: where lost_service publishes ``state`` and serves ``change_state``.
         scan_timeout: a scan older than this (s) is stale; the wander stops until a fresh one.
             Odometry older than this is not used (the wander's stall check is then off).
@@ -303,6 +313,7 @@ class RecoveryConfig:
     max_doubts: int = 2
     resume_stall_time: float = 15.0
     resume_stall_distance: float = 0.3
+    stale_estimate_age: float = 1.0
     state_namespace: str = '/lost_service'
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
@@ -383,6 +394,7 @@ class RecoveryConfig:
         check.non_negative_int('max_doubts')
         check.non_negative('resume_stall_time')
         check.positive('resume_stall_distance')
+        check.non_negative('stale_estimate_age')
         check.non_negative('clear_costmaps_jump')
         check.non_negative('look_around_every')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
@@ -611,6 +623,7 @@ class RecoveryCore:
         self._unconfirmed = False       # the localizer alone ended the last episode
         self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
         self._resume_progress = None    # ((x, y) odometry, t) of the re-sent goal's last progress
+        self._stale_at = None           # when the pose estimate was last seen stale
         self._abandoned = False         # move_base aborted the saved goal for good: kept, undriven
         self._nav_asked = False         # NAVIGATING requested and not seen since
         self._idle_sent = False         # an IDLE request has left since the last state change
@@ -859,6 +872,31 @@ class RecoveryCore:
                       'costmaps (their obstacles were placed by the old estimate)', jump)
             self._out['clear_costmaps'] = True
 
+    def on_estimate_age(self, age, t):
+        """How old (s) the pose estimate in use is at ``t``: the age of the newest
+        ``map_frame`` -> ``base_frame`` transform, what move_base places the robot with; None
+        when there is none to measure (no localizer yet: not counted as stale), ``math.inf``
+        when it is older than tf keeps."""
+        t = self._time(t)
+        limit = self.config.stale_estimate_age
+        if t is None or age is None or limit <= 0.0:
+            return
+        if math.isnan(age) or age == -math.inf:
+            self._warn('estimate_age', 'ignoring an estimate age that is not a number: %r'
+                       % (age,))
+            return
+        if age > limit:
+            self._stale_at = t
+            self._warn('estimate_stale', 'the pose estimate is %s (stale past %.1f s): the '
+                       'localizer lags, or its clock is not this one; an abort of the resumed '
+                       'goal now is not taken as a wrong estimate'
+                       % ('%.1f s old' % age if age < math.inf else 'older than tf keeps',
+                          limit))
+
+    def _stale_within(self, t, window):
+        """Whether the pose estimate was seen stale in the last ``window`` s."""
+        return self._stale_at is not None and 0.0 <= t - self._stale_at <= window
+
     def on_pose(self, x, y, yaw):
         """A pose estimate (amcl_pose) in the map frame."""
         if not _finite(x, y, yaw):
@@ -1093,7 +1131,8 @@ class RecoveryCore:
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
             # Keep what remains of each deadline rather than waiting for the old clock to return.
             for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
-                         '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end'):
+                         '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end',
+                         '_stale_at'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)
@@ -1655,12 +1694,24 @@ class RecoveryCore:
     def _doubt(self, t, stalled=False):
         """move_base aborted our re-send (or, ``stalled``, it has not moved the robot for
         ``resume_stall_time``): when the localizer alone ended the episode, ask for LOST (the
-        estimate is probably wrong) rather than send the goal again. True when it did. Should
-        lost_service refuse, an aborted goal is sent again after ``resume_retry_delay`` and a
-        stalled one drives on (a LOST episode drops that re-send, and cancels this one)."""
+        estimate is probably wrong) rather than send the goal again. True when it did. Not
+        when the estimate was stale lately (``stale_estimate_age``): the localizer lagged.
+        Should lost_service refuse, an aborted goal is sent again after
+        ``resume_retry_delay`` and a stalled one drives on (a LOST episode drops that
+        re-send, and cancels this one)."""
         cfg = self.config
         if not self._unconfirmed or self._doubts >= cfg.max_doubts or \
                 self.state not in LOCALIZED or self.saved_goal is None:
+            return False
+        if self._stale_within(t, cfg.resume_stall_time if stalled else STALE_WINDOW):
+            # move_base stops without an estimate to place the robot by, then aborts: that
+            # says the localizer lags, not that it is wrong.
+            _log.warning('recovery: %s %.1f s after the pose estimate was last seen stale '
+                         '(the localizer lagging): not taken as a wrong estimate',
+                         'the resumed goal stood still' if stalled else
+                         'move_base aborted the resumed goal', t - self._stale_at)
+            if stalled:
+                self._resume_progress = None    # the stall is timed again from now
             return False
         self._doubts += 1
         self._unconfirmed = False

@@ -1,6 +1,7 @@
 """The rospy adapter of the recovery node ``lost_and_found`` (decisions: core/recovery.py)."""
 import collections
 import functools
+import math
 import queue
 import threading
 
@@ -150,6 +151,9 @@ class RecoveryNode:
         fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
             ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
             odometry frame by tf at their stamp; while searching, the robot drives closer
+        tf ``~map_frame`` -> ``~base_frame`` (with ``~max_doubts`` and
+            ``~stale_estimate_age``): its newest stamp's age; while stale, an abort of the
+            resumed goal is no doubt
     Published topics:
         cmd_vel (geometry_msgs/Twist): spins and the reactive wander; one zero when stopping
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
@@ -173,7 +177,7 @@ class RecoveryNode:
         map_frame, base_frame, move_base_timeout, move_base_retry, hops_before_spiral,
         hop_distance, max_aborts, resume_retries,
         resume_retry_delay, max_doubts, resume_stall_time, resume_stall_distance,
-        state_namespace, scan_timeout, clear_costmaps, clear_costmaps_jump,
+        stale_estimate_age, state_namespace, scan_timeout, clear_costmaps, clear_costmaps_jump,
         look_around_every, explore, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
         approach_max_view_angle, approach_timeout, approach_tries, approach_dwell,
@@ -197,6 +201,7 @@ class RecoveryNode:
         self._state_client = None
         self._mounts = LaserMounts(config.base_frame, None, "for the wander's memory")
         self._odom_frame = None     # frame_id of the latest odometry message
+        self._tf_buffer = None      # from start()
 
     def start(self):
         """Create publishers, subscribers, the action client, the workers and the timer."""
@@ -339,7 +344,10 @@ class RecoveryNode:
 
     def _on_timer(self, _event):
         try:
+            age = self._estimate_age()
             with self._lock:
+                if age is not None:
+                    self._core.on_estimate_age(age, self._now())
                 while self._done:
                     tag, status = self._done.popleft()
                     self._core.on_goal_done(status, True, self._now(), tag)
@@ -352,6 +360,25 @@ class RecoveryNode:
                 # This node drives the base now: stop it rather than let the last twist run.
                 self._cmd_pub.publish(twist_msg((0.0, 0.0)))
         self._publish_saved_goal()
+
+    def _estimate_age(self):
+        """How old (s) the newest map -> base transform is (what move_base places the robot
+        by; amcl future-dates it by its transform_tolerance), or None: not checked, or none.
+        ``math.inf`` when the links of the chain have no time in common any more (one lags by
+        more than tf keeps of the other)."""
+        config = self._config
+        if not config.max_doubts or config.stale_estimate_age <= 0 or self._tf_buffer is None:
+            return None
+        try:
+            stamped = self._tf_buffer.lookup_transform(
+                config.map_frame.lstrip('/'), config.base_frame.lstrip('/'), rospy.Time(0))
+        except tf2_ros.ExtrapolationException:
+            return math.inf
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.InvalidArgumentException):
+            return None     # no localizer yet (or another tree): nothing to say about lag
+        stamp = stamped.header.stamp.to_sec()
+        return self._now() - stamp if stamp > 0.0 else None
 
     # -------------------------------------------------------------- outputs
 
