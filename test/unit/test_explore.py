@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from lost_and_found.core.explore import HEADINGS, free_distances, pick_heading
+from lost_and_found.core.explore import HEADINGS, free_distances, heading_toward, pick_heading
 
 HALF = 0.23         # the wander's half width: robot radius 0.18 m + side margin 0.05 m
 REACH = 2.5
@@ -86,3 +86,20 @@ def test_without_a_path_the_open_heading_of_the_smallest_turn_wins():
                    for a, f in zip(angles, free) if f >= REACH - 0.25)
     assert abs(heading) == pytest.approx(smallest)
     assert 1.0 < abs(heading) <= math.pi / 2
+
+
+def test_the_way_back_is_the_open_heading_nearest_the_bearing_to_the_target():
+    pose = (2.0, 1.0, math.pi / 2)                      # facing +y in odometry
+    # Nothing in the way: straight at the target, (2, -3) is behind.
+    heading = heading_toward(pose, np.empty((0, 2)), (2.0, -3.0), HALF, REACH, 1.0)
+    assert abs(math.remainder(heading + math.pi / 2, 2 * math.pi)) < 1e-9
+    # A wall 0.5 m behind the robot (robot frame: x < 0) closes that way: the nearest open
+    # heading is off to one side of it, not the way the robot faces.
+    behind = np.column_stack([np.full(41, -0.5), np.linspace(-1.0, 1.0, 41)])
+    heading = heading_toward(pose, behind, (2.0, -3.0), HALF, REACH, 1.0)
+    off = abs(math.remainder(heading + math.pi / 2, 2 * math.pi))
+    assert math.radians(20.0) < off < math.radians(100.0)
+    # Boxed in: None.
+    ring = np.array([[0.4 * math.cos(a), 0.4 * math.sin(a)]
+                     for a in np.linspace(0.0, 2 * math.pi, 180, endpoint=False)])
+    assert heading_toward(pose, ring, (2.0, -3.0), HALF, REACH, 1.0) is None

@@ -1748,6 +1748,37 @@ def test_without_explore_or_a_heading_the_wander_starts_at_once():
         assert len(core.wander.scans) == steps + 1
 
 
+@pytest.mark.parametrize('leash, explore, home', [(2.0, False, True), (2.0, True, True),
+                                                  (5.0, False, False), (0.0, True, False)])
+def test_beyond_the_leash_the_wander_first_turns_back(leash, explore, home, caplog):
+    """3 m from where the search began (x = -3), a wall ahead: with a leash shorter than that
+    the turn after the look-around goes back toward the start (before explore's choice)."""
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner, x = explore_core(explore=explore, wander_leash=leash)
+    finish_spin(core, runner, x)
+    goal = core._heading_goal
+    if home:
+        assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
+        assert 'm from where this search began (wander_leash 2.0 m): turning' in caplog.text
+    else:
+        assert 'from where this search began' not in caplog.text
+        assert (goal is not None) == explore     # explore's sideways turn, or none
+        if explore:
+            assert abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) > math.radians(45.0)
+
+
+def test_the_leash_starts_again_where_the_odometry_was_reset():
+    core = make_core(strategy='reactive', look_around_every=3.0, wander_leash=2.0)
+    runner = Runner(core)
+    core.on_odom(-3.0, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    core.on_state(State.LOST, runner.t)
+    assert core._origin == (-3.0, 0.0)
+    core.on_odom(-2.9, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    assert core._origin == (-3.0, 0.0)                  # driving: the start stays
+    core.on_odom(40.0, 7.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    assert core._origin == (40.0, 7.0)                  # a reset base driver: from here
+
+
 def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
     """Odometry whose heading never changes (a wheel slipping): the wander takes over after
     half a spin and a second at most."""

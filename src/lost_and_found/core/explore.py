@@ -1,5 +1,6 @@
 """Where the wander goes after a look-around spin: the open heading that leads farthest from
-where the search has already been.
+where the search has already been (:func:`pick_heading`), or back toward where the search began
+(:func:`heading_toward`).
 
 The reactive wander follows the widest gap in view, and a TurtleBot2's Kinect sees 57 degrees
 ahead: left alone, it drives on in the direction it faced before each look-around spin, and at
@@ -47,6 +48,19 @@ def free_distances(points, half_width, reach, headings=HEADINGS):
     stop = np.where(blocking, along - half_width, np.inf).min(axis=1)
     distances = np.clip(np.minimum(distances, stop), 0.0, None)
     return angles, distances
+
+
+def heading_toward(pose, points, target, half_width, reach, min_open, headings=HEADINGS):
+    """The open heading (odometry frame, rad) nearest the bearing from ``pose`` to
+    ``target`` (x, y), or None when no heading is open (see :func:`pick_heading`)."""
+    x, y, yaw = (float(v) for v in pose)
+    angles, free = free_distances(points, half_width, reach, headings)
+    open_ = free >= min_open
+    if not open_.any():
+        return None
+    bearing = math.atan2(float(target[1]) - y, float(target[0]) - x) - yaw
+    off = np.where(open_, np.abs(wrap_angle(angles - bearing)), np.inf)
+    return float(wrap_angle(yaw + angles[int(np.argmin(off))]))
 
 
 def pick_heading(pose, points, path, half_width, reach, min_open, headings=HEADINGS):

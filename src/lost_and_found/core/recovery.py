@@ -72,7 +72,7 @@ import numpy as np
 from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, approach_point,
                                           region_points, ways_seen)
 from lost_and_found.core.config import Checker, ConfigError
-from lost_and_found.core.explore import pick_heading
+from lost_and_found.core.explore import heading_toward, pick_heading
 from lost_and_found.core.geometry import turn_rate, wrap_angle
 from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory, to_frame
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
@@ -239,6 +239,11 @@ class RecoveryConfig:
             from the path driven in this episode (core/explore.py), so that the wander heads
             for ground the camera has not looked at instead of on in the direction the robot
             happened to face.
+        wander_leash: after such a spin, farther than this (m, odometry) from where the
+            episode's search began, turn first to the open heading nearest the way back
+            (before ``explore``'s choice): a wander led by the widest gap drives on into open
+            space the map does not cover (where no tag hangs) for as long as it stays open;
+            0: never.
         look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
             docked, move_base up), drive to the viewpoint fiducial_localizer names and stand
             there, so that its tag check can refute a wrong estimate; then resume the saved
@@ -320,6 +325,7 @@ class RecoveryConfig:
     clear_costmaps_jump: float = 1.0
     look_around_every: float = 3.0
     explore: bool = False
+    wander_leash: float = 0.0
     look_before_resume: bool = False
     look_timeout: float = 45.0
     look_dwell: float = 3.0
@@ -397,6 +403,7 @@ class RecoveryConfig:
         check.non_negative('stale_estimate_age')
         check.non_negative('clear_costmaps_jump')
         check.non_negative('look_around_every')
+        check.non_negative('wander_leash')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
@@ -645,6 +652,7 @@ class RecoveryCore:
         self._wandered = 0.0            # odometry metres the wander drove since the last spin
         self._wander_from = None        # the odometry position that distance was counted to
         self._path = []                 # with explore: the episode's odometry, PATH_STEP apart
+        self._origin = None             # the odometry (x, y) where this episode's search began
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
         self._hops_left = 0             # hops before the spiral still to make this episode
         self._hop_end = None            # the deadline of the hop under way, or None
@@ -971,8 +979,11 @@ class RecoveryCore:
         if not _finite(x, y) or (yaw is not None and not _finite(yaw)):
             self._warn('odom', 'ignoring non-finite odometry (%r, %r, %r)' % (x, y, yaw))
             return
-        self._odom, self._odom_t = (float(x), float(y)), t
+        before, self._odom, self._odom_t = self._odom, (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
+        if self.phase in _SEARCHING and (self._origin is None or before is None or math.hypot(
+                x - before[0], y - before[1]) > self._memory.config.jump_distance):
+            self._origin = self._odom   # the first odometry, or it was reset: start from here
         if self.config.explore and self.phase in _SEARCHING:
             step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
                 if self._path else math.inf
@@ -1222,6 +1233,7 @@ class RecoveryCore:
         # The robot was carried here: what it saw before is somewhere else.
         self._memory.clear()
         self._path = [self._odom] if self._odom is not None else []
+        self._origin = self._odom
         self._pending_scans.clear()
         if self.strategy == 'none':
             _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
@@ -1266,8 +1278,31 @@ class RecoveryCore:
                 self._send_leg(t)
                 return
         self.phase = Phase.WANDER
-        if self.config.explore:
+        if not self._head_back(t) and self.config.explore:
             self._choose_heading(t)
+
+    def _head_back(self, t):
+        """After a spin the wander follows, farther than ``wander_leash`` from where the
+        search began: turn first to the open heading nearest the way back. True if so."""
+        leash, origin = self.config.wander_leash, self._origin
+        pose = self._odom_pose(t)
+        if leash <= 0.0 or origin is None or pose is None:
+            return False
+        away = math.hypot(pose[0] - origin[0], pose[1] - origin[1])
+        if away <= leash:
+            return False
+        reactive = self.config.reactive_config()
+        heading = heading_toward(pose, self._memory.points_around(pose), origin,
+                                 reactive.half_width, self._memory.config.mark_range,
+                                 EXPLORE_MIN_OPEN)
+        if heading is None:
+            return False
+        self._heading_goal = (heading,
+                              t + self.config.spin_duration / 2.0 + EXPLORE_TURN_MARGIN)
+        _log.info('recovery: %.1f m from where this search began (wander_leash %.1f m): '
+                  'turning %+.0f deg back toward it before wandering', away, leash,
+                  math.degrees(wrap_angle(heading - pose[2])))
+        return True
 
     def _choose_heading(self, t):
         """After a spin the wander follows: turn first toward new ground (``explore``)."""
