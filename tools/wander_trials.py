@@ -34,7 +34,8 @@ settings on the same start poses.
 
 Prints one line per trial (its collisions: where the contact began, the speeds it stopped, the
 wander's state; with ``--fiducials`` when it first saw a kept tag; the 1 m cells its path
-crossed) and the total. Deterministic for a map, its arguments and the seed. Exit
+crossed; the seconds it spent in unknown map cells before it first saw one, which the simulator
+treats as open space where no tag hangs) and the totals. Deterministic for a map, its arguments and the seed. Exit
 status 1 on a bad map or argument.
 """
 import argparse
@@ -109,10 +110,12 @@ def parse_overrides(items):
 #: Side (m) of the cells whose count tells how much ground a trial's path covered.
 CELL = 1.0
 
-Trial = collections.namedtuple('Trial', 'start driven collisions first_tag cells')
+Trial = collections.namedtuple('Trial', 'start driven collisions first_tag cells unknown_s')
 Trial.__doc__ = """One trial: ``start`` (x, y, yaw), metres ``driven``, ``collisions`` (each
 ``(t, x, y, yaw, v, w, wander state)``), ``first_tag`` (sim s of the first kept tag in view, or
-None: no tags given, or none seen) and ``cells`` (the CELL x CELL cells the path crossed)."""
+None: no tags given, or none seen), ``cells`` (the CELL x CELL cells the path crossed) and
+``unknown_s`` (seconds before the first kept tag in view, or the end, that the robot spent in
+unknown map cells: open space to the simulator, where no tag hangs)."""
 
 
 class TagView:
@@ -173,6 +176,7 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None, tags=
     driven = 0.0
     first_tag = None
     cells = set()
+    unknown_s = 0.0
     steps = int(round(seconds / STEP))
     for k in range(steps + 1):
         t = round(k * STEP, 9)
@@ -191,6 +195,8 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None, tags=
                 core.on_scan(payload, t, mount, None if unstamped else stamp)
         if k % int(round(CONTROL / STEP)) == 0:
             cells.add((math.floor(world.pose[0] / CELL), math.floor(world.pose[1] / CELL)))
+            if first_tag is None and _in_unknown(grid, world.pose):
+                unknown_s += CONTROL
             if tags is not None and first_tag is None and tags.sees(world.pose):
                 first_tag = t
             command = core.step(t)
@@ -205,7 +211,13 @@ def run_trial(grid, map_file, seed, seconds, delay, unstamped, start=None, tags=
         if world.collisions > before:
             collisions.append((t,) + tuple(world.drive.last_collision)
                               + (core.wander.state.name,))
-    return Trial(start, driven, collisions, first_tag, len(cells))
+    return Trial(start, driven, collisions, first_tag, len(cells), unknown_s)
+
+
+def _in_unknown(grid, pose):
+    """Whether the map cell under ``pose`` is unknown (outside the grid is not)."""
+    rows, cols = grid.cell_index(np.array([pose[0]]), np.array([pose[1]]))
+    return bool(grid.in_bounds(rows, cols)[0] and grid.unknown[rows[0], cols[0]])
 
 
 def main(argv=None):
@@ -237,7 +249,7 @@ def main(argv=None):
         print('wander_trials: %s' % error, file=sys.stderr)
         return 1
     seeds = np.random.SeedSequence(args.seed).generate_state(args.trials)
-    total, distance, firsts, cells = 0, 0.0, [], []
+    total, distance, firsts, cells, unknown = 0, 0.0, [], [], []
     for trial, seed in enumerate(seeds):
         start = None if place is None else place + (2.0 * math.pi * trial / args.trials,)
         try:
@@ -250,14 +262,16 @@ def main(argv=None):
         total += len(collisions)
         distance += result.driven
         cells.append(result.cells)
+        unknown.append(result.unknown_s)
         seen = ''
         if tags is not None:
             firsts.append(result.first_tag)
             seen = ', no kept tag in view' if result.first_tag is None else \
                 ', a kept tag in view at %.1f s' % result.first_tag
-        print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m over %d cells%s, %d collision(s)%s'
-              % (trial, start[0], start[1], start[2], result.driven, result.cells, seen,
-                 len(collisions), ''.join(
+        print('trial %d from (%.2f, %.2f, %.2f): drove %.1f m over %d cells (%.0f s in unknown '
+              'space)%s, %d collision(s)%s'
+              % (trial, start[0], start[1], start[2], result.driven, result.cells,
+                 result.unknown_s, seen, len(collisions), ''.join(
                      '\n  at %.1f s: (%.2f, %.2f, %.0f deg), v %.2f m/s, w %.2f rad/s, wander %s'
                      % (c[0], c[1], c[2], math.degrees(c[3]), c[4], c[5], c[6])
                      for c in collisions)))
@@ -266,6 +280,8 @@ def main(argv=None):
         total, args.trials, args.seconds, distance, args.delay,
         'unstamped' if args.unstamped else 'stamped'))
     print('cells crossed per trial: median %.0f' % float(np.median(cells)))
+    print('in unknown map space before a kept tag in view (or the end): %d trials 10 s or more, '
+          '%.0f s in all' % (sum(s >= 10.0 for s in unknown), sum(unknown)))
     if tags is not None:
         print(sight_summary(firsts, BUDGETS + ((args.seconds,) if args.seconds > BUDGETS[-1]
                                                else ())))

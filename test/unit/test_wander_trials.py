@@ -35,6 +35,27 @@ def test_the_search_wanders_the_room_without_touching_a_wall(tmp_path):
     assert result.collisions == []
     assert result.first_tag is None                 # no tags asked for
     assert 3 <= result.cells <= 36                  # the room is 6 x 6 cells of 1 m
+    assert result.unknown_s == 0.0                  # the room is all mapped
+
+
+def test_time_in_unknown_map_space_is_counted(tmp_path):
+    tool = load_tool('wander_trials')
+    # The room, its east half never seen by the mapper (unknown, no wall drawn).
+    occupied = np.zeros((120, 120), dtype=bool)
+    occupied[:2, :] = occupied[-2:, :] = occupied[:, :2] = True
+    free = np.zeros_like(occupied)
+    free[:, :60] = True
+    path = str(tmp_path / 'half.yaml')
+    save_map(GridMap(occupied, free, 0.05), path)
+    grid = tool.load_map(path)
+    # Put down in the mapped half facing east: after the first spin the wander heads into the
+    # open unknown half (its widest gap) and stays there.
+    result = tool.run_trial(grid, path, seed=4, seconds=20.0, delay=0.0, unstamped=False,
+                            start=(2.5, 3.0, 0.0))
+    assert result.unknown_s > 5.0
+    # Only the spin (5 s): it stays in the mapped half.
+    assert tool.run_trial(grid, path, seed=4, seconds=4.0, delay=0.0, unstamped=False,
+                          start=(2.5, 3.0, 0.0)).unknown_s == 0.0
 
 
 def tag_file(tmp_path, x, y, facing):
@@ -110,9 +131,11 @@ def test_main_prints_every_trial_and_the_total(tmp_path, capsys):
     assert tool.main([room(tmp_path), '--trials', '2', '--seconds', '8', '--seed', '1']) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split(' from ')[0] for line in out[:2]] == ['trial 0', 'trial 1']
-    assert out[-2].startswith('0 collision(s) in 2 trials of 8 s')
-    assert out[-2].endswith('(delay 0.00 s, scans stamped)')
-    assert out[-1].startswith('cells crossed per trial: median ')
+    assert out[-3].startswith('0 collision(s) in 2 trials of 8 s')
+    assert out[-3].endswith('(delay 0.00 s, scans stamped)')
+    assert out[-2].startswith('cells crossed per trial: median ')
+    assert out[-1] == ('in unknown map space before a kept tag in view (or the end): 0 trials '
+                       '10 s or more, 0 s in all')
     tags = tag_file(tmp_path, 0.12, 1.5, 0.0)
     assert tool.main([room(tmp_path), '--trials', '2', '--seconds', '8', '--start', '1.6,1.5',
                       '--fiducials', tags, '--set', 'explore=false']) == 0
