@@ -35,8 +35,8 @@ settings on the same start poses.
 Prints one line per trial (its collisions: where the contact began, the speeds it stopped, the
 wander's state; with ``--fiducials`` when it first saw a kept tag; the 1 m cells its path
 crossed; the seconds it spent in unknown map cells before it first saw one, which the simulator
-treats as open space where no tag hangs) and the totals. Deterministic for a map, its arguments and the seed. Exit
-status 1 on a bad map or argument.
+treats as open space where no tag hangs) and the totals. Deterministic for a map, its
+arguments and the seed. Exit status 1 on a bad map or argument.
 """
 import argparse
 import collections

@@ -1748,35 +1748,31 @@ def test_without_explore_or_a_heading_the_wander_starts_at_once():
         assert len(core.wander.scans) == steps + 1
 
 
-@pytest.mark.parametrize('leash, explore, home', [(2.0, False, True), (2.0, True, True),
-                                                  (5.0, False, False), (0.0, True, False)])
-def test_beyond_the_leash_the_wander_first_turns_back(leash, explore, home, caplog):
-    """3 m from where the search began (x = -3), a wall ahead: with a leash shorter than that
-    the turn after the look-around goes back toward the start (before explore's choice)."""
+def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
+    """The look-around after the first 3 m saw a wall 1 m ahead: remembered, no turn. The next
+    one, 3 m on, sees nothing within seek_walls: turn back toward where that wall was seen."""
     caplog.set_level(logging.INFO, logger='rosout')
-    core, runner, x = explore_core(explore=explore, wander_leash=leash)
+    core, runner, x = explore_core(explore=False, seek_walls=2.5)
+    finish_spin(core, runner, x)
+    assert core._heading_goal is None and core._walled_at == pytest.approx((x, 0.0))
+    core._memory.clear()                                # the wall left far behind
+    start = x
+    while core.phase == Phase.WANDER:
+        x += 0.05
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        runner.step()
+    assert x - start == pytest.approx(3.0, abs=0.15)
     finish_spin(core, runner, x)
     goal = core._heading_goal
-    if home:
-        assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
-        assert 'm from where this search began (wander_leash 2.0 m): turning' in caplog.text
-    else:
-        assert 'from where this search began' not in caplog.text
-        assert (goal is not None) == explore     # explore's sideways turn, or none
-        if explore:
-            assert abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) > math.radians(45.0)
-
-
-def test_the_leash_starts_again_where_the_odometry_was_reset():
-    core = make_core(strategy='reactive', look_around_every=3.0, wander_leash=2.0)
-    runner = Runner(core)
-    core.on_odom(-3.0, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
-    core.on_state(State.LOST, runner.t)
-    assert core._origin == (-3.0, 0.0)
-    core.on_odom(-2.9, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
-    assert core._origin == (-3.0, 0.0)                  # driving: the start stays
-    core.on_odom(40.0, 7.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
-    assert core._origin == (40.0, 7.0)                  # a reset base driver: from here
+    assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
+    assert 'nothing within 2.5 m after the spin' in caplog.text
+    # Off: no turn, whatever the memory holds.
+    core, runner, x = explore_core(explore=False)
+    core._walled_at = (-3.0, 0.0)
+    core._memory.clear()
+    finish_spin(core, runner, x)
+    assert core._heading_goal is None
 
 
 def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():

@@ -239,11 +239,11 @@ class RecoveryConfig:
             from the path driven in this episode (core/explore.py), so that the wander heads
             for ground the camera has not looked at instead of on in the direction the robot
             happened to face.
-        wander_leash: after such a spin, farther than this (m, odometry) from where the
-            episode's search began, turn first to the open heading nearest the way back
-            (before ``explore``'s choice): a wander led by the widest gap drives on into open
-            space the map does not cover (where no tag hangs) for as long as it stays open;
-            0: never.
+        seek_walls: after a spin the wander follows (before ``explore``'s choice), with
+            nothing the laser showed within this (m) of the robot, turn first to the open
+            heading nearest where the last spin with something that near was: tags hang on
+            walls, and in open space (a hall, unmapped space) the widest gap leads farther
+            from them; 0: never.
         look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
             docked, move_base up), drive to the viewpoint fiducial_localizer names and stand
             there, so that its tag check can refute a wrong estimate; then resume the saved
@@ -325,7 +325,7 @@ class RecoveryConfig:
     clear_costmaps_jump: float = 1.0
     look_around_every: float = 3.0
     explore: bool = False
-    wander_leash: float = 0.0
+    seek_walls: float = 0.0
     look_before_resume: bool = False
     look_timeout: float = 45.0
     look_dwell: float = 3.0
@@ -403,7 +403,7 @@ class RecoveryConfig:
         check.non_negative('stale_estimate_age')
         check.non_negative('clear_costmaps_jump')
         check.non_negative('look_around_every')
-        check.non_negative('wander_leash')
+        check.non_negative('seek_walls')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
@@ -652,7 +652,7 @@ class RecoveryCore:
         self._wandered = 0.0            # odometry metres the wander drove since the last spin
         self._wander_from = None        # the odometry position that distance was counted to
         self._path = []                 # with explore: the episode's odometry, PATH_STEP apart
-        self._origin = None             # the odometry (x, y) where this episode's search began
+        self._walled_at = None          # with seek_walls: where the last spin saw a wall near
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
         self._hops_left = 0             # hops before the spiral still to make this episode
         self._hop_end = None            # the deadline of the hop under way, or None
@@ -981,9 +981,9 @@ class RecoveryCore:
             return
         before, self._odom, self._odom_t = self._odom, (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
-        if self.phase in _SEARCHING and (self._origin is None or before is None or math.hypot(
-                x - before[0], y - before[1]) > self._memory.config.jump_distance):
-            self._origin = self._odom   # the first odometry, or it was reset: start from here
+        if before is not None and math.hypot(
+                x - before[0], y - before[1]) > self._memory.config.jump_distance:
+            self._walled_at = None      # the odometry was reset: that place is elsewhere now
         if self.config.explore and self.phase in _SEARCHING:
             step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
                 if self._path else math.inf
@@ -1233,7 +1233,7 @@ class RecoveryCore:
         # The robot was carried here: what it saw before is somewhere else.
         self._memory.clear()
         self._path = [self._odom] if self._odom is not None else []
-        self._origin = self._odom
+        self._walled_at = None
         self._pending_scans.clear()
         if self.strategy == 'none':
             _log.info('recovery: LOST, saved goal %s; standing still, waiting for the localizer '
@@ -1278,31 +1278,45 @@ class RecoveryCore:
                 self._send_leg(t)
                 return
         self.phase = Phase.WANDER
-        if not self._head_back(t) and self.config.explore:
+        if not self._seek_walls(t) and self.config.explore:
             self._choose_heading(t)
 
-    def _head_back(self, t):
-        """After a spin the wander follows, farther than ``wander_leash`` from where the
-        search began: turn first to the open heading nearest the way back. True if so."""
-        leash, origin = self.config.wander_leash, self._origin
+    def _seek_walls(self, t):
+        """After a spin the wander follows, with no remembered return within ``seek_walls``
+        of the robot (open space: no wall near enough for the camera to keep a tag on it):
+        turn first to the open heading nearest where the last spin with one was. True if so;
+        a spin with one near remembers where it was."""
+        reach = self.config.seek_walls
         pose = self._odom_pose(t)
-        if leash <= 0.0 or origin is None or pose is None:
+        if reach <= 0.0 or pose is None:
             return False
-        away = math.hypot(pose[0] - origin[0], pose[1] - origin[1])
-        if away <= leash:
+        points = self._memory.points_around(pose)
+        if len(points) and float(np.hypot(points[:, 0], points[:, 1]).min()) <= reach:
+            self._walled_at = pose[:2]
             return False
+        target = self._walled_at
+        if target is None:
+            return False
+        turn = self._turn_toward(pose, points, target, t)
+        if turn is None:
+            return False
+        _log.info('recovery: nothing within %.1f m after the spin (open space, where no tag is '
+                  'in reach): turning %+.0f deg back toward where the last spin saw a wall, '
+                  '%.1f m away', reach, turn,
+                  math.hypot(target[0] - pose[0], target[1] - pose[1]))
+        return True
+
+    def _turn_toward(self, pose, points, target, t):
+        """Set the turn to the open heading nearest the way to ``target`` (odometry x, y)
+        before the wander; its angle from the robot's heading (deg), or None (none open)."""
         reactive = self.config.reactive_config()
-        heading = heading_toward(pose, self._memory.points_around(pose), origin,
-                                 reactive.half_width, self._memory.config.mark_range,
-                                 EXPLORE_MIN_OPEN)
+        heading = heading_toward(pose, points, target, reactive.half_width,
+                                 self._memory.config.mark_range, EXPLORE_MIN_OPEN)
         if heading is None:
-            return False
+            return None
         self._heading_goal = (heading,
                               t + self.config.spin_duration / 2.0 + EXPLORE_TURN_MARGIN)
-        _log.info('recovery: %.1f m from where this search began (wander_leash %.1f m): '
-                  'turning %+.0f deg back toward it before wandering', away, leash,
-                  math.degrees(wrap_angle(heading - pose[2])))
-        return True
+        return math.degrees(wrap_angle(heading - pose[2]))
 
     def _choose_heading(self, t):
         """After a spin the wander follows: turn first toward new ground (``explore``)."""
@@ -1471,7 +1485,7 @@ class RecoveryCore:
         faced = error is not None and abs(error) <= self.config.reactive_heading_tolerance
         if error is None or faced or t >= deadline:
             if error is not None and not faced:
-                self._warn('explore_turn', 'the turn toward new ground is still %.0f deg off '
+                self._warn('explore_turn', 'the turn before the wander is still %.0f deg off '
                            'at its deadline (is the odometry heading changing?): wandering on'
                            % math.degrees(abs(error)))
             self._heading_goal = None

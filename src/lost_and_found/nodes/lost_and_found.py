@@ -178,7 +178,7 @@ class RecoveryNode:
         hop_distance, max_aborts, resume_retries, resume_retry_delay, max_doubts,
         resume_stall_time, resume_stall_distance, stale_estimate_age, state_namespace,
         scan_timeout, clear_costmaps, clear_costmaps_jump, look_around_every, explore,
-        wander_leash, look_before_resume, look_timeout, look_dwell, viewpoint_service,
+        seek_walls, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
         approach_max_view_angle, approach_timeout, approach_tries, approach_dwell,
         approach_at_once, reactive/*).
