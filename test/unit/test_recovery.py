@@ -1768,7 +1768,7 @@ def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
     assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
     assert 'nothing within 2.5 m after the spin' in caplog.text
     # Off: no turn, whatever the memory holds.
-    core, runner, x = explore_core(explore=False)
+    core, runner, x = explore_core(explore=False, seek_walls=0.0)
     core._walled_at = (-3.0, 0.0)
     core._memory.clear()
     finish_spin(core, runner, x)

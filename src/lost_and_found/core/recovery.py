@@ -325,7 +325,7 @@ class RecoveryConfig:
     clear_costmaps_jump: float = 1.0
     look_around_every: float = 3.0
     explore: bool = False
-    seek_walls: float = 0.0
+    seek_walls: float = 2.5
     look_before_resume: bool = False
     look_timeout: float = 45.0
     look_dwell: float = 3.0
