@@ -197,3 +197,17 @@ def test_turn_rate_is_proportional_clamped_and_signed():
     assert geometry.turn_rate(0.05, 2.0, 0.3, 1.0) == pytest.approx(0.3)
     assert geometry.turn_rate(-3.0, 2.0, 0.3, 1.0) == pytest.approx(-1.0)
     assert geometry.turn_rate(0.0, 2.0, 0.3, 1.0) == 0.0
+
+
+def test_turn_time_follows_the_turn_rate_profile():
+    """Integrating turn_rate in small steps takes as long as turn_time says."""
+    for error in (3.0, 1.0, 0.3, 0.12):
+        left, seconds, dt = error, 0.0, 1e-4
+        while left > 0.1:
+            left -= geometry.turn_rate(left, 1.5, 0.2, 1.2566) * dt
+            seconds += dt
+        expected = pytest.approx(seconds, abs=2e-3)
+        assert geometry.turn_time(-error, 1.5, 0.2, 1.2566, 0.1) == expected
+    assert geometry.turn_time(0.05, 1.5, 0.2, 1.2566, 0.1) == 0.0     # faced already
+    assert geometry.turn_time(1.0, 1.5, 0.0, 1.0, 0.0) == math.inf      # it never gets there
+    assert geometry.turn_time(1.0, 1.5, 0.0, 1.0, 0.1) < math.inf

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.reactive import ReactiveConfig, Scan
 from lost_and_found.core.recovery import (
@@ -1609,20 +1610,28 @@ def _transform(parent, child, stamp):
     return msg
 
 
-@pytest.mark.parametrize('odom_from, doubts, expected', [
-    (1.0, 2, 3.0),          # amcl's map -> odom last came at 2 s, the odometry since 1 s
-    (2.5, 2, math.inf),     # the odometry kept no time as old as amcl's last transform
-    (1.0, 0, None)])        # no doubts: nothing to check
+@pytest.mark.parametrize('odom_from, doubts, seen, expected', [
+    (1.0, 2, False, 3.0),       # amcl's map -> odom last came at 2 s, the odometry since 1 s
+    (2.5, 2, True, math.inf),   # the odometry kept no time as old as amcl's last transform
+    (2.5, 2, False, None),      # ... but the chain was never whole: start-up, nothing to say
+    (1.0, 0, True, None)])      # no doubts: nothing to check
 def test_adapter_measures_the_age_of_the_estimate_move_base_drives_by(monkeypatch, odom_from,
-                                                                      doubts, expected):
+                                                                      doubts, seen, expected):
     import rospy
     import tf2_ros
-    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    now = [3.0]
+    monkeypatch.setattr(rospy, 'get_time', lambda: now[0])
     core = make_core(max_doubts=doubts)
     node = nodes.RecoveryNode(core, core.config)
-    node._tf_buffer = tf2_ros.Buffer(debug=False)         # no master: no frames service
-    assert node._estimate_age() is None                   # no localizer yet: nothing to say
     cfg = core.config
+    if seen:        # the chain whole once before: map -> odom and odometry at 0.5 s
+        node._tf_buffer = tf2_ros.Buffer(debug=False)     # no master: no frames service
+        node._tf_buffer.set_transform(_transform(cfg.map_frame, 'odom', 0.5), 'amcl')
+        node._tf_buffer.set_transform(_transform('odom', cfg.base_frame, 0.5), 'base')
+        assert node._estimate_age() == (pytest.approx(2.5) if doubts else None)
+    node._tf_buffer = tf2_ros.Buffer(debug=False)
+    assert node._estimate_age() is None                   # no localizer now: nothing to say
+    now[0] = 5.0
     node._tf_buffer.set_transform(_transform(cfg.map_frame, 'odom', 2.0), 'amcl')
     for stamp in (odom_from, 5.0):
         node._tf_buffer.set_transform(_transform('odom', cfg.base_frame, stamp), 'base')
@@ -1748,10 +1757,9 @@ def test_without_explore_or_a_heading_the_wander_starts_at_once():
         assert len(core.wander.scans) == steps + 1
 
 
-def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
-    """The look-around after the first 3 m saw a wall 1 m ahead: remembered, no turn. The next
-    one, 3 m on, sees nothing within seek_walls: turn back toward where that wall was seen."""
-    caplog.set_level(logging.INFO, logger='rosout')
+def open_space_turn():
+    """A core (seek_walls 2.5) whose look-around 3 m past a wall saw nothing near: it is about
+    to turn back toward the wall, about 180 deg, facing +x at (x, 0)."""
     core, runner, x = explore_core(explore=False, seek_walls=2.5)
     finish_spin(core, runner, x)
     assert core._heading_goal is None and core._walled_at == pytest.approx((x, 0.0))
@@ -1764,6 +1772,14 @@ def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
         runner.step()
     assert x - start == pytest.approx(3.0, abs=0.15)
     finish_spin(core, runner, x)
+    return core, runner, x
+
+
+def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
+    """The look-around after the first 3 m saw a wall 1 m ahead: remembered, no turn. The next
+    one, 3 m on, sees nothing within seek_walls: turn back toward where that wall was seen."""
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner, x = open_space_turn()
     goal = core._heading_goal
     assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
     assert 'nothing within 2.5 m after the spin' in caplog.text
@@ -1776,17 +1792,39 @@ def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
 
 
 def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
-    """Odometry whose heading never changes (a wheel slipping): the wander takes over after
-    half a spin and a second at most."""
+    """Odometry whose heading never changes (a wheel slipping): the wander takes over half as
+    long again as the turn would take, and a second, after it began."""
     core, runner, x = explore_core()
     finish_spin(core, runner, x)
+    cfg = core.config
+    limit = 1.5 * geometry.turn_time(core._heading_goal[0], cfg.reactive_turn_gain,
+                                     cfg.reactive_min_turn_speed, cfg.spin_speed,
+                                     cfg.reactive_heading_tolerance) + 1.0
     start, steps = runner.t, len(core.wander.scans)
     while len(core.wander.scans) == steps:
         core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
         core.on_scan(NOTHING, runner.t, stamp=runner.t)
         runner.step()
-        assert runner.t - start <= core.config.spin_duration / 2.0 + 1.0 + 2 * DT
-    assert runner.t - start == pytest.approx(core.config.spin_duration / 2.0 + 1.0, abs=2 * DT)
+        assert runner.t - start <= limit + 2 * DT
+    assert runner.t - start == pytest.approx(limit, abs=2 * DT)
+
+
+def test_a_half_turn_on_a_base_slower_than_told_ends_facing_the_heading(caplog):
+    """The turn back toward the wall (about 180 deg) on a base that turns at 80 % of the rate
+    it is told (acceleration, load): it still faces the heading before the wander starts."""
+    caplog.set_level(logging.WARNING, logger='rosout')
+    core, runner, x = open_space_turn()
+    caplog.clear()
+    heading, steps, yaw = core._heading_goal[0], len(core.wander.scans), 0.0
+    while True:
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=yaw, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        twist = runner.step().twist
+        if len(core.wander.scans) > steps:
+            break
+        yaw = float(geometry.wrap_angle(yaw + 0.8 * twist[1] * DT))
+    assert abs(geometry.wrap_angle(heading - yaw)) <= core.config.reactive_heading_tolerance
+    assert 'at its deadline' not in caplog.text
 
 
 def test_an_odometry_reset_starts_the_path_anew():

@@ -27,6 +27,31 @@ def turn_rate(error, gain, min_rate, max_rate):
     return math.copysign(min(max_rate, max(min_rate, gain * abs(error))), error)
 
 
+def turn_time(error, gain, min_rate, max_rate, tolerance):
+    """Seconds :func:`turn_rate` takes to turn in place from ``error`` (rad) away to within
+    ``tolerance``, if the base turned exactly as told: at ``max_rate`` while ``gain * error``
+    exceeds it, then slowing as the error shrinks, at ``min_rate`` at the last; 0 when
+    ``error`` is within ``tolerance`` already, ``math.inf`` when the profile never gets there
+    (no ``min_rate`` and no ``tolerance``). ``gain`` and ``max_rate`` must be positive."""
+    error, tolerance = abs(float(error)), max(0.0, float(tolerance))
+    if error <= tolerance:
+        return 0.0
+    fast, slow = max_rate / gain, max(0.0, min_rate) / gain   # where each clamp lets go
+    end = max(slow, tolerance)
+    if end <= 0.0:
+        return math.inf
+    seconds = 0.0
+    if error > fast:                                # at max_rate down to ``fast``
+        seconds += (error - max(fast, tolerance)) / max_rate
+        error = max(fast, tolerance)
+    if error > end:                                 # d(error)/dt = -gain * error
+        seconds += math.log(error / end) / gain
+        error = end
+    if error > tolerance:                           # at min_rate (> 0 here) the rest
+        seconds += (error - tolerance) / min_rate
+    return seconds
+
+
 def interpolate_pose(pose0, pose1, fraction):
     """The pose ``fraction`` (0..1) of the way from ``pose0`` to ``pose1`` (each
     ``(x, y, yaw)``): linear in x and y, along the shorter arc in yaw (wrapped)."""

@@ -73,7 +73,7 @@ from lost_and_found.core.approach import (ARRIVED, Approach, ApproachLimits, app
                                           region_points, ways_seen)
 from lost_and_found.core.config import Checker, ConfigError
 from lost_and_found.core.explore import heading_toward, pick_heading
-from lost_and_found.core.geometry import turn_rate, wrap_angle
+from lost_and_found.core.geometry import turn_rate, turn_time, wrap_angle
 from lost_and_found.core.obstacle_memory import ObstacleMemory, PoseHistory, to_frame
 from lost_and_found.core.reactive import ReactiveConfig, ReactiveWander
 from lost_and_found.core.scan_agreement import LaserMount
@@ -119,8 +119,10 @@ PENDING_SCANS = 5
 PATH_STEP = 0.25
 #: A heading ``explore`` may turn to must be free this far (m): room for the wander to start.
 EXPLORE_MIN_OPEN = 1.0
-#: The turn to that heading may take half a spin plus this margin (s), then the wander starts.
+#: The turn to that heading may take half as long again as turning there as told would, plus
+#: this margin (s) for the base's acceleration; then the wander starts wherever it faces.
 EXPLORE_TURN_MARGIN = 1.0
+EXPLORE_TURN_SLACK = 1.5
 #: A hop before the spiral (``hops_before_spiral``) that has not driven ``hop_distance`` after
 #: twice the time it takes at the wander's top speed plus this margin (s) ends where it is.
 HOP_MARGIN = 5.0
@@ -1314,8 +1316,7 @@ class RecoveryCore:
                                  self._memory.config.mark_range, EXPLORE_MIN_OPEN)
         if heading is None:
             return None
-        self._heading_goal = (heading,
-                              t + self.config.spin_duration / 2.0 + EXPLORE_TURN_MARGIN)
+        self._set_heading_goal(heading, pose, t)
         return math.degrees(wrap_angle(heading - pose[2]))
 
     def _choose_heading(self, t):
@@ -1329,10 +1330,20 @@ class RecoveryCore:
                                EXPLORE_MIN_OPEN)
         if heading is None:
             return
-        self._heading_goal = (heading,
-                              t + self.config.spin_duration / 2.0 + EXPLORE_TURN_MARGIN)
+        self._set_heading_goal(heading, pose, t)
         _log.info('recovery: turning %+.0f deg toward new ground before wandering',
                   math.degrees(wrap_angle(heading - pose[2])))
+
+    def _set_heading_goal(self, heading, pose, t):
+        """Turn to ``heading`` (odometry yaw) from ``pose`` before the wander, with a deadline
+        the turn should meet (:meth:`_turn_to_heading`'s rate profile, at most a spin's
+        time; the defaults give a half turn 5.8 s)."""
+        cfg = self.config
+        needed = min(cfg.spin_duration,
+                     turn_time(wrap_angle(heading - pose[2]), cfg.reactive_turn_gain,
+                               cfg.reactive_min_turn_speed, cfg.spin_speed,
+                               cfg.reactive_heading_tolerance))
+        self._heading_goal = (heading, t + EXPLORE_TURN_SLACK * needed + EXPLORE_TURN_MARGIN)
 
     def _here(self):
         """The robot's latest (x, y) in the spiral's frame, or None when there is none."""

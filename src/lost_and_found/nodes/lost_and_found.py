@@ -202,6 +202,7 @@ class RecoveryNode:
         self._mounts = LaserMounts(config.base_frame, None, "for the wander's memory")
         self._odom_frame = None     # frame_id of the latest odometry message
         self._tf_buffer = None      # from start()
+        self._estimate_seen = False  # a map -> base transform was looked up once
 
     def start(self):
         """Create publishers, subscribers, the action client, the workers and the timer."""
@@ -365,7 +366,8 @@ class RecoveryNode:
         """How old (s) the newest map -> base transform is (what move_base places the robot
         by; amcl future-dates it by its transform_tolerance), or None: not checked, or none.
         ``math.inf`` when the links of the chain have no time in common any more (one lags by
-        more than tf keeps of the other)."""
+        more than tf keeps of the other), once the chain has been looked up whole: before
+        that (the localizer's first transforms at start-up) such a gap says nothing."""
         config = self._config
         if not config.max_doubts or config.stale_estimate_age <= 0 or self._tf_buffer is None:
             return None
@@ -373,12 +375,15 @@ class RecoveryNode:
             stamped = self._tf_buffer.lookup_transform(
                 config.map_frame.lstrip('/'), config.base_frame.lstrip('/'), rospy.Time(0))
         except tf2_ros.ExtrapolationException:
-            return math.inf
+            return math.inf if self._estimate_seen else None
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.InvalidArgumentException):
             return None     # no localizer yet (or another tree): nothing to say about lag
         stamp = stamped.header.stamp.to_sec()
-        return self._now() - stamp if stamp > 0.0 else None
+        if stamp <= 0.0:
+            return None
+        self._estimate_seen = True
+        return self._now() - stamp
 
     # -------------------------------------------------------------- outputs
 
