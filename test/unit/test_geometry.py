@@ -211,3 +211,7 @@ def test_turn_time_follows_the_turn_rate_profile():
     assert geometry.turn_time(0.05, 1.5, 0.2, 1.2566, 0.1) == 0.0     # faced already
     assert geometry.turn_time(1.0, 1.5, 0.0, 1.0, 0.0) == math.inf      # it never gets there
     assert geometry.turn_time(1.0, 1.5, 0.0, 1.0, 0.1) < math.inf
+    for bad in ((math.nan, 1.5, 0.2, 1.0, 0.1), (1.0, 1.5, 0.2, 1.0, math.nan),
+                (1.0, 0.0, 0.2, 1.0, 0.1), (1.0, -1.5, 0.2, 1.0, 0.1), (1.0, 1.5, 0.2, 0.0, 0.1)):
+        with pytest.raises(ValueError):
+            geometry.turn_time(*bad)

@@ -1217,6 +1217,24 @@ def test_an_abort_soon_after_a_stale_estimate_is_retried_not_doubted(caplog):
     assert core.saved_goal == GOAL
 
 
+def test_a_stale_estimate_during_the_search_does_not_excuse_the_resumed_goal():
+    """amcl lagged while the robot searched (LOST), then caught up; the goal is re-sent and
+    move_base aborts it at once with the estimate fresh: doubted, as without the lag."""
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    core.on_estimate_age(2.5, runner.t)                  # lagging while it searches
+    runner.run(2.0)
+    core.on_estimate_age(0.1, runner.t)
+    core.on_state(State.IDLE, runner.t)                  # localized on amcl's word alone
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    runner.run(0.5)
+    core.on_goal_done(ABORTED, True, runner.t)            # 2.6 s after the stale reading
+    assert runner.step().request_state == State.LOST
+    assert core.saved_goal == GOAL
+
+
 @pytest.mark.parametrize('case', ['check off', 'not a number', 'unknown'])
 def test_an_abort_is_doubted_when_the_estimate_age_says_nothing(case, caplog):
     core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=2,
@@ -1783,6 +1801,12 @@ def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
     goal = core._heading_goal
     assert goal is not None and abs(math.remainder(goal[0] - math.pi, 2 * math.pi)) < 0.1
     assert 'nothing within 2.5 m after the spin' in caplog.text
+    # The wall seen where it stands has left the memory (someone walked past): no turn.
+    core, runner, x = explore_core(explore=False, seek_walls=2.5)
+    core._walled_at = (x + 0.3, 0.0)
+    core._memory.clear()
+    finish_spin(core, runner, x)
+    assert core._heading_goal is None
     # Off: no turn, whatever the memory holds.
     core, runner, x = explore_core(explore=False, seek_walls=0.0)
     core._walled_at = (-3.0, 0.0)
@@ -1797,7 +1821,8 @@ def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
     core, runner, x = explore_core()
     finish_spin(core, runner, x)
     cfg = core.config
-    limit = 1.5 * geometry.turn_time(core._heading_goal[0], cfg.reactive_turn_gain,
+    limit = 1.5 * geometry.turn_time(geometry.wrap_angle(core._heading_goal[0] - 0.0),
+                                     cfg.reactive_turn_gain,
                                      cfg.reactive_min_turn_speed, cfg.spin_speed,
                                      cfg.reactive_heading_tolerance) + 1.0
     start, steps = runner.t, len(core.wander.scans)

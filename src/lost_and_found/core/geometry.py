@@ -32,7 +32,16 @@ def turn_time(error, gain, min_rate, max_rate, tolerance):
     ``tolerance``, if the base turned exactly as told: at ``max_rate`` while ``gain * error``
     exceeds it, then slowing as the error shrinks, at ``min_rate`` at the last; 0 when
     ``error`` is within ``tolerance`` already, ``math.inf`` when the profile never gets there
-    (no ``min_rate`` and no ``tolerance``). ``gain`` and ``max_rate`` must be positive."""
+    (no ``min_rate`` and no ``tolerance``).
+
+    Raises:
+        ValueError: if ``error`` or ``tolerance`` is not finite, or ``gain`` or ``max_rate``
+            is not positive.
+    """
+    if not (math.isfinite(error) and math.isfinite(tolerance)):
+        raise ValueError('error and tolerance must be finite, got %r, %r' % (error, tolerance))
+    if not (gain > 0.0 and max_rate > 0.0):
+        raise ValueError('gain and max_rate must be positive, got %r, %r' % (gain, max_rate))
     error, tolerance = abs(float(error)), max(0.0, float(tolerance))
     if error <= tolerance:
         return 0.0

@@ -123,6 +123,8 @@ EXPLORE_MIN_OPEN = 1.0
 #: this margin (s) for the base's acceleration; then the wander starts wherever it faces.
 EXPLORE_TURN_MARGIN = 1.0
 EXPLORE_TURN_SLACK = 1.5
+#: ``seek_walls`` turns back only toward a place with a wall near at least this far (m) away.
+SEEK_WALLS_MIN_WAY = 1.0
 #: A hop before the spiral (``hops_before_spiral``) that has not driven ``hop_distance`` after
 #: twice the time it takes at the wander's top speed plus this margin (s) ends where it is.
 HOP_MARGIN = 5.0
@@ -1297,8 +1299,9 @@ class RecoveryCore:
             self._walled_at = pose[:2]
             return False
         target = self._walled_at
-        if target is None:
-            return False
+        if target is None or math.hypot(target[0] - pose[0],
+                                        target[1] - pose[1]) < SEEK_WALLS_MIN_WAY:
+            return False    # the wall seen here has left the memory: no way back to take
         turn = self._turn_toward(pose, points, target, t)
         if turn is None:
             return False
@@ -1750,6 +1753,9 @@ class RecoveryCore:
         self._resent = True
         self._resume_progress = None
         self._abandoned = False
+        # Only a stale estimate seen while this send drives excuses its abort or stall: one
+        # from the search before (amcl busiest) says nothing of what move_base drives by now.
+        self._stale_at = None
 
     def _doubt(self, t, stalled=False):
         """move_base aborted our re-send (or, ``stalled``, it has not moved the robot for
