@@ -1815,6 +1815,26 @@ def test_in_open_space_the_wander_first_turns_back_toward_the_last_wall(caplog):
     assert core._heading_goal is None
 
 
+def test_the_place_a_wall_was_seen_is_forgotten_when_it_means_nothing_any_more():
+    """seek_walls' remembered place is in the odometry frame: an odometry reset (a jump) or a
+    new episode (the robot was carried) forgets it; a step of normal driving keeps it."""
+    core, runner, x = explore_core(explore=False, seek_walls=2.5)
+    finish_spin(core, runner, x)
+    assert core._walled_at == pytest.approx((x, 0.0))
+    core.on_odom(x + 0.05, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+    assert core._walled_at == pytest.approx((x, 0.0))
+    core.on_odom(x + 5.0, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)  # reset: 5 m jump
+    assert core._walled_at is None
+    core, runner, x = explore_core(explore=False, seek_walls=2.5)
+    finish_spin(core, runner, x)
+    assert core._walled_at is not None
+    core.on_state(State.FLYING, runner.t)                                 # lifted ...
+    core.on_state(State.LOST, runner.t + 3.0)                             # ... and put down
+    runner.t += 3.0
+    runner.step()
+    assert core._walled_at is None
+
+
 def test_a_turn_that_does_not_arrive_hands_over_at_its_deadline():
     """Odometry whose heading never changes (a wheel slipping): the wander takes over half as
     long again as the turn would take, and a second, after it began."""
