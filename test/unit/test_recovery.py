@@ -1861,13 +1861,15 @@ def test_a_half_turn_on_a_base_slower_than_told_ends_facing_the_heading(caplog):
     core, runner, x = open_space_turn()
     caplog.clear()
     heading, steps, yaw = core._heading_goal[0], len(core.wander.scans), 0.0
-    while True:
+    for _ in range(int(core.config.spin_duration * 3.0 / DT)):    # past any deadline
         core.on_odom(x, 0.0, runner.t, 'odom', yaw=yaw, stamp=runner.t)
         core.on_scan(NOTHING, runner.t, stamp=runner.t)
         twist = runner.step().twist
         if len(core.wander.scans) > steps:
             break
         yaw = float(geometry.wrap_angle(yaw + 0.8 * twist[1] * DT))
+    else:
+        pytest.fail('the wander never took over from the turn')
     assert abs(geometry.wrap_angle(heading - yaw)) <= core.config.reactive_heading_tolerance
     assert 'at its deadline' not in caplog.text
 
