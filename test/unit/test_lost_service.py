@@ -528,7 +528,8 @@ def test_a_short_lift_keeps_amcls_doubt():
 
 @pytest.mark.parametrize('delay,kidnap', [(0.2, True), (2.0, False)])
 def test_kidnapped_reported_just_after_the_put_down(delay, kidnap):
-    service = localized_service(kidnap_grace=0.5)
+    # kidnap_after 0: the flag alone decides (the 2.05 s lift would be a kidnap by itself).
+    service = localized_service(kidnap_grace=0.5, kidnap_after=0.0)
     service.request(State.NAVIGATING, 'goal', 1.0)
     service.on_picked_up(True, 10.0)
     service.on_picked_up(False, 12.05)                  # overtook kidnapped on its way
@@ -536,6 +537,57 @@ def test_kidnapped_reported_just_after_the_put_down(delay, kidnap):
     actions = service.on_kidnapped(True, 12.05 + delay)
     assert (service.state == State.LOST) is kidnap
     assert (actions.reseed is not None) is kidnap
+
+
+@pytest.mark.parametrize('kidnap_after,kidnap', [(2.0, True), (3.0, False), (0.0, False)])
+def test_a_long_lift_without_the_kidnapped_flag_is_a_kidnap(kidnap_after, kidnap, caplog):
+    # The monitor's kidnapped never arrives (a message late or lost on a busy machine): a lift
+    # as long as kidnap_after by lost_service's own clock is a kidnap all the same.
+    service = localized_service(kidnap_after=kidnap_after)
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    actions = service.on_picked_up(False, 12.72)
+    assert (service.state == State.LOST) is kidnap
+    assert (actions.reseed is not None) is kidnap and actions.reset_detector is kidnap
+    assert ('without the kidnap monitor\'s kidnapped: taken as a kidnap' in caplog.text) is kidnap
+    if kidnap:
+        assert actions.reseed.pose == HOME
+        # The flag, arriving late now, changes nothing more.
+        assert service.on_kidnapped(True, 12.8).reseed is None
+        assert service.state == State.LOST
+
+
+def test_a_lift_that_the_flag_already_made_a_kidnap_is_not_announced_twice(caplog):
+    service = localized_service()
+    lift_and_put_down(service, 3.0)
+    assert service.state == State.LOST
+    assert 'taken as a kidnap' not in caplog.text
+
+
+def test_a_long_lift_from_need_help_is_a_kidnap_as_with_the_flag():
+    flagged, timed = localized_service(), localized_service()
+    for service in (flagged, timed):
+        lift_and_put_down(service, 3.0, t0=10.0)
+        service.request(State.NEED_HELP, 'budget', 20.0)
+    lift_and_put_down(flagged, 3.0, t0=30.0)
+    timed.on_picked_up(True, 30.0)
+    timed.on_picked_up(False, 33.0)
+    assert flagged.state == timed.state == State.LOST
+
+
+def test_a_kidnapped_later_than_the_grace_is_logged_and_changes_nothing(caplog):
+    service = localized_service(kidnap_grace=0.5, kidnap_after=0.0)
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    service.on_picked_up(False, 12.5)
+    assert service.on_kidnapped(True, 13.5).reseed is None
+    assert service.state == State.NAVIGATING
+    assert 'came 1.00 s after the put-down, later than kidnap_grace (0.50 s)' in caplog.text
+
+
+def test_a_negative_kidnap_after_is_refused():
+    with pytest.raises(ConfigError, match='kidnap_after'):
+        LostServiceConfig(kidnap_after=-1.0).validate()
 
 
 def test_the_reseed_gets_its_hold_off_before_global_localization():
@@ -787,7 +839,7 @@ def test_a_lost_reading_held_after_a_person_asks_for_idle_makes_the_robot_lost_a
 
 
 def test_a_kidnap_reported_just_after_a_short_lift_from_lost_re_seeds():
-    service = localized_service()
+    service = localized_service(kidnap_after=0.0)   # the flag alone decides
     service.on_detector_status('lost', 5.0)
     assert service.state == State.LOST
     service.on_picked_up(True, 10.0)

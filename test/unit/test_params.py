@@ -49,6 +49,23 @@ def test_bad_params_exit_1_naming_every_value(fake_rospy):
     assert 'rate=-2.0' in text and "frame=''" in text and 'refusing to start' in text
 
 
+def test_a_fallback_fills_only_a_key_the_namespace_does_not_set(fake_rospy):
+    given, _logged = fake_rospy
+    asked = []
+
+    def fallback(read):
+        asked.append(dict(read))
+        return 4.0
+
+    assert params.load_config(Example, fallbacks={'rate': fallback}).rate == 4.0
+    assert asked == [{}]
+    given.update(rate=5)
+    assert params.load_config(Example, fallbacks={'rate': fallback}).rate == 5.0
+    assert len(asked) == 1, 'not asked when the namespace sets the key'
+    # A fallback with nothing to give leaves the field's default.
+    assert params.load_config(Example, fallbacks={'frame': lambda read: None}).frame == 'map'
+
+
 CONFIGS = [  # (module, config class, config/<name>.yaml)
     ('lost_and_found.core.kidnap', 'KidnapConfig', 'kidnap_monitor'),
     ('lost_and_found.core.lost_detector', 'LostDetectorConfig', 'lost_detector'),

@@ -12,7 +12,10 @@ Rules:
   the detector. Put down after a short lift -> back to the state before the lift (LOST when that
   was LOCALIZING: the fix is stale). ``kidnapped`` arriving within ``kidnap_grace`` after such a
   put-down (the two topics raced) still counts as a kidnap (from NEED_HELP, which cannot
-  become LOST, the robot keeps waiting for the person who carried it).
+  become LOST, the robot keeps waiting for the person who carried it). So does a lift that
+  lasted ``kidnap_after`` or longer from ``picked_up`` rising to falling on this node's own
+  clock, when the flag has not come at all (a late or lost message): without it the robot
+  would take a kidnap for a bump and drive on from where it was lifted.
 - Detector tier 2 (``lost``) while on the ground -> LOST; on that transition call
   ``global_localization`` once per lost episode, and never twice within
   ``global_localization_holdoff`` (amcl's covariance right after it is huge by design, so the
@@ -145,6 +148,10 @@ class LostServiceConfig:
             LOST; 0 waits for ever.
         kidnap_grace: a ``kidnapped`` that arrives this many seconds after a short-lift
             put-down still makes it a kidnap.
+        kidnap_after: a lift (``picked_up`` true) that lasted this many seconds or longer on
+            this node's clock is a kidnap even without the monitor's ``kidnapped``; the
+            monitor's own ``kidnap_after`` (it counts from the first wheel drop, before its
+            debounce, so a lift this long here was one to it too); 0: only the flag decides.
         kidnap_needs_fix: after a kidnap, leave LOST only through a pose fix (a fiducial, a
             person's initialpose, docking), never on tight amcl poses alone.
         refuted_needs_fix: after a client asked for LOST while the robot was localized (its
@@ -175,6 +182,7 @@ class LostServiceConfig:
     reseed_holdoff: float = 10.0
     localizing_timeout: float = 20.0
     kidnap_grace: float = 0.5
+    kidnap_after: float = 2.0
     kidnap_needs_fix: bool = False
     refuted_needs_fix: bool = True
     localized_max_p_lost: float = 1.0
@@ -196,6 +204,7 @@ class LostServiceConfig:
         check.non_negative('reseed_holdoff')
         check.non_negative('localizing_timeout')
         check.non_negative('kidnap_grace')
+        check.non_negative('kidnap_after')
         check.in_range('localized_max_p_lost', 0.0, 1.0)
         check.non_negative('refute_confused_after')
         check.positive('refute_window')
@@ -284,6 +293,7 @@ class LostService:
         self._kidnap_episode = False    # the robot has not been localized since a kidnap
         self._refuted_episode = False   # ... since a client refuted its estimate
         self._short_put_down = None     # time of the last put-down after a short lift
+        self._lifted_at = None          # time picked_up last rose
         self._reseed_at = None          # time of the last put-down re-seed
         self._reseed_sent = None        # time of the last re-seed of any kind
         self._detector_reset_at = None  # time of a detector reset not yet answered by 'normal'
@@ -469,10 +479,19 @@ class LostService:
         if picked_up:
             self._lift_kidnapped = False
             self._short_put_down = None
+            self._lifted_at = t
             self._change(State.FLYING, 'picked up')
             return actions
+        lifted_at, self._lifted_at = self._lifted_at, None
         if self.state != State.FLYING:
             return actions
+        held = t - lifted_at if lifted_at is not None else None
+        if not self._lift_kidnapped and self.config.kidnap_after > 0 and held is not None and \
+                held >= self.config.kidnap_after:
+            _log.warning('put down after a %.1f s lift (kidnap_after %.1f s) without the kidnap '
+                         'monitor\'s kidnapped: taken as a kidnap (its message is late or lost)',
+                         held, self.config.kidnap_after)
+            self._lift_kidnapped = True
         if self._lift_kidnapped:
             self._kidnap_put_down(t, actions, 'put down after a kidnap')
         else:
@@ -522,6 +541,11 @@ class LostService:
             # The put-down overtook the kidnap on its way here: it was a kidnap after all.
             self._lift_kidnapped = True
             self._kidnap_put_down(t, actions, 'put down after a kidnap (reported late)')
+        elif self._short_put_down is not None and \
+                t - self._short_put_down > self.config.kidnap_grace:
+            _log.warning('the kidnap monitor\'s kidnapped came %.2f s after the put-down, later '
+                         'than kidnap_grace (%.2f s): the lift stays a short one',
+                         t - self._short_put_down, self.config.kidnap_grace)
         self._short_put_down = None
         return actions
 

@@ -68,7 +68,10 @@ class KidnapTrackerNode:
     def start(self):
         """Advertise the flags (publishing False), subscribe, and start the timer."""
         for name in ('picked_up', 'kidnapped', 'on_dock'):
-            self._pubs[name] = rospy.Publisher('~' + name, Bool, queue_size=1, latch=True)
+            # A queue, not just the latest value: rospy publishes asynchronously, and an edge
+            # replaced by the next before its writer thread sent it (a busy machine) is lost:
+            # a kidnapped that never arrives turns a kidnap into a short lift.
+            self._pubs[name] = rospy.Publisher('~' + name, Bool, queue_size=10, latch=True)
         with self._lock:
             self._publish_changes(force=True)
         self._subs = [

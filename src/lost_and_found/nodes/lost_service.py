@@ -273,10 +273,26 @@ class ServiceWorker:
                                               'of %s: %r' % (resolved, report))
 
 
+def _monitor_kidnap_after(params):
+    """The kidnap monitor's ``kidnap_after`` parameter (``<kidnap_namespace>/kidnap_after``),
+    or None when it is not set: lost_service then uses its own default."""
+    namespace = params.get('kidnap_namespace', LostServiceConfig.kidnap_namespace)
+    if not isinstance(namespace, str) or not namespace.strip('/ '):
+        return None     # the config check names the bad namespace
+    try:
+        value = rospy.get_param(namespace.rstrip('/') + '/kidnap_after', None)
+    except (KeyError, ValueError) as error:
+        rospy.logwarn('lost_service: cannot read %s/kidnap_after: %s' % (namespace, error))
+        return None
+    if value is not None:
+        rospy.loginfo('lost_service: kidnap_after %r, the kidnap monitor\'s' % (value,))
+    return value
+
+
 def main():
     """Run the lost_service node."""
     rospy.init_node('lost_service')
-    config = load_config(LostServiceConfig)
+    config = load_config(LostServiceConfig, fallbacks={'kidnap_after': _monitor_kidnap_after})
     node = LostServiceNode(LostService(config), config)
     node.start()
     rospy.spin()
