@@ -255,6 +255,15 @@ class RecoveryConfig:
             fiducial_localizer's ``verify_window`` must be on and outlast the look.
         look_timeout: the longest look (s): asking, driving and standing; then the goal is
             resumed.
+        check_arrival: when move_base reaches the resumed goal while the localization that
+            ended the last episode rests on the localizer's word alone (no tag's fix since),
+            turn once in place there before forgetting the goal: the turn gives the localizer
+            and the lost detector new views (lost_service's probation can refute the estimate)
+            and the camera a look around (fiducial_localizer corrects an estimate a tag
+            contradicts). LOST during the turn resumes the goal after the new search; a pose
+            fix during it sends the goal again at once. Without it a goal "reached" at a
+            look-alike place was forgotten there, and the robot stood still, where nothing
+            reads a wrong estimate.
         look_dwell: seconds to stand at the viewpoint (more than fiducial_localizer's
             ``verify_missing_time``, for its camera frames).
         viewpoint_service: fiducial_localizer's GetViewpoint service.
@@ -331,6 +340,7 @@ class RecoveryConfig:
     explore: bool = False
     seek_walls: float = 2.5
     look_before_resume: bool = False
+    check_arrival: bool = True
     look_timeout: float = 45.0
     look_dwell: float = 3.0
     viewpoint_service: str = 'fiducial_localizer/viewpoint'
@@ -412,6 +422,8 @@ class RecoveryConfig:
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
         check.require(isinstance(self.look_before_resume, bool), 'look_before_resume',
+                      'be true or false')
+        check.require(isinstance(self.check_arrival, bool), 'check_arrival',
                       'be true or false')
         check.positive('look_timeout')
         check.non_negative('look_dwell')
@@ -568,6 +580,7 @@ class Phase(enum.Enum):
     GAVE_UP = 'GAVE_UP'    # search budget spent, NEED_HELP requested, stopped
     LOOK = 'LOOK'          # localized: going to look at a tag before resuming the goal
     APPROACH = 'APPROACH'  # searching: going closer to a tag seen too far away to localize from
+    CHECK = 'CHECK'        # at a goal reached on an unconfirmed estimate: one turn in place
 
 
 #: The phases in which this node drives a search (and remembers the laser's returns).
@@ -632,6 +645,7 @@ class RecoveryCore:
         self._retries_left = 0          # re-sends left after move_base aborts the resumed goal
         self._retry_at = None           # when the next of those is due
         self._unconfirmed = False       # the localizer alone ended the last episode
+        self._checking = False          # the saved goal was reached; its turn is not over
         self._doubts = 0                # LOST requests for the saved goal's aborts (max_doubts)
         self._resume_progress = None    # ((x, y) odometry, t) of the re-sent goal's last progress
         self._stale_at = None           # when the pose estimate was last seen stale
@@ -702,8 +716,16 @@ class RecoveryCore:
             if start is not None and 0.0 <= t - start:
                 self._episode_start = start
             return
-        if self.phase != Phase.IDLE:
+        if self.phase == Phase.CHECK and state in LOCALIZED:
+            pass    # IDLE <-> NAVIGATING: the turn goes on
+        elif self.phase != Phase.IDLE:
             self._stop('state is now %s' % state.value)
+        if self._checking and self.phase == Phase.IDLE and state in LOCALIZED and \
+                previous == State.FLYING:
+            _log.info('recovery: put down after a short lift during the turn at the goal: '
+                      'turning again')
+            self._start_check(t)
+            return
         if state in LOCALIZED and previous in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             # From LOCALIZING (a tag's fix), NEED_HELP (a person's reset) or docked: confirmed;
             # LOST -> localized on the localizer's word alone: not. (A short lift changes
@@ -778,6 +800,9 @@ class RecoveryCore:
             # The user drives now (move_base took the goal and preempted the look's).
             self._stop('a user goal arrived during the look')
             self._resume = False
+        elif self.phase == Phase.CHECK:
+            self._stop('a user goal arrived during the turn at the reached goal')
+        self._checking = False
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
         # One still waiting for this step must not go out: it would send the new goal as
         # ours, and move_base would preempt the user's own with it.
@@ -851,7 +876,7 @@ class RecoveryCore:
                                  _STATUS_NAMES.get(status, status))
                     self._resend_later(t)
                 else:
-                    self._user_goal_done(status, goal_id)
+                    self._user_goal_done(status, goal_id, resumed=True)
             # Otherwise a late result of a goal we already gave up on: nothing to do.
             return
         if self.saved_goal is None:
@@ -871,6 +896,12 @@ class RecoveryCore:
         """
         if self.state in LOCALIZED:
             self._unconfirmed = False
+        if self.phase == Phase.CHECK and self.saved_goal is not None:
+            _log.warning('recovery: a pose fix during the turn at the goal: it was reached on a '
+                         'wrong estimate; sending it again')
+            self._stop('a pose fix corrected the estimate')
+            self._checking = False
+            self._resume_goal()
         cfg = self.config
         if pose is None or not cfg.clear_costmaps or cfg.clear_costmaps_jump <= 0.0:
             return
@@ -1105,6 +1136,15 @@ class RecoveryCore:
                 self._end_look('no end to the look after %.0f s' % self.config.look_timeout)
             elif self._look == 'stand' and t >= self._stand_end:
                 self._end_look('looked for %.1f s' % self.config.look_dwell)
+        elif self.phase == Phase.CHECK:
+            if t >= self._phase_end:
+                _log.info('recovery: the turn at the goal showed nothing against the estimate: '
+                          'the saved goal was reached, forgetting it')
+                self.phase = Phase.IDLE
+                self._out['twist'] = (0.0, 0.0)
+                self._forget()
+            else:
+                self._out['twist'] = (0.0, self.config.spin_speed)
         elif self._resume_stalled(t):
             self._doubt(t, stalled=True)
         elif self._retry_at is not None and t >= self._retry_at:
@@ -1219,6 +1259,7 @@ class RecoveryCore:
         self._resent = False
         self._resume = True
         self._resume_when_up = False
+        self._checking = False          # the saved goal, reached or not, is resumed after it
         self._episode_start = t
         if self.config.clear_costmaps:
             self._out['clear_costmaps'] = True
@@ -1718,9 +1759,17 @@ class RecoveryCore:
         if self.state != State.NAVIGATING:
             self._request(State.NAVIGATING, 'lost_and_found: resuming the saved goal')
 
-    def _user_goal_done(self, status, goal_id):
-        """The user's goal (or our re-send of it) ended at move_base."""
+    def _user_goal_done(self, status, goal_id, resumed=False):
+        """The user's goal (or, ``resumed``, our re-send of it) ended at move_base."""
         if status == SUCCEEDED:
+            if resumed and self.config.check_arrival and self._unconfirmed and \
+                    self.phase == Phase.IDLE \
+                    and self.state in LOCALIZED and self._last_t is not None:
+                _log.info('recovery: the saved goal was reached on an estimate no tag has '
+                          'confirmed: one turn in place before forgetting it (it stays saved '
+                          'until then)')
+                self._start_check(self._last_t)
+                return
             _log.info('recovery: the saved goal was reached, forgetting it')
             self._forget()
         elif status in (PREEMPTED, RECALLED):
@@ -1745,6 +1794,13 @@ class RecoveryCore:
                          _STATUS_NAMES.get(status, status))
             self._stand_down('move_base ended the goal with status %s (kept saved)'
                              % _STATUS_NAMES.get(status, status))
+
+    def _start_check(self, t):
+        """Turn once in place at the reached goal (``check_arrival``), the goal still saved."""
+        self.phase = Phase.CHECK
+        self._checking = True
+        self._phase_end = t + self.config.spin_duration
+        self._out['twist'] = (0.0, self.config.spin_speed)
 
     def _resend(self):
         """Send the saved goal to move_base (this step) as our re-send."""
@@ -1822,6 +1878,7 @@ class RecoveryCore:
 
     def _forget(self):
         self.saved_goal = None
+        self._checking = False
         self._doubts = 0
         self._abandoned = False
         self._retry_at = None

@@ -52,7 +52,7 @@ _TAG_TF_TIMEOUT = 0.05
 
 #: The phases in which this node drives the base with twists (not move_base): a control step
 #: that fails in one of them stops the robot.
-TWIST_PHASES = (Phase.SPIN, Phase.WANDER, Phase.APPROACH)
+TWIST_PHASES = (Phase.SPIN, Phase.WANDER, Phase.APPROACH, Phase.CHECK)
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()

@@ -1,0 +1,139 @@
+"""RecoveryCore: a resumed goal reached on an estimate no tag confirmed gets one turn in place
+before it is forgotten (``check_arrival``)."""
+import dataclasses
+import logging
+import math
+
+import pytest
+
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.recovery import SUCCEEDED, Phase, RecoveryConfig
+from lost_and_found.state import State
+from test_recovery import DT, GOAL, Runner, make_core, resumed
+
+SPIN = math.radians(72.0)
+
+
+def reached(fix=False, **overrides):
+    """A core whose resumed goal move_base has just reported reached; its runner."""
+    core = make_core(**overrides)
+    runner = Runner(core)
+    resumed(core, runner, fix=fix)
+    runner.run(10.0)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    return core, runner
+
+
+def test_a_goal_reached_on_the_localizers_word_alone_is_kept_through_one_turn(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = reached()
+    assert core.phase == Phase.CHECK and core.saved_goal == GOAL
+    assert 'one turn in place before forgetting it' in caplog.text
+    started = runner.t
+    turn = runner.step()
+    assert turn.twist == (0.0, pytest.approx(SPIN)) and turn.request_state is None
+    done = runner.until(lambda c: c.request_state is not None)
+    # One full turn (2 pi / spin_speed = 5 s), then stopped, forgotten and IDLE asked for.
+    assert runner.t - started == pytest.approx(5.0, abs=DT + 1e-9)
+    assert done.twist == (0.0, 0.0) and done.request_state == State.IDLE
+    assert core.saved_goal is None and core.phase == Phase.IDLE
+    turns = [c for t, c in runner.log if started < t < runner.t]
+    assert turns and all(c.twist == (0.0, pytest.approx(SPIN)) for c in turns)
+    assert 'showed nothing against the estimate' in caplog.text
+
+
+@pytest.mark.parametrize('case', ['tag fix', 'off'])
+def test_a_confirmed_localization_or_the_option_off_forgets_the_goal_at_once(case):
+    core, runner = reached(fix=True) if case == 'tag fix' else reached(check_arrival=False)
+    assert core.saved_goal is None and core.phase == Phase.IDLE
+    assert runner.step().request_state == State.IDLE
+
+
+def test_a_users_own_goal_is_forgotten_when_reached():
+    # The turn is for the goal this node resumed on the unconfirmed estimate.
+    core = make_core()
+    runner = Runner(core)
+    resumed(core, runner)
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)
+    core.on_goal_done(SUCCEEDED, False, runner.t, other.goal_id)
+    assert core.saved_goal is None and core.phase == Phase.IDLE
+
+
+def test_lost_during_the_turn_searches_and_resumes_the_goal():
+    core, runner = reached()
+    runner.run(2.0)
+    core.on_state(State.LOST, runner.t)         # lost_service's probation refuted it
+    first = runner.step()
+    assert core.phase == Phase.SPIN and core.saved_goal == GOAL
+    assert first.twist == (0.0, pytest.approx(SPIN)) and not first.cancel
+    runner.run(3.0)
+    core.on_state(State.LOCALIZING, runner.t)   # a tag this time
+    runner.run(1.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    assert core.saved_goal is None, 'confirmed by the tag: no second turn'
+
+
+def test_a_pose_fix_during_the_turn_sends_the_goal_again(caplog):
+    core, runner = reached()
+    runner.run(1.0)
+    core.on_pose_fix((30.0, 4.0, 0.0))          # a tag contradicted the estimate
+    command = runner.step()
+    assert command.twist == (0.0, 0.0) and command.resend_saved_goal
+    assert core.phase == Phase.IDLE and core.saved_goal == GOAL
+    assert 'reached on a wrong estimate; sending it again' in caplog.text
+    core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
+    assert core.saved_goal is None, 'the fix confirmed the estimate: no second turn'
+
+
+def test_the_turn_goes_on_through_idle_and_navigating():
+    core, runner = reached()
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().twist == (0.0, pytest.approx(SPIN))
+    assert core.phase == Phase.CHECK and core.saved_goal == GOAL
+
+
+def test_a_short_lift_during_the_turn_turns_again_and_a_kidnap_resumes_the_goal():
+    core, runner = reached()
+    runner.run(3.0)
+    core.on_state(State.FLYING, runner.t)
+    assert runner.step().twist == (0.0, 0.0) and core.phase == Phase.IDLE
+    core.on_state(State.NAVIGATING, runner.t)    # put down: a short lift
+    restarted = runner.t
+    runner.until(lambda c: c.request_state is not None)
+    assert runner.t - restarted == pytest.approx(5.0, abs=DT + 1e-9), 'a whole turn again'
+    assert core.saved_goal is None
+    # A kidnap instead: the goal, reached on an unconfirmed estimate, is resumed after it.
+    core, runner = reached()
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    core.on_state(State.LOST, runner.t)
+    assert core.phase == Phase.SPIN and core.saved_goal == GOAL
+
+
+def test_a_user_goal_during_the_turn_stops_it():
+    core, runner = reached()
+    runner.step()
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)
+    command = runner.step()
+    assert command.twist == (0.0, 0.0) and core.phase == Phase.IDLE
+    assert core.saved_goal == other
+    assert all(c.twist is None for c in runner.run(10.0)), 'nothing turns the robot any more'
+
+
+def test_the_turn_keeps_what_remains_when_the_clock_jumps_back():
+    core, runner = reached()
+    runner.run(2.0)
+    runner.t -= 100.0
+    jumped = runner.t
+    runner.until(lambda c: c.request_state is not None)
+    assert runner.t - jumped == pytest.approx(3.0, abs=2 * DT + 1e-9)
+
+
+def test_check_arrival_must_be_a_bool():
+    with pytest.raises(ConfigError, match='check_arrival'):
+        RecoveryConfig(check_arrival='yes').validate()
