@@ -141,12 +141,13 @@ class RecoveryNode:
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
-        <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume`` or
-            ``~max_doubts``): a docked robot does not go to look at a tag, and docking counts
-            as a fix
-        initialpose (geometry_msgs/PoseWithCovarianceStamped; with ``~max_doubts`` or
-            ``~clear_costmaps_jump``): a pose fix while localized (a tag's correction) means
-            the estimate does not rest on the localizer alone; one far from the estimate
+        <kidnap_namespace>/on_dock (std_msgs/Bool, latched; with ``~look_before_resume``,
+            ``~max_doubts`` or ``~check_arrival``): a docked robot does not go to look at a
+            tag, and docking counts as a fix
+        initialpose (geometry_msgs/PoseWithCovarianceStamped; with ``~max_doubts``,
+            ``~check_arrival`` or ``~clear_costmaps_jump``): a pose fix while localized (a
+            tag's correction) means the estimate does not rest on the localizer alone (and
+            during the turn at a reached goal, sends it again); one far from the estimate
             clears move_base's costmaps
         fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
             ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
@@ -231,11 +232,12 @@ class RecoveryNode:
         if self._config.approach_tags:
             rospy.Subscriber('fiducial_localizer/distant_tags', FiducialTransformArray,
                              self._on_distant_tags, queue_size=1)
-        if self._config.look_before_resume or self._config.max_doubts:
+        if self._config.look_before_resume or self._config.max_doubts or \
+                self._config.check_arrival:
             rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
                              self._on_dock, queue_size=1)
-        if self._config.max_doubts or (self._config.clear_costmaps and
-                                       self._config.clear_costmaps_jump > 0):
+        if self._config.max_doubts or self._config.check_arrival or (
+                self._config.clear_costmaps and self._config.clear_costmaps_jump > 0):
             rospy.Subscriber('initialpose', PoseWithCovarianceStamped, self._on_initialpose,
                              queue_size=5)
         for target in (self._watch_move_base, self._make_requests):
