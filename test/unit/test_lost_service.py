@@ -585,6 +585,18 @@ def test_a_kidnapped_later_than_the_grace_is_logged_and_changes_nothing(caplog):
     assert 'came 1.00 s after the put-down, later than kidnap_grace (0.50 s)' in caplog.text
 
 
+def test_a_kidnapped_long_after_a_short_lift_is_not_taken_for_that_lifts(caplog):
+    # Seconds later it belongs to no lift this node saw (a pick-up lost on its way): the
+    # late-kidnapped warning names only messages that could be that put-down's.
+    service = localized_service(kidnap_grace=0.5, kidnap_after=0.0)
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    service.on_picked_up(False, 10.5)
+    assert service.on_kidnapped(True, 70.5).reseed is None
+    assert service.state == State.NAVIGATING
+    assert 'after the put-down' not in caplog.text
+
+
 def test_a_negative_kidnap_after_is_refused():
     with pytest.raises(ConfigError, match='kidnap_after'):
         LostServiceConfig(kidnap_after=-1.0).validate()

@@ -84,7 +84,7 @@ def test_a_pose_fix_during_the_turn_sends_the_goal_again(caplog):
     command = runner.step()
     assert command.twist == (0.0, 0.0) and command.resend_saved_goal
     assert core.phase == Phase.IDLE and core.saved_goal == GOAL
-    assert 'reached on a wrong estimate; sending it again' in caplog.text
+    assert 'sending the goal again, in case it was reached on a wrong estimate' in caplog.text
     core.on_goal_done(SUCCEEDED, True, runner.t, command.goal_tag)
     assert core.saved_goal is None, 'the fix confirmed the estimate: no second turn'
 
@@ -137,3 +137,90 @@ def test_the_turn_keeps_what_remains_when_the_clock_jumps_back():
 def test_check_arrival_must_be_a_bool():
     with pytest.raises(ConfigError, match='check_arrival'):
         RecoveryConfig(check_arrival='yes').validate()
+
+
+def short_lift(core, runner, back=State.NAVIGATING):
+    """Picked up and put down again at once; the commands of the next 6 s."""
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    core.on_state(back, runner.t)
+    return runner.run(6.0)
+
+
+def test_a_short_lift_after_the_turn_does_not_turn_again():
+    core, runner = reached()
+    runner.until(lambda c: c.request_state is not None)
+    core.on_state(State.IDLE, runner.t)
+    assert all(c.twist is None for c in short_lift(core, runner, back=State.IDLE))
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+
+
+def test_a_short_lift_after_a_user_goal_replaced_the_turn_does_not_turn():
+    core, runner = reached()
+    runner.step()
+    other = dataclasses.replace(GOAL, x=1.0, goal_id='/rviz-2')
+    core.on_user_goal(other, runner.t)
+    runner.step()
+    assert all(c.twist is None for c in short_lift(core, runner))
+    assert core.saved_goal == other and core.phase == Phase.IDLE
+
+
+def test_a_short_lift_on_the_way_back_after_lost_during_the_turn_does_not_turn():
+    core, runner = reached()
+    runner.run(2.0)
+    core.on_state(State.LOST, runner.t)
+    runner.run(3.0)
+    core.on_state(State.LOCALIZING, runner.t)
+    runner.run(1.0)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+    core.on_state(State.NAVIGATING, runner.t)
+    assert all(c.twist is None for c in short_lift(core, runner))
+    assert core.saved_goal == GOAL and core.phase == Phase.IDLE
+
+
+def test_a_short_lift_after_a_pose_fix_ended_the_turn_does_not_turn():
+    core, runner = reached()
+    runner.run(1.0)
+    core.on_pose_fix((30.0, 4.0, 0.0))
+    assert runner.step().resend_saved_goal
+    assert all(c.twist is None for c in short_lift(core, runner))
+    assert core.saved_goal == GOAL and core.phase == Phase.IDLE
+
+
+def test_docking_during_the_turn_stops_it_and_forgets_the_goal(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = reached()
+    runner.run(1.0)
+    core.on_dock(True)
+    command = runner.step()
+    assert command.twist == (0.0, 0.0) and command.request_state == State.IDLE
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+    assert 'on its dock' in caplog.text
+    assert all(c.twist is None for c in runner.run(6.0))
+
+
+def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
+    core = make_core()
+    runner = Runner(core)
+    resumed(core, runner)
+    runner.run(10.0)
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    assert core.saved_goal == GOAL, 'kept until the robot is down and has turned'
+    assert all(c.twist is None for c in runner.run(1.0)), 'no turn in the air'
+    core.on_state(State.NAVIGATING, runner.t)       # a short lift
+    turn = runner.step()
+    assert turn.twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.CHECK
+    runner.until(lambda c: c.request_state is not None)
+    assert core.saved_goal is None
+    # Put down after a kidnap instead: the goal is resumed after the episode.
+    core = make_core()
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_state(State.FLYING, runner.t)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    core.on_state(State.LOST, runner.t)
+    assert runner.step().twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.SPIN
+    assert core.saved_goal == GOAL

@@ -111,6 +111,10 @@ FIX_RESEND_WINDOW = 1.0
 #: robot standing still keeps its last reading; a refutation needs readings, not a silence.
 DOUBT_GAP = 2.0
 
+#: Seconds after a short-lift put-down within which a ``kidnapped`` later than ``kidnap_grace``
+#: is logged as that lift's, late: a flag later still belongs to no lift seen here.
+LATE_KIDNAP_WINDOW = 5.0
+
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
 TIER_NAMES = {
@@ -149,9 +153,13 @@ class LostServiceConfig:
         kidnap_grace: a ``kidnapped`` that arrives this many seconds after a short-lift
             put-down still makes it a kidnap.
         kidnap_after: a lift (``picked_up`` true) that lasted this many seconds or longer on
-            this node's clock is a kidnap even without the monitor's ``kidnapped``; the
-            monitor's own ``kidnap_after`` (it counts from the first wheel drop, before its
-            debounce, so a lift this long here was one to it too); 0: only the flag decides.
+            this node's clock is a kidnap even without the monitor's ``kidnapped``; 0: only
+            the flag decides. Unset, the node reads the monitor's own ``kidnap_after``. The
+            monitor counts from both wheels dropping, before its debounce, so a lift in the
+            air throughout that lasts this long here was long enough there too; but it
+            restarts its count when one wheel touches down, while ``picked_up`` (and this
+            count) runs on until both are down: such a lift can be a kidnap here and a short
+            one there. That errs to the safe side: a re-seed where the robot was lifted.
         kidnap_needs_fix: after a kidnap, leave LOST only through a pose fix (a fiducial, a
             person's initialpose, docking), never on tight amcl poses alone.
         refuted_needs_fix: after a client asked for LOST while the robot was localized (its
@@ -542,7 +550,7 @@ class LostService:
             self._lift_kidnapped = True
             self._kidnap_put_down(t, actions, 'put down after a kidnap (reported late)')
         elif self._short_put_down is not None and \
-                t - self._short_put_down > self.config.kidnap_grace:
+                self.config.kidnap_grace < t - self._short_put_down <= LATE_KIDNAP_WINDOW:
             _log.warning('the kidnap monitor\'s kidnapped came %.2f s after the put-down, later '
                          'than kidnap_grace (%.2f s): the lift stays a short one',
                          t - self._short_put_down, self.config.kidnap_grace)

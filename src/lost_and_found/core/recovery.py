@@ -777,6 +777,14 @@ class RecoveryCore:
         self._docked = bool(docked)
         if self._docked:
             self._unconfirmed = False       # docking is a fix (LOST may end before this)
+        if self._docked and (self.phase == Phase.CHECK or self._checking):
+            # Docked at the goal: the estimate needs no more checking, and the goal no
+            # re-send that would drive the robot off its dock.
+            if self.phase == Phase.CHECK:
+                self._stop('the robot is on its dock')
+            _log.info('recovery: on its dock during the turn at the reached goal: forgetting '
+                      'the goal')
+            self._forget()
         if self._docked and self.phase == Phase.LOOK:
             self._drop_pending_look()
             if self._goal_in_flight():
@@ -897,8 +905,9 @@ class RecoveryCore:
         if self.state in LOCALIZED:
             self._unconfirmed = False
         if self.phase == Phase.CHECK and self.saved_goal is not None:
-            _log.warning('recovery: a pose fix during the turn at the goal: it was reached on a '
-                         'wrong estimate; sending it again')
+            _log.warning('recovery: a pose fix during the turn at the goal (a tag, a person\'s '
+                         'initial pose): sending the goal again, in case it was reached on a '
+                         'wrong estimate')
             self._stop('a pose fix corrected the estimate')
             self._checking = False
             self._resume_goal()
@@ -1686,10 +1695,12 @@ class RecoveryCore:
                       self.config.max_search_time)
 
     def _stop(self, why):
-        """Leave the search (zero twist once, cancel the leg in flight) or the look (cancel
-        the way to the viewpoint; move_base drove, so no twist)."""
+        """Leave the search or the turn at the goal (zero twist once, cancel the leg in
+        flight) or the look (cancel the way to the viewpoint; move_base drove, so no
+        twist)."""
         looking = self.phase == Phase.LOOK
-        _log.info('recovery: stopping the %s (%s)', 'look' if looking else 'search', why)
+        what = {Phase.LOOK: 'look', Phase.CHECK: 'turn at the goal'}.get(self.phase, 'search')
+        _log.info('recovery: stopping the %s (%s)', what, why)
         self._drop_pending_look()
         self._drop_pending_leg()
         if self._goal_in_flight():
@@ -1769,6 +1780,13 @@ class RecoveryCore:
                           'confirmed: one turn in place before forgetting it (it stays saved '
                           'until then)')
                 self._start_check(self._last_t)
+                return
+            if resumed and self.config.check_arrival and self._unconfirmed and \
+                    self.phase == Phase.IDLE and self.state == State.FLYING:
+                _log.info('recovery: the saved goal was reached on an estimate no tag has '
+                          'confirmed, the robot in the air: one turn in place once it is put '
+                          'down (it stays saved until then)')
+                self._checking = True
                 return
             _log.info('recovery: the saved goal was reached, forgetting it')
             self._forget()
