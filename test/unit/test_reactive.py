@@ -215,6 +215,49 @@ def test_discontinuity_splits_spans():
     assert {round(s.best_range, 1) for s in spans} == {1.5, 6.0}
 
 
+def posts_ranges():
+    """Kinect ranges through a field of posts 3-5 m away: the range jumps by more than the
+    discontinuity every 8 beams (1.2 degrees), nothing nearer than 3 m."""
+    ranges = np.full(KINECT_N, 4.8)
+    for start in range(0, KINECT_N, 16):
+        ranges[start:start + 8] = 3.0 + 0.1 * (start % 5)
+    return ranges
+
+
+def test_a_field_of_far_posts_leaves_no_span_without_a_gap_horizon():
+    assert find_spans(kinect_scan(posts_ranges()), CFG) == []
+
+
+def test_beyond_the_gap_horizon_far_posts_make_no_edge():
+    spans = find_spans(kinect_scan(posts_ranges()), ReactiveConfig(gap_horizon=2.5))
+    assert len(spans) == 1
+    assert spans[0].start == 0 and spans[0].end == KINECT_N - 1
+    assert spans[0].best_range == pytest.approx(4.8)
+
+
+def test_an_edge_nearer_than_the_gap_horizon_still_splits():
+    # A jamb at 1.5 m beside a 6 m opening: within the horizon, still an edge.
+    ranges = np.full(KINECT_N, 1.5)
+    ranges[320:] = 6.0
+    assert len(find_spans(kinect_scan(ranges), ReactiveConfig(gap_horizon=2.5))) == 2
+    # Both sides beyond it (3 m and 6 m): one span, heading for the far side.
+    ranges[:320] = 3.0
+    spans = find_spans(kinect_scan(ranges), ReactiveConfig(gap_horizon=2.5))
+    assert len(spans) == 1 and spans[0].best_range == pytest.approx(6.0)
+
+
+def test_a_beam_without_information_is_an_edge_whatever_the_horizon():
+    ranges = np.full(KINECT_N, 4.8)
+    ranges[300:340] = np.nan
+    assert len(find_spans(kinect_scan(ranges), ReactiveConfig(gap_horizon=2.5))) == 2
+
+
+@pytest.mark.parametrize('horizon', [-1.0, 0.3, 0.6])
+def test_a_gap_horizon_not_above_clear_distance_is_refused(horizon):
+    with pytest.raises(ConfigError, match='gap_horizon'):
+        ReactiveConfig(gap_horizon=horizon).validate()
+
+
 def wrap_gap_ranges():
     """360 ranges: walls at 0.5 m except a gap behind, deepest straight behind."""
     ang = lidar_angles()

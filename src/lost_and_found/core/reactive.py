@@ -59,7 +59,11 @@ class ReactiveConfig:
 
     Attributes:
         clear_distance: a beam longer than this (m) is clear, i.e. part of a possible gap.
-        discontinuity: adjacent ranges differing by more than this (m) mark a gap edge.
+        discontinuity: adjacent ranges differing by more than this (m) mark a gap edge ...
+        gap_horizon: ... unless both are at least this far (m; 0: always): a field of posts
+            or chair legs 3-5 m away makes an edge at nearly every beam, and no span is left
+            wide enough to drive into though nothing is near. Must exceed
+            ``clear_distance``.
         robot_radius: radius of the robot's footprint (m); the Kobuki is 0.177 m.
         side_margin: extra clearance on each side (m) when fitting through a gap.
         max_speed: forward speed in open space (m/s): move_base's TurtleBot2 speed (the
@@ -95,6 +99,7 @@ class ReactiveConfig:
 
     clear_distance: float = 0.6
     discontinuity: float = 0.5
+    gap_horizon: float = 0.0
     robot_radius: float = 0.18
     side_margin: float = 0.05
     max_speed: float = 0.3
@@ -134,6 +139,7 @@ class ReactiveConfig:
             check.positive(name)
         check.non_negative('side_margin')
         check.non_negative('min_turn_speed')
+        check.non_negative('gap_horizon')
         check.in_range('front_half_angle', 0.0, math.pi, low_open=True)
         check.in_range('behind_angle', 0.0, math.pi, low_open=True, high_open=True)
         check.in_range('heading_tolerance', 0.0, math.pi, low_open=True)
@@ -145,6 +151,9 @@ class ReactiveConfig:
             if self.min_turn_speed > self.max_turn_speed:
                 check.problem('min_turn_speed=%r > max_turn_speed=%r: must be <= it'
                               % (self.min_turn_speed, self.max_turn_speed))
+            if 0.0 < self.gap_horizon <= self.clear_distance:
+                check.problem('gap_horizon=%r <= clear_distance=%r: must be 0 or above it'
+                              % (self.gap_horizon, self.clear_distance))
             if self.too_close >= self.stop_distance:
                 check.problem('too_close=%r >= stop_distance=%r: the robot would back up '
                               'before it stops' % (self.too_close, self.stop_distance))
@@ -252,6 +261,9 @@ def _runs(prep, config):
     nxt = np.roll(eff, -1)
     with np.errstate(invalid='ignore'):
         smooth = np.abs(nxt - eff) <= config.discontinuity
+        if config.gap_horizon > 0.0:
+            # Both sides far: no edge the robot must keep clear of yet (NaN stays an edge).
+            smooth |= np.minimum(nxt, eff) >= config.gap_horizon
     joined = clear & np.roll(clear, -1) & smooth
     if not prep.circular:
         joined[-1] = False

@@ -356,6 +356,7 @@ class RecoveryConfig:
     approach_clear_way: bool = False
     reactive_clear_distance: float = _reactive('clear_distance')
     reactive_discontinuity: float = _reactive('discontinuity')
+    reactive_gap_horizon: float = _reactive('gap_horizon')
     reactive_robot_radius: float = _reactive('robot_radius')
     reactive_side_margin: float = _reactive('side_margin')
     reactive_max_speed: float = _reactive('max_speed')
