@@ -1,4 +1,5 @@
 """lost_service's decisions: merging the detector and the kidnap monitor, owning the state."""
+import logging
 import math
 
 import pytest
@@ -592,9 +593,11 @@ def test_a_kidnapped_long_after_a_short_lift_is_not_taken_for_that_lifts(caplog)
     service.request(State.NAVIGATING, 'goal', 1.0)
     service.on_picked_up(True, 10.0)
     service.on_picked_up(False, 10.5)
+    caplog.set_level(logging.INFO, logger='rosout')
     assert service.on_kidnapped(True, 70.5).reseed is None
     assert service.state == State.NAVIGATING
     assert 'after the put-down' not in caplog.text
+    assert 'with no lift seen here' in caplog.text
 
 
 def test_a_negative_kidnap_after_is_refused():

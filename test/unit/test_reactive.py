@@ -217,7 +217,7 @@ def test_discontinuity_splits_spans():
 
 def posts_ranges():
     """Kinect ranges through a field of posts 3-5 m away: the range jumps by more than the
-    discontinuity every 8 beams (1.2 degrees), nothing nearer than 3 m."""
+    discontinuity every 8 beams (0.75 degrees), nothing nearer than 3 m."""
     ranges = np.full(KINECT_N, 4.8)
     for start in range(0, KINECT_N, 16):
         ranges[start:start + 8] = 3.0 + 0.1 * (start % 5)
@@ -247,6 +247,7 @@ def test_an_edge_nearer_than_the_gap_horizon_still_splits():
 
 
 def test_a_beam_without_information_is_an_edge_whatever_the_horizon():
+    # (A regression guard: such a beam is never clear, with or without a horizon.)
     ranges = np.full(KINECT_N, 4.8)
     ranges[300:340] = np.nan
     assert len(find_spans(kinect_scan(ranges), ReactiveConfig(gap_horizon=2.5))) == 2

@@ -224,3 +224,55 @@ def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
     core.on_state(State.LOST, runner.t)
     assert runner.step().twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.SPIN
     assert core.saved_goal == GOAL
+
+
+def reached_in_the_air():
+    """A core whose resumed goal move_base reported reached while the robot was in the air."""
+    core = make_core()
+    runner = Runner(core)
+    resumed(core, runner)
+    runner.run(10.0)
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    return core, runner
+
+
+def test_a_pose_fix_in_the_air_sends_the_reached_goal_again_once_put_down(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = reached_in_the_air()
+    core.on_pose_fix((30.0, 4.0, 0.0))
+    core.on_state(State.NAVIGATING, runner.t)       # a short lift
+    command = runner.step()
+    assert command.resend_saved_goal and command.twist is None
+    assert core.phase == Phase.IDLE and core.saved_goal == GOAL
+
+
+@pytest.mark.parametrize('order', ['dock first', 'put down first'])
+def test_docked_at_a_put_down_after_a_short_lift_forgets_the_goal_reached_in_the_air(order):
+    core, runner = reached_in_the_air()
+    if order == 'dock first':
+        core.on_dock(True)
+        core.on_state(State.NAVIGATING, runner.t)
+    else:
+        core.on_state(State.NAVIGATING, runner.t)
+        runner.step()
+        core.on_dock(True)
+    commands = runner.run(6.0)
+    assert core.saved_goal is None and core.phase == Phase.IDLE
+    assert not any(c.resend_saved_goal for c in commands)
+    assert all(c.twist in (None, (0.0, 0.0)) for c in commands[1:])
+
+
+@pytest.mark.parametrize('order', ['dock first', 'lost first'])
+def test_docked_at_a_kidnap_put_down_resumes_the_goal_reached_in_the_air_either_way(order):
+    # The kidnap's episode owns the goal, whichever message comes first.
+    core, runner = reached_in_the_air()
+    if order == 'dock first':
+        core.on_dock(True)
+        core.on_state(State.LOST, runner.t)
+    else:
+        core.on_state(State.LOST, runner.t)
+        core.on_dock(True)
+    runner.step()
+    assert core.saved_goal == GOAL and core.phase == Phase.SPIN

@@ -111,8 +111,8 @@ FIX_RESEND_WINDOW = 1.0
 #: robot standing still keeps its last reading; a refutation needs readings, not a silence.
 DOUBT_GAP = 2.0
 
-#: Seconds after a short-lift put-down within which a ``kidnapped`` later than ``kidnap_grace``
-#: is logged as that lift's, late: a flag later still belongs to no lift seen here.
+#: Seconds past ``kidnap_grace`` after a short-lift put-down within which a ``kidnapped`` is
+#: logged as that lift's, late: a flag later still belongs to no lift seen here.
 LATE_KIDNAP_WINDOW = 5.0
 
 #: Tier constants and names of lost_and_found/LocalizationStatus.
@@ -549,11 +549,15 @@ class LostService:
             # The put-down overtook the kidnap on its way here: it was a kidnap after all.
             self._lift_kidnapped = True
             self._kidnap_put_down(t, actions, 'put down after a kidnap (reported late)')
-        elif self._short_put_down is not None and \
-                self.config.kidnap_grace < t - self._short_put_down <= LATE_KIDNAP_WINDOW:
+        elif self._short_put_down is not None and self.config.kidnap_grace < \
+                t - self._short_put_down <= self.config.kidnap_grace + LATE_KIDNAP_WINDOW:
             _log.warning('the kidnap monitor\'s kidnapped came %.2f s after the put-down, later '
                          'than kidnap_grace (%.2f s): the lift stays a short one',
                          t - self._short_put_down, self.config.kidnap_grace)
+        elif not self._lift_kidnapped:
+            _log.info('the kidnap monitor\'s kidnapped with no lift seen here to give it to '
+                      '(latched from before this node started, or a pick-up lost on its way): '
+                      'ignored')
         self._short_put_down = None
         return actions
 

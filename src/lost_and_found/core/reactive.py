@@ -60,7 +60,7 @@ class ReactiveConfig:
     Attributes:
         clear_distance: a beam longer than this (m) is clear, i.e. part of a possible gap.
         discontinuity: adjacent ranges differing by more than this (m) mark a gap edge ...
-        gap_horizon: ... unless both are at least this far (m; 0: always): a field of posts
+        gap_horizon: ... unless both are at least this far (m; 0: off): a field of posts
             or chair legs 3-5 m away makes an edge at nearly every beam, and no span is left
             wide enough to drive into though nothing is near. Must exceed
             ``clear_distance``.
@@ -262,7 +262,8 @@ def _runs(prep, config):
     with np.errstate(invalid='ignore'):
         smooth = np.abs(nxt - eff) <= config.discontinuity
         if config.gap_horizon > 0.0:
-            # Both sides far: no edge the robot must keep clear of yet (NaN stays an edge).
+            # Both sides far: no edge the robot must keep clear of yet. (A beam without
+            # information is never clear, so it stays an edge.)
             smooth |= np.minimum(nxt, eff) >= config.gap_horizon
     joined = clear & np.roll(clear, -1) & smooth
     if not prep.circular:

@@ -723,8 +723,13 @@ class RecoveryCore:
             self._stop('state is now %s' % state.value)
         if self._checking and self.phase == Phase.IDLE and state in LOCALIZED and \
                 previous == State.FLYING:
-            _log.info('recovery: put down after a short lift during the turn at the goal: '
-                      'turning again')
+            if self._docked:
+                _log.info('recovery: put down on the dock after a short lift, the goal reached: '
+                          'forgetting it')
+                self._forget()
+                return
+            _log.info('recovery: put down after a short lift, the saved goal reached: one turn '
+                      'in place at it')
             self._start_check(t)
             return
         if state in LOCALIZED and previous in (State.LOST, State.LOCALIZING, State.NEED_HELP):
@@ -773,16 +778,15 @@ class RecoveryCore:
 
     def on_dock(self, docked):
         """Whether the base is on its dock (kidnap_monitor's ``on_dock``): a docked robot
-        does not drive off to look at a tag, and a look under way when it docks ends (docking
-        also ends LOST, and the two may arrive in either order)."""
+        does not drive off to look at a tag, a look under way when it docks ends (docking
+        also ends LOST, and the two may arrive in either order), and so does the turn at a
+        reached goal (``check_arrival``), the goal forgotten: docking confirmed the estimate
+        it was reached on. (A goal reached in the air is settled at the put-down.)"""
         self._docked = bool(docked)
         if self._docked:
             self._unconfirmed = False       # docking is a fix (LOST may end before this)
-        if self._docked and (self.phase == Phase.CHECK or self._checking):
-            # Docked at the goal: the estimate needs no more checking, and the goal no
-            # re-send that would drive the robot off its dock.
-            if self.phase == Phase.CHECK:
-                self._stop('the robot is on its dock')
+        if self._docked and self.phase == Phase.CHECK:
+            self._stop('the robot is on its dock')
             _log.info('recovery: on its dock during the turn at the reached goal: forgetting '
                       'the goal')
             self._forget()
@@ -912,6 +916,15 @@ class RecoveryCore:
             self._stop('a pose fix corrected the estimate')
             self._checking = False
             self._resume_goal()
+        elif self._checking and self.phase == Phase.IDLE and self.saved_goal is not None:
+            # The robot is in the air, its turn at the goal still to come: the goal is sent
+            # again once it is put down (a kidnap's episode resumes it anyway).
+            _log.warning('recovery: a pose fix while the robot is in the air, the goal reached: '
+                         'sending it again once put down, in case it was reached on a wrong '
+                         'estimate')
+            self._checking = False
+            self._unconfirmed = False
+            self._resume = True
         cfg = self.config
         if pose is None or not cfg.clear_costmaps or cfg.clear_costmaps_jump <= 0.0:
             return
