@@ -200,32 +200,6 @@ def test_docking_during_the_turn_stops_it_and_forgets_the_goal(caplog):
     assert all(c.twist is None for c in runner.run(6.0))
 
 
-def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
-    core = make_core()
-    runner = Runner(core)
-    resumed(core, runner)
-    runner.run(10.0)
-    core.on_state(State.FLYING, runner.t)
-    runner.step()
-    core.on_goal_done(SUCCEEDED, True, runner.t)
-    assert core.saved_goal == GOAL, 'kept until the robot is down and has turned'
-    assert all(c.twist is None for c in runner.run(1.0)), 'no turn in the air'
-    core.on_state(State.NAVIGATING, runner.t)       # a short lift
-    turn = runner.step()
-    assert turn.twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.CHECK
-    runner.until(lambda c: c.request_state is not None)
-    assert core.saved_goal is None
-    # Put down after a kidnap instead: the goal is resumed after the episode.
-    core = make_core()
-    runner = Runner(core)
-    resumed(core, runner)
-    core.on_state(State.FLYING, runner.t)
-    core.on_goal_done(SUCCEEDED, True, runner.t)
-    core.on_state(State.LOST, runner.t)
-    assert runner.step().twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.SPIN
-    assert core.saved_goal == GOAL
-
-
 def reached_in_the_air():
     """A core whose resumed goal move_base reported reached while the robot was in the air."""
     core = make_core()
@@ -236,6 +210,22 @@ def reached_in_the_air():
     runner.step()
     core.on_goal_done(SUCCEEDED, True, runner.t)
     return core, runner
+
+
+def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
+    core, runner = reached_in_the_air()
+    assert core.saved_goal == GOAL, 'kept until the robot is down and has turned'
+    assert all(c.twist is None for c in runner.run(1.0)), 'no turn in the air'
+    core.on_state(State.NAVIGATING, runner.t)       # a short lift
+    turn = runner.step()
+    assert turn.twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.CHECK
+    runner.until(lambda c: c.request_state is not None)
+    assert core.saved_goal is None
+    # Put down after a kidnap instead: the goal is resumed after the episode.
+    core, runner = reached_in_the_air()
+    core.on_state(State.LOST, runner.t)
+    assert runner.step().twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.SPIN
+    assert core.saved_goal == GOAL
 
 
 def test_a_pose_fix_in_the_air_sends_the_reached_goal_again_once_put_down(caplog):
