@@ -238,31 +238,31 @@ def test_a_pose_fix_in_the_air_sends_the_reached_goal_again_once_put_down(caplog
     assert core.phase == Phase.IDLE and core.saved_goal == GOAL
 
 
-@pytest.mark.parametrize('order', ['dock first', 'put down first'])
-def test_docked_at_a_put_down_after_a_short_lift_forgets_the_goal_reached_in_the_air(order):
+def dock_and_put_down(core, runner, state, dock_first):
+    """Docking and the put-down's state (``state``), in the order given."""
+    if dock_first:
+        core.on_dock(True)
+    core.on_state(state, runner.t)
+    runner.step()
+    if not dock_first:
+        core.on_dock(True)
+
+
+@pytest.mark.parametrize('dock_first', [True, False])
+def test_docked_at_a_put_down_after_a_short_lift_forgets_the_goal_reached_in_the_air(
+        dock_first):
     core, runner = reached_in_the_air()
-    if order == 'dock first':
-        core.on_dock(True)
-        core.on_state(State.NAVIGATING, runner.t)
-    else:
-        core.on_state(State.NAVIGATING, runner.t)
-        runner.step()
-        core.on_dock(True)
+    dock_and_put_down(core, runner, State.NAVIGATING, dock_first)
     commands = runner.run(6.0)
     assert core.saved_goal is None and core.phase == Phase.IDLE
     assert not any(c.resend_saved_goal for c in commands)
     assert all(c.twist in (None, (0.0, 0.0)) for c in commands[1:])
 
 
-@pytest.mark.parametrize('order', ['dock first', 'lost first'])
-def test_docked_at_a_kidnap_put_down_resumes_the_goal_reached_in_the_air_either_way(order):
+@pytest.mark.parametrize('dock_first', [True, False])
+def test_docked_at_a_kidnap_put_down_resumes_the_goal_reached_in_the_air_either_way(dock_first):
     # The kidnap's episode owns the goal, whichever message comes first.
     core, runner = reached_in_the_air()
-    if order == 'dock first':
-        core.on_dock(True)
-        core.on_state(State.LOST, runner.t)
-    else:
-        core.on_state(State.LOST, runner.t)
-        core.on_dock(True)
+    dock_and_put_down(core, runner, State.LOST, dock_first)
     runner.step()
     assert core.saved_goal == GOAL and core.phase == Phase.SPIN
