@@ -600,6 +600,19 @@ def test_a_kidnapped_long_after_a_short_lift_is_not_taken_for_that_lifts(caplog)
     assert 'with no lift seen here' in caplog.text
 
 
+def test_a_kidnapped_within_the_grace_from_need_help_is_that_lifts(caplog):
+    # From NEED_HELP the late flag changes nothing (no LOST from there), and it is no stray.
+    caplog.set_level(logging.INFO, logger='rosout')
+    service = localized_service(kidnap_after=0.0)
+    lift_and_put_down(service, 3.0, t0=10.0)
+    service.request(State.NEED_HELP, 'budget', 20.0)
+    service.on_picked_up(True, 30.0)
+    service.on_picked_up(False, 30.5)
+    assert service.on_kidnapped(True, 30.7).reseed is None
+    assert service.state == State.NEED_HELP
+    assert 'with no lift seen here' not in caplog.text
+
+
 def test_a_negative_kidnap_after_is_refused():
     with pytest.raises(ConfigError, match='kidnap_after'):
         LostServiceConfig(kidnap_after=-1.0).validate()

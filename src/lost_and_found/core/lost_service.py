@@ -554,7 +554,9 @@ class LostService:
             _log.warning('the kidnap monitor\'s kidnapped came %.2f s after the put-down, later '
                          'than kidnap_grace (%.2f s): the lift stays a short one',
                          t - self._short_put_down, self.config.kidnap_grace)
-        elif not self._lift_kidnapped:
+        elif not self._lift_kidnapped and (
+                self._short_put_down is None or
+                t - self._short_put_down > self.config.kidnap_grace + LATE_KIDNAP_WINDOW):
             _log.info('the kidnap monitor\'s kidnapped with no lift seen here to give it to '
                       '(latched from before this node started, or a pick-up lost on its way): '
                       'ignored')
