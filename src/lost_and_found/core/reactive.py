@@ -63,7 +63,7 @@ class ReactiveConfig:
         gap_horizon: ... unless both are at least this far (m; 0: off): a field of posts
             or chair legs 3-5 m away makes an edge at nearly every beam, and no span is left
             wide enough to drive into though nothing is near. Must exceed
-            ``clear_distance``; acts only below the scan's ``range_max`` (a beam with no
+            ``clear_distance``; acts only up to the scan's ``range_max`` (a beam with no
             return counts as ``range_max``).
         robot_radius: radius of the robot's footprint (m); the Kobuki is 0.177 m.
         side_margin: extra clearance on each side (m) when fitting through a gap.
