@@ -14,12 +14,16 @@ from test_recovery import DT, GOAL, Runner, make_core, resumed
 SPIN = math.radians(72.0)
 
 
-def reached(fix=False, **overrides):
-    """A core whose resumed goal move_base has just reported reached; its runner."""
+def reached(fix=False, in_the_air=False, **overrides):
+    """A core whose resumed goal move_base has just reported reached (``in_the_air``: while
+    the robot was lifted); its runner."""
     core = make_core(**overrides)
     runner = Runner(core)
     resumed(core, runner, fix=fix)
     runner.run(10.0)
+    if in_the_air:
+        core.on_state(State.FLYING, runner.t)
+        runner.step()
     core.on_goal_done(SUCCEEDED, True, runner.t)
     return core, runner
 
@@ -200,20 +204,8 @@ def test_docking_during_the_turn_stops_it_and_forgets_the_goal(caplog):
     assert all(c.twist is None for c in runner.run(6.0))
 
 
-def reached_in_the_air():
-    """A core whose resumed goal move_base reported reached while the robot was in the air."""
-    core = make_core()
-    runner = Runner(core)
-    resumed(core, runner)
-    runner.run(10.0)
-    core.on_state(State.FLYING, runner.t)
-    runner.step()
-    core.on_goal_done(SUCCEEDED, True, runner.t)
-    return core, runner
-
-
 def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
-    core, runner = reached_in_the_air()
+    core, runner = reached(in_the_air=True)
     assert core.saved_goal == GOAL, 'kept until the robot is down and has turned'
     assert all(c.twist is None for c in runner.run(1.0)), 'no turn in the air'
     core.on_state(State.NAVIGATING, runner.t)       # a short lift
@@ -222,7 +214,7 @@ def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
     runner.until(lambda c: c.request_state is not None)
     assert core.saved_goal is None
     # Put down after a kidnap instead: the goal is resumed after the episode.
-    core, runner = reached_in_the_air()
+    core, runner = reached(in_the_air=True)
     core.on_state(State.LOST, runner.t)
     assert runner.step().twist == (0.0, pytest.approx(SPIN)) and core.phase == Phase.SPIN
     assert core.saved_goal == GOAL
@@ -230,7 +222,7 @@ def test_a_goal_reached_while_in_the_air_gets_its_turn_once_put_down():
 
 def test_a_pose_fix_in_the_air_sends_the_reached_goal_again_once_put_down(caplog):
     caplog.set_level(logging.INFO, logger='rosout')
-    core, runner = reached_in_the_air()
+    core, runner = reached(in_the_air=True)
     core.on_pose_fix((30.0, 4.0, 0.0))
     core.on_state(State.NAVIGATING, runner.t)       # a short lift
     command = runner.step()
@@ -251,7 +243,7 @@ def dock_and_put_down(core, runner, state, dock_first):
 @pytest.mark.parametrize('dock_first', [True, False])
 def test_docked_at_a_put_down_after_a_short_lift_forgets_the_goal_reached_in_the_air(
         dock_first):
-    core, runner = reached_in_the_air()
+    core, runner = reached(in_the_air=True)
     dock_and_put_down(core, runner, State.NAVIGATING, dock_first)
     commands = runner.run(6.0)
     assert core.saved_goal is None and core.phase == Phase.IDLE
@@ -262,7 +254,7 @@ def test_docked_at_a_put_down_after_a_short_lift_forgets_the_goal_reached_in_the
 @pytest.mark.parametrize('dock_first', [True, False])
 def test_docked_at_a_kidnap_put_down_resumes_the_goal_reached_in_the_air_either_way(dock_first):
     # The kidnap's episode owns the goal, whichever message comes first.
-    core, runner = reached_in_the_air()
+    core, runner = reached(in_the_air=True)
     dock_and_put_down(core, runner, State.LOST, dock_first)
     runner.step()
     assert core.saved_goal == GOAL and core.phase == Phase.SPIN

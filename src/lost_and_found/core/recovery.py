@@ -1788,20 +1788,19 @@ class RecoveryCore:
         """The user's goal (or, ``resumed``, our re-send of it) ended at move_base."""
         if status == SUCCEEDED:
             if resumed and self.config.check_arrival and self._unconfirmed and \
-                    self.phase == Phase.IDLE \
-                    and self.state in LOCALIZED and self._last_t is not None:
-                _log.info('recovery: the saved goal was reached on an estimate no tag has '
-                          'confirmed: one turn in place before forgetting it (it stays saved '
-                          'until then)')
-                self._start_check(self._last_t)
-                return
-            if resumed and self.config.check_arrival and self._unconfirmed and \
-                    self.phase == Phase.IDLE and self.state == State.FLYING:
-                _log.info('recovery: the saved goal was reached on an estimate no tag has '
-                          'confirmed, the robot in the air: one turn in place once it is put '
-                          'down (it stays saved until then)')
-                self._checking = True
-                return
+                    self.phase == Phase.IDLE:
+                if self.state in LOCALIZED and self._last_t is not None:
+                    _log.info('recovery: the saved goal was reached on an estimate no tag has '
+                              'confirmed: one turn in place before forgetting it (it stays '
+                              'saved until then)')
+                    self._start_check(self._last_t)
+                    return
+                if self.state == State.FLYING:
+                    _log.info('recovery: the saved goal was reached on an estimate no tag has '
+                              'confirmed, the robot in the air: one turn in place once it is '
+                              'put down (it stays saved until then)')
+                    self._checking = True
+                    return
             _log.info('recovery: the saved goal was reached, forgetting it')
             self._forget()
         elif status in (PREEMPTED, RECALLED):
