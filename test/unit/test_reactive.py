@@ -186,11 +186,49 @@ def test_nan_blocks_and_splits():
 
 
 def test_below_range_min_blocks():
-    """A reading below range_min is not trusted as clear."""
+    """A reading below range_min is not trusted as clear (and an obstacle that near leaves no
+    way past it in a Kinect's view: the gaps beside it are shrunk away)."""
     ranges = np.full(KINECT_N, np.inf)
     ranges[300:340] = 0.2
-    spans = find_spans(kinect_scan(ranges), CFG)
-    assert len(spans) == 2
+    assert find_spans(kinect_scan(ranges), CFG) == []
+    ranges[300:340] = np.nan                      # no information: two gaps, as NaN splits
+    assert len(find_spans(kinect_scan(ranges), CFG)) == 2
+
+
+def test_an_edge_beside_a_too_near_beam_is_kept_clear_as_if_the_obstacle_were_at_range_min():
+    """A 360 degree laser (range_min 0.25 m) reads -inf over a wall stretch (nearer than it can
+    measure), 3 m elsewhere: the open span's edges on both sides of the wall are shrunk for an
+    obstacle at range_min, not at the 3 m the edge beams read (seen in the recovery benchmark:
+    a span beside a wall 0.3 m off, shrunk by 5 degrees, pointed the wander at the wall's end).
+    A NaN stretch (no information) still costs only the edge beam's own buffer."""
+    ang = lidar_angles()
+    buffer = math.asin(CFG.half_width / 0.25)
+
+    def spans(near):
+        ranges = np.where((ang > 0.1) & (ang < 1.0), near, 3.0)
+        return find_spans(Scan(ranges, -math.pi, 2 * math.pi / LIDAR_N, 0.25, 10.0), CFG)
+    (span,) = spans(-np.inf)
+    inc = 2 * math.pi / LIDAR_N
+    assert span.angle_start >= 1.0 + buffer - inc
+    assert span.angle_end <= 0.1 - buffer + 2 * math.pi + inc
+    (unknown,) = spans(np.nan)
+    assert unknown.width > span.width + 1.5
+
+
+def test_a_kinect_gap_beside_a_wall_too_near_to_measure_is_judged_like_one_it_measures():
+    """A Kinect reading -inf left of 0.3 rad: that gap is as narrow for the robot as beside a
+    wall it measures at 0.46 m (none left); only unknown beams (NaN) leave it open."""
+    def spans(near):
+        return find_spans(kinect_scan(np.where(kinect_angles() > 0.3, near, 3.0)), CFG)
+    assert spans(0.46) == [] and spans(-np.inf) == []
+    assert len(spans(np.nan)) == 1
+
+
+def test_a_range_min_of_zero_does_not_break_the_edge_buffer():
+    """range_min 0 (some drivers): a -inf neighbour is "very near"; no exception, no span."""
+    ranges = np.where(kinect_angles() > 0.1, -np.inf, 3.0)
+    scan = Scan(ranges, -KINECT_FOV, 2 * KINECT_FOV / (KINECT_N - 1), 0.0, 10.0)
+    assert find_spans(scan, CFG) == []
 
 
 def test_all_nan_and_empty_give_no_span():
@@ -780,6 +818,41 @@ def test_a_remembered_point_behind_ends_back_up():
     wander.step(lidar_scan(front), 0.0)
     v, _ = wander.step(lidar_scan(front), 0.1, remembered=far_behind)
     assert wander.state is ReactiveState.BACK_UP and v < 0.0
+
+
+def test_a_gap_whose_way_a_remembered_point_blocks_is_passed_over_for_a_free_one():
+    """A 360 degree laser sees a long gap ahead-right and a shorter one ahead-left, both out
+    of the front cone; a table corner it saw before (remembered, 0.4 m off to the right) lies in
+    the path toward the right one. Turning to it would stop FORWARD at once; the wander turns
+    left instead (seen in the recovery benchmark: beside a wall corner the wander turned to
+    such a gap, past it, and back, until the oscillation check backed it up, over and over)."""
+    ang = lidar_angles()
+    ranges = np.full(LIDAR_N, 0.5)
+    ranges[np.abs(ang) < 0.4] = 1.0
+    ranges[(ang >= -2.0) & (ang <= -0.4)] = 3.0
+    ranges[(ang >= 0.4) & (ang <= 2.0)] = 2.0
+    scan = lidar_scan(ranges)
+    best = find_spans(scan, CFG)[0]
+    assert best.best_range == 3.0 and normalize_angle(best.best_angle) < -CFG.front_half_angle
+    corner = [[0.2, -0.35]]
+    wander = ReactiveWander(CFG)
+    _, w = wander.step(scan, 0.0, remembered=corner)
+    assert w > 0.0, 'turned toward the blocked gap'
+    assert wander.state is ReactiveState.TURNING
+    wander = ReactiveWander(CFG)                       # without the corner: the best gap
+    _, w = wander.step(scan, 0.0)
+    assert w < 0.0
+
+
+def test_no_gap_to_turn_to_while_every_way_is_blocked_turns_on_one_way():
+    """Every gap's way blocked by remembered points (a ring 0.4 m round): no turn toward any,
+    no turning back and forth, no back-up: it turns on in one direction."""
+    ring = [[0.4 * math.cos(a), 0.4 * math.sin(a)] for a in np.linspace(-math.pi, math.pi, 72)]
+    wander = ReactiveWander(CFG)
+    scan = lidar_scan(np.full(LIDAR_N, 3.0) + 0.5 * np.sin(3 * lidar_angles()))
+    ws = [wander.step(scan, 0.1 * k, remembered=ring)[1] for k in range(30)]
+    assert wander.state is ReactiveState.FIND_NEW_DIR
+    assert all(w == pytest.approx(CFG.turn_speed) for w in ws)
 
 
 def test_non_finite_remembered_points_are_ignored():

@@ -12,8 +12,9 @@ Two parts:
   far", and driving into the unknown is the unsafe choice). Clear beams are split into spans at
   blocked beams and at range discontinuities (gap edges). A scan covering the full circle is
   treated as circular, so a span may wrap across index 0. Each span is shrunk at both ends by the
-  angle half the robot (plus a side margin) subtends at the edge, and dropped when nothing is left
-  or when the opening is narrower than the robot.
+  angle half the robot (plus a side margin) subtends at the edge (an edge beside a beam nearer
+  than ``range_min`` counts at ``range_min``), and dropped when nothing is left or when the
+  opening is narrower than the robot.
 * :class:`ReactiveWander` is a small state machine (STOPPED, FIND_NEW_DIR, TURNING, FORWARD,
   BACK_UP) that turns successive scans into velocity commands ``(v, w)``. Optional wheel
   odometry only tells it when it is stuck (driving forward without moving). Optional
@@ -289,15 +290,32 @@ def _runs(prep, config):
     return [tuple(r) for r in runs]
 
 
+def _near_range(prep, k):
+    """How far the obstacle beam ``k`` shows is, at most (m): its valid range; ``range_min``
+    for ``-inf`` (REP 117: nearer than the sensor measures); the reading itself for a real
+    return below ``range_min``; NaN when the beam tells nothing (NaN, or no return)."""
+    r = prep.eff[k]
+    if math.isfinite(r):
+        return float(r)
+    raw = prep.raw[k]
+    if raw == -math.inf:
+        return max(prep.range_min, 1e-3)      # a range_min of 0 still means "very near"
+    if math.isfinite(raw) and 0.0 < raw < prep.range_min:
+        return float(raw)
+    return math.nan
+
+
 def _edge_range(prep, inside, outside):
     """The range that bounds a span's edge: the nearer of its edge beam and the beam beyond it.
 
     The obstacle that makes a gap edge is the nearer side of the discontinuity (a door jamb, not
-    the room behind the door), so the buffer is computed there.
+    the room behind the door), so the buffer is computed there. A beam beyond that reads
+    nearer than ``range_min`` counts at ``range_min``: the Kinect's view of a wall 0.3 m away
+    is ``-inf``, and the far range beside it would shrink the span as if the wall were there.
     """
     r = prep.eff[inside % prep.n]
     if outside is not None:
-        r_out = prep.eff[outside % prep.n]
+        r_out = _near_range(prep, outside % prep.n)
         if math.isfinite(r_out):
             r = min(r, r_out)
     return r
@@ -320,7 +338,7 @@ def _span_from_run(prep, config, start, end):
         shrink_s = math.asin(min(1.0, config.half_width / r_s))
         shrink_e = math.asin(min(1.0, config.half_width / r_e))
         outside = [k % n for k in (before, after) if k is not None]
-        near = [prep.eff[k] for k in outside if math.isfinite(prep.eff[k])]
+        near = [r for r in (_near_range(prep, k) for k in outside) if math.isfinite(r)]
         r_min = min([float(np.min(prep.eff[idx]))] + near)
     width = raw_width - shrink_s - shrink_e
     if width <= 0.0:
@@ -508,6 +526,10 @@ class ReactiveWander:
             # Wider than the heading tolerance too: a span the turn would call "faced" must go.
             ahead = max(cfg.front_half_angle, cfg.heading_tolerance)
             spans = [s for s in spans if abs(normalize_angle(s.best_angle)) > ahead]
+        # Nor is a span anywhere else whose way is blocked as near: turning to it, then past it
+        # as it enters the front cone, then back once it leaves it, is the turning back and
+        # forth that only a short BACK_UP ended, over and over, beside a wall corner.
+        spans = [s for s in spans if not self._blocked_toward(prep, s.best_angle)]
         if not spans:
             return None
         if self._avoid_dir:
@@ -517,6 +539,25 @@ class ReactiveWander:
                     if normalize_angle(s.best_angle) * self._avoid_dir > -tol]
             return away[0] if away else None
         return spans[0]
+
+    def _blocked_toward(self, prep, angle):
+        """Whether FORWARD would stop at once after turning to ``angle`` (rad, robot frame):
+        a beam within ``front_half_angle`` of it reads nearer than ``stop_distance`` (or
+        ``-inf``), or a remembered point lies in the footprint's path that way nearer than
+        ``stop_distance``. Beams out of view now are not known, so they block nothing."""
+        cfg = self.config
+        rel = np.abs((prep.angles - angle + math.pi) % (2.0 * math.pi) - math.pi)
+        raw = prep.raw[rel <= cfg.front_half_angle]
+        with np.errstate(invalid='ignore'):
+            near = np.isneginf(raw) | (np.isfinite(raw) & (raw > 0.0) & (raw < cfg.stop_distance))
+        if near.any():
+            return True
+        points = self._memory
+        c, s = math.cos(angle), math.sin(angle)
+        along = points[:, 0] * c + points[:, 1] * s
+        across = points[:, 1] * c - points[:, 0] * s
+        return bool(np.any((along > 0.0) & (along < cfg.stop_distance)
+                           & (np.abs(across) <= cfg.half_width)))
 
     @staticmethod
     def _sector(prep, low, high):
