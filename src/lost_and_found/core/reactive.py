@@ -13,8 +13,8 @@ Two parts:
   blocked beams and at range discontinuities (gap edges). A scan covering the full circle is
   treated as circular, so a span may wrap across index 0. Each span is shrunk at both ends by the
   angle half the robot (plus a side margin) subtends at the edge (an edge beside a beam nearer
-  than ``range_min`` counts at ``range_min``), and dropped when nothing is left or when the
-  opening is narrower than the robot.
+  than ``range_min`` counts at that beam's reading, or at ``range_min`` for ``-inf``), and
+  dropped when nothing is left or when the opening is narrower than the robot.
 * :class:`ReactiveWander` is a small state machine (STOPPED, FIND_NEW_DIR, TURNING, FORWARD,
   BACK_UP) that turns successive scans into velocity commands ``(v, w)``. Optional wheel
   odometry only tells it when it is stuck (driving forward without moving). Optional
@@ -310,8 +310,9 @@ def _edge_range(prep, inside, outside):
 
     The obstacle that makes a gap edge is the nearer side of the discontinuity (a door jamb, not
     the room behind the door), so the buffer is computed there. A beam beyond that reads
-    nearer than ``range_min`` counts at ``range_min``: the Kinect's view of a wall 0.3 m away
-    is ``-inf``, and the far range beside it would shrink the span as if the wall were there.
+    nearer than ``range_min`` counts as :func:`_near_range` says: the Kinect's view of a wall
+    0.3 m away is ``-inf``, and the far range beside it would shrink the span as if the wall
+    were there.
     """
     r = prep.eff[inside % prep.n]
     if outside is not None:
@@ -519,7 +520,8 @@ class ReactiveWander:
         While something is within ``stop_distance`` in the front sector, a span pointing into
         that sector is no way out: FORWARD would stop at once, and turning toward a span the
         robot already faces does not move it (the wander would stand still for ever, switching
-        between FORWARD and FIND_NEW_DIR). Such spans are left out, so the robot turns on.
+        between FORWARD and FIND_NEW_DIR). Such spans are left out, so the robot turns on; so
+        is any span FORWARD would stop in at once after the turn (:meth:`_blocked_toward`).
         """
         cfg = self.config
         if spans and self._front_min(prep) < cfg.stop_distance:
