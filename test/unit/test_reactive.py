@@ -198,9 +198,10 @@ def test_below_range_min_blocks():
 def test_an_edge_beside_a_too_near_beam_is_kept_clear_as_if_the_obstacle_were_at_range_min():
     """A 360 degree laser (range_min 0.25 m) reads -inf over a wall stretch (nearer than it can
     measure), 3 m elsewhere: the open span's edges on both sides of the wall are shrunk for an
-    obstacle at range_min, not at the 3 m the edge beams read (seen in the recovery benchmark:
-    a span beside a wall 0.3 m off, shrunk by 5 degrees, pointed the wander at the wall's end).
-    A NaN stretch (no information) still costs only the edge beam's own buffer."""
+    obstacle at range_min, not at the 3 m the edge beams read (found in the scans of a wander
+    trapped beside a wall corner in the recovery benchmark: a span ending at a -inf stretch
+    was buffered for its own 2.4 m edge beam). A NaN stretch (no information) still costs only
+    the edge beam's own buffer."""
     ang = lidar_angles()
     buffer = math.asin(CFG.half_width / 0.25)
 
