@@ -521,7 +521,8 @@ class ReactiveWander:
         that sector is no way out: FORWARD would stop at once, and turning toward a span the
         robot already faces does not move it (the wander would stand still for ever, switching
         between FORWARD and FIND_NEW_DIR). Such spans are left out, so the robot turns on; so
-        is any span FORWARD would stop in at once after the turn (:meth:`_blocked_toward`).
+        is any span FORWARD would stop in at once after the turn to it (:meth:`_front_min` that
+        way; beams out of view now are not known and block nothing).
         """
         cfg = self.config
         if spans and self._front_min(prep) < cfg.stop_distance:
@@ -531,7 +532,8 @@ class ReactiveWander:
         # Nor is a span anywhere else whose way is blocked as near: turning to it, then past it
         # as it enters the front cone, then back once it leaves it, is the turning back and
         # forth that only a short BACK_UP ended, over and over, beside a wall corner.
-        spans = [s for s in spans if not self._blocked_toward(prep, s.best_angle)]
+        spans = [s for s in spans
+                 if self._front_min(prep, s.best_angle) >= cfg.stop_distance]
         if not spans:
             return None
         if self._avoid_dir:
@@ -542,29 +544,11 @@ class ReactiveWander:
             return away[0] if away else None
         return spans[0]
 
-    def _blocked_toward(self, prep, angle):
-        """Whether FORWARD would stop at once after turning to ``angle`` (rad, robot frame):
-        a beam within ``front_half_angle`` of it reads nearer than ``stop_distance`` (or
-        ``-inf``), or a remembered point lies in the footprint's path that way nearer than
-        ``stop_distance``. Beams out of view now are not known, so they block nothing."""
-        cfg = self.config
-        rel = np.abs((prep.angles - angle + math.pi) % (2.0 * math.pi) - math.pi)
-        raw = prep.raw[rel <= cfg.front_half_angle]
-        with np.errstate(invalid='ignore'):
-            near = np.isneginf(raw) | (np.isfinite(raw) & (raw > 0.0) & (raw < cfg.stop_distance))
-        if near.any():
-            return True
-        points = self._memory
-        c, s = math.cos(angle), math.sin(angle)
-        along = points[:, 0] * c + points[:, 1] * s
-        across = points[:, 1] * c - points[:, 0] * s
-        return bool(np.any((along > 0.0) & (along < cfg.stop_distance)
-                           & (np.abs(across) <= cfg.half_width)))
-
     @staticmethod
-    def _sector(prep, low, high):
-        """Mask of beams whose normalised |angle| lies in [low, high]."""
-        ang = np.abs((prep.angles + math.pi) % (2.0 * math.pi) - math.pi)
+    def _sector(prep, low, high, heading=0.0):
+        """Mask of beams whose angle from ``heading`` (rad), normalised, has an absolute
+        value in [low, high]."""
+        ang = np.abs(normalize_angle(prep.angles - heading))
         return (ang >= low) & (ang <= high)
 
     def _close_readings(self, prep, threshold):
@@ -741,12 +725,16 @@ class ReactiveWander:
         self._turn_dir = math.copysign(1.0, angle)
         return 0.0, self._rotate_toward(angle)
 
-    def _remembered_ahead(self, points=None):
+    def _remembered_ahead(self, points=None, heading=0.0):
         """Distance (m) from the robot centre to the nearest remembered point (``points``, or
-        this step's) in the path of its footprint straight ahead; inf when there is none."""
+        this step's) in the path of its footprint straight ahead, or toward ``heading`` (rad,
+        robot frame); inf when there is none."""
         points = self._memory if points is None else points
-        ahead = (points[:, 0] > 0.0) & (np.abs(points[:, 1]) <= self.config.half_width)
-        return float(points[ahead, 0].min()) if ahead.any() else math.inf
+        c, s = math.cos(heading), math.sin(heading)
+        along = points[:, 0] * c + points[:, 1] * s
+        across = points[:, 1] * c - points[:, 0] * s
+        ahead = (along > 0.0) & (np.abs(across) <= self.config.half_width)
+        return float(along[ahead].min()) if ahead.any() else math.inf
 
     def _remembered_behind(self):
         """Whether a remembered point lies within ``too_close`` behind the footprint."""
@@ -755,21 +743,23 @@ class ReactiveWander:
                            (points[:, 0] >= -(cfg.robot_radius + cfg.too_close)) &
                            (np.abs(points[:, 1]) <= cfg.half_width)))
 
-    def _front_min(self, prep):
+    def _front_min(self, prep, heading=0.0):
         """Nearest reading in the front sector, or remembered point in the footprint's path
-        ahead; 0 when the sector has no information."""
-        return min(self._front_reading(prep), self._remembered_ahead())
+        ahead; 0 when the sector has no information. ``heading`` (rad): as it would read
+        after turning that way, from what is in view now."""
+        return min(self._front_reading(prep, heading), self._remembered_ahead(heading=heading))
 
-    def _front_reading(self, prep):
-        """Nearest reading in the front sector; 0 when the sector has no information, or
-        when a beam in it reads ``-inf`` (REP 117: an obstacle nearer than ``range_min``; a
-        Kinect reads it for a chair leg 0.3 m ahead while its other beams see the far wall)."""
+    def _front_reading(self, prep, heading=0.0):
+        """Nearest reading in the front sector (around ``heading``, rad); 0 when the sector
+        has no information, or when a beam in it reads ``-inf`` (REP 117: an obstacle nearer
+        than ``range_min``; a Kinect reads it for a chair leg 0.3 m ahead while its other
+        beams see the far wall)."""
         cfg = self.config
         if prep.n == 0:
             return 0.0
-        sector = self._sector(prep, 0.0, cfg.front_half_angle)
+        sector = self._sector(prep, 0.0, cfg.front_half_angle, heading)
         if not sector.any():
-            ang = np.abs((prep.angles + math.pi) % (2.0 * math.pi) - math.pi)
+            ang = np.abs(normalize_angle(prep.angles - heading))
             k = int(np.argmin(ang))
             if ang[k] > cfg.front_half_angle + prep.abs_inc:
                 return 0.0
