@@ -114,6 +114,35 @@ def test_start_next_to_a_wall_plans_from_the_nearest_free_cell():
     assert_clear(grid, path, 0.23)
 
 
+def test_a_start_beside_a_pocket_cut_off_by_the_inflation_plans_from_the_connected_side():
+    # An unmapped ring (0.2 m thick) around a free 0.6 m square, as clutter maps on a real map:
+    # the square's middle is a traversable pocket the inflation cuts off. A start on the ring
+    # has that pocket as its nearest traversable cell; the plan starts from the nearest cell
+    # with a path to the goal instead, outside the ring.
+    occupied = boxed(80, 120)
+    free = ~occupied
+    free[30:50, 40:60] = False            # x in [2.0, 3.0) m, y in [1.5, 2.5) m: unknown ...
+    free[34:46, 44:56] = True             # ... but for the free square inside
+    grid = GridMap(occupied, free, RES)
+    planner = Planner(grid)
+    start, goal = (2.5, 1.68), (1.0, 1.0)
+    pocket = planner.nearest_traversable(*start, 0.5)
+    assert pocket is not None
+    assert math.dist(planner.cell_center(*pocket), (2.5, 2.0)) < 0.15      # inside the ring
+    path = planner.plan(start, goal)
+    assert path is not None and path[0] == start and path[-1] == goal
+    assert path[1][1] < 1.5                                                # outside the ring
+    assert math.dist(start, path[1]) <= 0.5
+    # The pocket itself has no path out. Without a connected cell within start_search_radius
+    # the start leaves the unknown ring by the escape, to a connected cell too (not the pocket).
+    assert planner.plan(planner.cell_center(*pocket), goal) is None
+    near = Planner(grid, PlannerConfig(start_search_radius=0.3))
+    escaped = near.plan(start, goal)
+    assert escaped is not None and all(y < 1.7 for _x, y in escaped)
+    assert Planner(grid, PlannerConfig(start_search_radius=0.3, unknown_escape=0.0)).plan(
+        start, goal) is None
+
+
 def test_start_deep_inside_an_obstacle_has_no_path():
     occupied = boxed(80, 120)
     occupied[20:60, 20:60] = True        # a 2 m block; its centre is 1 m from free space

@@ -50,11 +50,12 @@ class PlannerConfig:
         wall_cost_distance: distance (m) beyond the inflation edge over which the extra cost
             falls to zero.
         start_search_radius: a start inside the inflation plans from the nearest traversable
-            cell within this distance (m); farther away there is no path.
-        unknown_escape: a start in unknown space (``unknown_is_free`` false) with no
-            traversable cell within ``start_search_radius`` leaves by the shortest way through
-            unknown cells clear of walls (the inflation from occupied cells and the map's edge
-            only) to the nearest traversable cell, if that way is at most this long (m);
+            cell with a path to the goal within this distance (m); farther away there is no
+            path.
+        unknown_escape: a start in unknown space (``unknown_is_free`` false) with no such
+            cell within ``start_search_radius`` leaves by the shortest way through unknown
+            cells clear of walls (the inflation from occupied cells and the map's edge only)
+            to the nearest such cell, if that way is at most this long (m);
             0: no way out. move_base's global planners plan through unknown space by default
             (navfn's and global_planner's ``allow_unknown``), so a robot that a wrong estimate
             or the wander took into unmapped space is not stuck there.
@@ -193,8 +194,9 @@ class Planner:
         row, col = self.cell_of(x, y)
         return self._inside(row, col) and bool(self.traversable[row, col])
 
-    def nearest_traversable(self, x, y, radius):
-        """The (row, col) of the traversable cell whose centre is nearest (x, y) within radius.
+    def nearest_traversable(self, x, y, radius, among=None):
+        """The (row, col) of the traversable cell whose centre is nearest (x, y) within radius;
+        with ``among`` (a bool array shaped like :attr:`traversable`), of those cells only.
 
         Returns None when there is none.
         """
@@ -206,7 +208,8 @@ class Planner:
         c0, c1 = max(0, col - reach), min(self.shape[1], col + reach + 1)
         if r0 >= r1 or c0 >= c1:
             return None
-        rows, cols = np.nonzero(self.traversable[r0:r1, c0:c1])
+        cells = self.traversable if among is None else among
+        rows, cols = np.nonzero(cells[r0:r1, c0:c1])
         if rows.size == 0:
             return None
         rows, cols = rows + r0, cols + c0
@@ -217,11 +220,11 @@ class Planner:
             return None
         return int(rows[best]), int(cols[best])
 
-    def _escape(self, x, y):
-        """The planning cells from (x, y), in unknown space, to the nearest traversable cell
-        by the shortest way through cells clear of walls with unknown counted free (see
-        ``unknown_escape``), the traversable cell last; None when there is no such way, or it
-        is longer than ``unknown_escape``."""
+    def _escape(self, x, y, among):
+        """The planning cells from (x, y), in unknown space, to the nearest cell of ``among``
+        (traversable cells, a bool array shaped like :attr:`traversable`) by the shortest way
+        through cells clear of walls with unknown counted free (see ``unknown_escape``), that
+        cell last; None when there is no such way, or it is longer than ``unknown_escape``."""
         from scipy.sparse.csgraph import dijkstra
         reach = self.config.unknown_escape
         if reach <= 0.0 or self.config.unknown_is_free or not self.grid.unknown.any():
@@ -238,7 +241,7 @@ class Planner:
         cols = self.shape[1]
         distance, tree = dijkstra(graph, directed=True, indices=start[0] * cols + start[1],
                                   return_predecessors=True, limit=reach)
-        distance = np.where(self.traversable.ravel(), distance, np.inf)
+        distance = np.where(among.ravel(), distance, np.inf)
         node = int(np.argmin(distance))
         if not np.isfinite(distance[node]):
             return None
@@ -247,6 +250,13 @@ class Planner:
             node = int(tree[node])
             chain.append(node)
         return [divmod(n, cols) for n in reversed(chain)]
+
+    def _reaching(self, goal_id):
+        """The traversable cells with a path to node ``goal_id`` (bool, shaped like
+        :attr:`traversable`)."""
+        reaching = self._tree_to(goal_id).reshape(self.shape) >= 0
+        reaching.flat[goal_id] = True
+        return reaching
 
     def _tree_to(self, goal_id):
         """Predecessors of the shortest-path tree rooted at node ``goal_id`` (cached)."""
@@ -261,9 +271,11 @@ class Planner:
         """A path from ``start`` to ``goal``, both map-frame (x, y).
 
         A start inside the inflation (next to a wall, or a wrong pose estimate) plans from the
-        nearest traversable cell within ``start_search_radius``; a start deeper in unknown space
-        first leaves it (``unknown_escape``). A goal inside the inflation, in unknown space or
-        off the map has no path.
+        nearest traversable cell within ``start_search_radius`` that has a path to the goal
+        (not from a nearer pocket cut off by the inflation, as inside a ring of clutter,
+        where a start at the ring's edge would find no path however it is asked); a start
+        deeper in unknown space first leaves it (``unknown_escape``). A goal inside the
+        inflation, in unknown space or off the map has no path.
 
         Returns:
             A list of map-frame (x, y) waypoints beginning at ``start`` and ending at ``goal``,
@@ -278,18 +290,20 @@ class Planner:
             return None
         start_cell = self.cell_of(sx, sy)
         moved = not (self._inside(*start_cell) and self.traversable[start_cell])
-        escape = []
-        if moved:
-            start_cell = self.nearest_traversable(sx, sy, self.config.start_search_radius)
-            if start_cell is None:
-                escape = self._escape(sx, sy)
-                if escape is None:
-                    return None
-                start_cell = escape.pop()
         cols = self.shape[1]
         goal_row, goal_col = self.cell_of(gx, gy)
         goal_id = goal_row * cols + goal_col
         tree = self._tree_to(goal_id)
+        escape = []
+        if moved:
+            reaching = self._reaching(goal_id)
+            start_cell = self.nearest_traversable(sx, sy, self.config.start_search_radius,
+                                                  among=reaching)
+            if start_cell is None:
+                escape = self._escape(sx, sy, reaching)
+                if escape is None:
+                    return None
+                start_cell = escape.pop()
         node = start_cell[0] * cols + start_cell[1]
         chain = [node]
         while node != goal_id:
