@@ -671,7 +671,8 @@ class _StepFails:
 
 
 @pytest.mark.parametrize('phase, stopped', [(Phase.SPIN, True), (Phase.WANDER, True),
-                                            (Phase.APPROACH, True), (Phase.LEG, False),
+                                            (Phase.APPROACH, True), (Phase.STEP, True),
+                                            (Phase.LEG, False),
                                             (Phase.LOOK, False), (Phase.IDLE, False)])
 def test_a_control_step_that_fails_stops_the_robot_when_this_node_drives_it(
         phase, stopped, monkeypatch):

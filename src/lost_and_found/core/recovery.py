@@ -26,7 +26,9 @@ An episode starts when the state becomes LOST::
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (while move_base is down, once it is up; if move_base aborts the re-sent goal, or
-       loses it, it is sent again ``resume_retries`` times, ``resume_retry_delay`` s apart;
+       loses it, it is sent again ``resume_retries`` times, ``resume_retry_delay`` s apart,
+       after each abort a step of up to ``resume_step_distance`` steered by the laser, out of
+       a place move_base may have no plan from (among clutter, inside its inflation);
        after that it stays saved for the user to re-send, and IDLE is requested, since
        nothing drives it any more. When the localizer alone ended LOST (LOST -> IDLE: no
        tag fix, no person's pose, not docked, and no pose fix since), an abort is taken as a
@@ -202,6 +204,15 @@ class RecoveryConfig:
             after a recovery (a re-localized robot may have been put down against an
             obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
+        resume_step_distance: after such an abort, before the goal is sent again, the robot
+            steps this far (odometry, m) steered as the wander steers (the laser and the
+            returns remembered since the episode began), out of a place the planner may have
+            no path from: a search can end among clutter, inside move_base's inflated
+            obstacles, where every plan fails however often it is asked for. The goal goes out
+            once the step is over and ``resume_retry_delay`` has passed; a step that cannot
+            get this far ends after twice its time at ``reactive/max_speed`` plus HOP_MARGIN.
+            No step without a fresh scan and odometry, or after an abort taken as a wrong
+            estimate (``max_doubts``). 0: no step (the robot waits where it is).
         max_doubts: times per saved goal that move_base aborting the resumed goal, after the
             localizer alone ended LOST (no tag fix, no pose from a person, not docked, and no
             pose fix on ``initialpose`` since), makes the node ask for LOST instead of sending
@@ -328,6 +339,7 @@ class RecoveryConfig:
     max_aborts: int = 3
     resume_retries: int = 2
     resume_retry_delay: float = 5.0
+    resume_step_distance: float = 1.0
     max_doubts: int = 2
     resume_stall_time: float = 15.0
     resume_stall_distance: float = 0.3
@@ -412,6 +424,7 @@ class RecoveryConfig:
         check.positive_int('max_aborts')
         check.non_negative_int('resume_retries')
         check.non_negative('resume_retry_delay')
+        check.non_negative('resume_step_distance')
         check.non_negative_int('max_doubts')
         check.non_negative('resume_stall_time')
         check.positive('resume_stall_distance')
@@ -582,10 +595,14 @@ class Phase(enum.Enum):
     LOOK = 'LOOK'          # localized: going to look at a tag before resuming the goal
     APPROACH = 'APPROACH'  # searching: going closer to a tag seen too far away to localize from
     CHECK = 'CHECK'        # at a goal reached on an unconfirmed estimate: one turn in place
+    STEP = 'STEP'          # localized, the resumed goal aborted: a short step before re-sending
 
 
 #: The phases in which this node drives a search (and remembers the laser's returns).
 _SEARCHING = (Phase.SPIN, Phase.LEG, Phase.WANDER, Phase.APPROACH)
+#: The phases in which the laser's returns are remembered (in the odometry frame): the search,
+#: and the step out of a place move_base had no plan from, which drives by them.
+_REMEMBERING = _SEARCHING + (Phase.STEP,)
 
 
 def _finite(*values):
@@ -815,6 +832,8 @@ class RecoveryCore:
             self._resume = False
         elif self.phase == Phase.CHECK:
             self._stop('a user goal arrived during the turn at the reached goal')
+        elif self.phase == Phase.STEP:
+            self._stop('a user goal arrived during the step before sending the goal again')
         self._checking = False
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
         # One still waiting for this step must not go out: it would send the new goal as
@@ -881,7 +900,7 @@ class RecoveryCore:
                 self._resent = False
                 if status == ABORTED:
                     if not self._doubt(t):
-                        self._resend_later(t)
+                        self._resend_later(t, step=True)
                 elif status not in _STATUS_NAMES or status == GOAL_LOST:
                     # move_base lost it (restarted?) or ended it strangely: no sign of a wrong
                     # estimate, so no doubt; sent again as after an abort.
@@ -985,7 +1004,7 @@ class RecoveryCore:
         if t is None:
             return
         self._scan, self._scan_t = scan, t
-        if self.phase not in _SEARCHING:
+        if self.phase not in _REMEMBERING:
             return
         if stamp is None:
             self._remember(scan, mount, self._odom_pose(t))
@@ -1058,7 +1077,7 @@ class RecoveryCore:
             self._pending_scans.clear()     # the clock jumped back: they will never be placed
         while self._pending_scans and self._pending_scans[0][0] <= self._odom_history.latest:
             scan_stamp, scan, mount = self._pending_scans.popleft()
-            if self.phase in _SEARCHING:
+            if self.phase in _REMEMBERING:
                 self._remember_at(scan, mount, scan_stamp)
 
     def on_distant_tags(self, tags, t):
@@ -1168,6 +1187,8 @@ class RecoveryCore:
                 self._forget()
             else:
                 self._out['twist'] = (0.0, self.config.spin_speed)
+        elif self.phase == Phase.STEP:
+            self._out['twist'] = self._step_out(t)
         elif self._resume_stalled(t):
             self._doubt(t, stalled=True)
         elif self._retry_at is not None and t >= self._retry_at:
@@ -1532,6 +1553,11 @@ class RecoveryCore:
             self.wander.reset()
             self._spin(t)
             return (0.0, self.config.spin_speed)
+        return self._steer(t)
+
+    def _steer(self, t):
+        """The wander's twist for this step (after the turn to the chosen heading, when there
+        is one), or a stop when the scan is missing, stale or unusable."""
         if self._scan is None or t - self._scan_t > self.config.scan_timeout:
             self._warn('scan', 'no fresh scan (timeout %.2f s): standing still'
                        % self.config.scan_timeout)
@@ -1576,6 +1602,14 @@ class RecoveryCore:
     def _look_around_due(self, t):
         """Add the fresh odometry's progress to the distance wandered since the last spin;
         True when it reached ``look_around_every`` (never without fresh odometry)."""
+        if not self._count_wandered(t):
+            return False
+        every = self.config.hop_distance if self._hop_end is not None else \
+            self.config.look_around_every
+        return every > 0 and self._wandered >= every
+
+    def _count_wandered(self, t):
+        """Add the fresh odometry's progress to ``_wandered``; False without fresh odometry."""
         here = self._fresh_odom(t)
         if here is None:
             return False
@@ -1583,9 +1617,7 @@ class RecoveryCore:
             self._wandered += math.hypot(here[0] - self._wander_from[0],
                                          here[1] - self._wander_from[1])
         self._wander_from = here
-        every = self.config.hop_distance if self._hop_end is not None else \
-            self.config.look_around_every
-        return every > 0 and self._wandered >= every
+        return True
 
     def _odom_pose(self, t):
         """The fresh odometry pose ``(x, y, yaw)`` at ``t``, or None (none, stale, no yaw)."""
@@ -1713,7 +1745,8 @@ class RecoveryCore:
         flight) or the look (cancel the way to the viewpoint; move_base drove, so no
         twist)."""
         looking = self.phase == Phase.LOOK
-        what = {Phase.LOOK: 'look', Phase.CHECK: 'turn at the goal'}.get(self.phase, 'search')
+        what = {Phase.LOOK: 'look', Phase.CHECK: 'turn at the goal',
+                Phase.STEP: 'step before sending the goal again'}.get(self.phase, 'search')
         _log.info('recovery: stopping the %s (%s)', what, why)
         self._drop_pending_look()
         self._drop_pending_leg()
@@ -1885,19 +1918,58 @@ class RecoveryCore:
             self._retry_at = t + cfg.resume_retry_delay
         return True
 
-    def _resend_later(self, t):
-        """move_base aborted our re-send of the saved goal: schedule another, or keep it."""
+    def _resend_later(self, t, step=False):
+        """move_base aborted or lost our re-send of the saved goal: schedule another (with
+        ``step``, after a step out of where the plan failed), or keep it."""
         if self._retries_left > 0 and self.saved_goal is not None:
             self._retry_at = t + self.config.resume_retry_delay
             _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f); trying '
                          'again in %.0f s (%d attempt%s left)', self.saved_goal.x,
                          self.saved_goal.y, self.config.resume_retry_delay, self._retries_left,
                          '' if self._retries_left == 1 else 's')
+            if step:
+                self._start_step(t)
         elif self.saved_goal is not None:
             _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
                          'it stays saved (~saved_goal): re-send it or send a new one',
                          self.saved_goal.x, self.saved_goal.y, self.config.resume_retries + 1)
             self._stand_down('move_base aborted the resumed goal every time (kept saved)')
+
+    def _start_step(self, t):
+        """Step out of where move_base had no plan from (``resume_step_distance``), steered by
+        the laser, when there is a fresh scan and odometry to steer and measure it by."""
+        cfg = self.config
+        if cfg.resume_step_distance <= 0.0 or self.phase != Phase.IDLE or \
+                self.state != State.NAVIGATING:
+            return
+        if self._scan is None or t - self._scan_t > cfg.scan_timeout or \
+                self._fresh_odom(t) is None:
+            self._warn('step', 'no fresh scan and odometry to step by: the goal is sent again '
+                       'from here')
+            return
+        self.phase = Phase.STEP
+        self._hop_end = t + 2.0 * cfg.resume_step_distance / cfg.reactive_max_speed + HOP_MARGIN
+        self._heading_goal = None
+        self._wandered, self._wander_from = 0.0, None
+        self.wander.reset()
+        _log.info('recovery: stepping up to %.1f m, steered by the laser, before sending the '
+                  'goal again (the plan may have failed for the place the robot stands in)',
+                  cfg.resume_step_distance)
+
+    def _step_out(self, t):
+        """One twist of the step out; a stop, and IDLE (the re-send then due when
+        ``resume_retry_delay`` has passed), once it drove ``resume_step_distance`` or its time
+        is up."""
+        self._count_wandered(t)
+        if self._wandered < self.config.resume_step_distance and t < self._hop_end:
+            return self._steer(t)
+        _log.info('recovery: stepped %.1f m of %.1f m%s', self._wandered,
+                  self.config.resume_step_distance,
+                  '' if self._wandered >= self.config.resume_step_distance else
+                  ' in its time (no way out found)')
+        self.phase = Phase.IDLE
+        self._hop_end = None
+        return (0.0, 0.0)
 
     def _stand_down(self, why):
         """Nothing drives the saved goal any more: it stays saved (a LOST episode still

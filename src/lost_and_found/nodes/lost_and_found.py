@@ -52,7 +52,7 @@ _TAG_TF_TIMEOUT = 0.05
 
 #: The phases in which this node drives the base with twists (not move_base): a control step
 #: that fails in one of them stops the robot.
-TWIST_PHASES = (Phase.SPIN, Phase.WANDER, Phase.APPROACH, Phase.CHECK)
+TWIST_PHASES = (Phase.SPIN, Phase.WANDER, Phase.APPROACH, Phase.CHECK, Phase.STEP)
 
 #: The saved-goal publisher's "last published" before anything was published.
 _NOTHING_PUBLISHED = object()
@@ -176,8 +176,8 @@ class RecoveryNode:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
         goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time, rate,
         map_frame, base_frame, move_base_timeout, move_base_retry, hops_before_spiral,
-        hop_distance, max_aborts, resume_retries, resume_retry_delay, max_doubts,
-        resume_stall_time, resume_stall_distance, stale_estimate_age, state_namespace,
+        hop_distance, max_aborts, resume_retries, resume_retry_delay, resume_step_distance,
+        max_doubts, resume_stall_time, resume_stall_distance, stale_estimate_age, state_namespace,
         scan_timeout, clear_costmaps, clear_costmaps_jump, look_around_every, explore,
         seek_walls, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
