@@ -6,7 +6,7 @@ import math
 import pytest
 
 from lost_and_found.core.config import ConfigError
-from lost_and_found.core.recovery import ABORTED, HOP_MARGIN, Phase, RecoveryConfig
+from lost_and_found.core.recovery import ABORTED, GOAL_LOST, HOP_MARGIN, Phase, RecoveryConfig
 from lost_and_found.state import State
 from test_recovery import DT, GOAL, SCAN, Runner, UserGoal, make_core, resumed
 
@@ -60,7 +60,9 @@ def test_an_abort_steps_out_then_sends_the_goal_again(caplog):
     again = runner.until(lambda c: c.resend_saved_goal, limit=5.0)
     assert runner.t == pytest.approx(aborted_at + 5.0, abs=DT + 1e-9)
     assert again.twist is None and core.saved_goal == GOAL
-    # The scans of the step were remembered for the wander (it drives by them).
+    # The scans seen while the resumed goal drove and during the step were remembered for the
+    # wander (it drives by them).
+    assert len(core._memory) > 0                 # noqa: SLF001
     assert core.wander.remembered[-1] is not None
 
 
@@ -106,6 +108,51 @@ def test_no_step_when_off_or_when_no_attempt_is_left(overrides):
     assert core.phase == Phase.IDLE
     commands = drive(core, runner, 0.0, 6.0)
     assert not any(c.twist for c in commands)
+
+
+def test_each_abort_with_an_attempt_left_is_followed_by_a_step(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = step_core()
+    for _ in range(2):
+        core.on_goal_done(ABORTED, True, runner.t)
+        assert core.phase == Phase.STEP
+        assert 'trying again after a step, at the earliest in 5 s' in caplog.text
+        commands = drive(core, runner, 0.5, 5.5)
+        assert sum(1 for c in commands if c.resend_saved_goal) == 1
+    core.on_goal_done(ABORTED, True, runner.t)      # the last: kept saved, no step
+    assert core.phase == Phase.IDLE and core.saved_goal == GOAL
+
+
+def test_no_step_when_move_base_loses_the_goal():
+    # A restarted move_base says nothing about where the robot stands.
+    core, runner = step_core()
+    core.on_goal_done(GOAL_LOST, True, runner.t)
+    assert core.phase == Phase.IDLE
+
+
+def test_no_step_on_the_dock_and_docking_ends_one():
+    core, runner = step_core()
+    core.on_dock(True)
+    core.on_goal_done(ABORTED, True, runner.t)
+    assert core.phase == Phase.IDLE
+    core, runner = step_core()
+    core.on_goal_done(ABORTED, True, runner.t)
+    drive(core, runner, 0.1, 0.5)
+    core.on_dock(True)
+    assert runner.step().twist == (0.0, 0.0) and core.phase == Phase.IDLE
+    assert core.saved_goal == GOAL
+
+
+def test_an_odometry_reset_during_the_step_is_not_counted_as_driven():
+    core, runner = step_core()
+    core.on_goal_done(ABORTED, True, runner.t)
+    drive(core, runner, 0.1, 0.5)
+    core.on_odom(0.0, 0.0, runner.t, 'odom', yaw=0.0)     # the base reset its odometry
+    core.on_scan(SCAN, runner.t)
+    runner.step()
+    assert core.phase == Phase.STEP
+    drive(core, runner, 0.5, 2.3)                        # then 1 m more: the step is over
+    assert core.phase == Phase.IDLE
 
 
 def test_no_step_after_an_abort_taken_as_a_wrong_estimate():

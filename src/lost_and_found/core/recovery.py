@@ -26,9 +26,10 @@ An episode starts when the state becomes LOST::
        ``look_timeout`` s
     -> state localized (IDLE or NAVIGATING): re-send the saved goal, request NAVIGATING
        (while move_base is down, once it is up; if move_base aborts the re-sent goal, or
-       loses it, it is sent again ``resume_retries`` times, ``resume_retry_delay`` s apart,
-       after each abort a step of up to ``resume_step_distance`` steered by the laser, out of
-       a place move_base may have no plan from (among clutter, inside its inflation);
+       loses it, it is sent again ``resume_retries`` times, at the earliest
+       ``resume_retry_delay`` s after each, an abort first followed by a step of up to
+       ``resume_step_distance`` steered by the laser, out of a place move_base may have no
+       plan from (among clutter, inside its inflation);
        after that it stays saved for the user to re-send, and IDLE is requested, since
        nothing drives it any more. When the localizer alone ended LOST (LOST -> IDLE: no
        tag fix, no person's pose, not docked, and no pose fix since), an abort is taken as a
@@ -205,14 +206,16 @@ class RecoveryConfig:
             obstacle).
         resume_retry_delay: seconds between that abort and the next attempt.
         resume_step_distance: after such an abort, before the goal is sent again, the robot
-            steps this far (odometry, m) steered as the wander steers (the laser and the
-            returns remembered since the episode began), out of a place the planner may have
+            steps this far (odometry, m) steered as the wander steers (the laser, and the
+            returns remembered while the resumed goal drove and the step goes; a Kinect sees
+            nothing nearer than 0.45 m), out of a place the planner may have
             no path from: a search can end among clutter, inside move_base's inflated
             obstacles, where every plan fails however often it is asked for. The goal goes out
             once the step is over and ``resume_retry_delay`` has passed; a step that cannot
             get this far ends after twice its time at ``reactive/max_speed`` plus HOP_MARGIN.
-            No step without a fresh scan and odometry, or after an abort taken as a wrong
-            estimate (``max_doubts``). 0: no step (the robot waits where it is).
+            No step without a fresh scan and odometry, on the dock, before NAVIGATING is
+            granted, or after an abort taken as a wrong estimate (``max_doubts``). 0: no step
+            (the robot waits where it is).
         max_doubts: times per saved goal that move_base aborting the resumed goal, after the
             localizer alone ended LOST (no tag fix, no pose from a person, not docked, and no
             pose fix on ``initialpose`` since), makes the node ask for LOST instead of sending
@@ -601,7 +604,8 @@ class Phase(enum.Enum):
 #: The phases in which this node drives a search (and remembers the laser's returns).
 _SEARCHING = (Phase.SPIN, Phase.LEG, Phase.WANDER, Phase.APPROACH)
 #: The phases in which the laser's returns are remembered (in the odometry frame): the search,
-#: and the step out of a place move_base had no plan from, which drives by them.
+#: and the step out of a place move_base had no plan from, which drives by them (so are the
+#: returns seen while move_base drives the resumed goal, before such a step).
 _REMEMBERING = _SEARCHING + (Phase.STEP,)
 
 
@@ -807,6 +811,8 @@ class RecoveryCore:
             _log.info('recovery: on its dock during the turn at the reached goal: forgetting '
                       'the goal')
             self._forget()
+        if self._docked and self.phase == Phase.STEP:
+            self._stop('the robot is on its dock')
         if self._docked and self.phase == Phase.LOOK:
             self._drop_pending_look()
             if self._goal_in_flight():
@@ -994,7 +1000,8 @@ class RecoveryCore:
     def on_scan(self, scan, t, mount=None, stamp=None):
         """A laser scan (reactive Scan) received at ``t``, taken at ``stamp``.
 
-        During a search (spin, legs, wander) its returns are also remembered for the wander, at
+        During a search (spin, legs, wander), while move_base drives the resumed goal and during
+        the step after its abort, its returns are also remembered for the wander, at
         the odometry pose of ``stamp`` (interpolated between the odometry stamps around it; a
         scan newer than the newest odometry waits for the next one), or at the latest odometry
         pose when ``stamp`` is None. ``mount`` is where the laser sits on the robot (a
@@ -1004,7 +1011,7 @@ class RecoveryCore:
         if t is None:
             return
         self._scan, self._scan_t = scan, t
-        if self.phase not in _REMEMBERING:
+        if not self._remembering():
             return
         if stamp is None:
             self._remember(scan, mount, self._odom_pose(t))
@@ -1032,6 +1039,11 @@ class RecoveryCore:
             self._warn('scan_old', 'scan stamped %.3f s, before the odometry kept (%.1f s): not '
                        'remembered' % (stamp, ODOM_HISTORY))
         self._remember(scan, mount, pose)
+
+    def _remembering(self):
+        """Whether the laser's returns are remembered now: while searching, stepping, or
+        while move_base drives the resumed goal (a step may follow its abort)."""
+        return self.phase in _REMEMBERING or (self._resent and self.phase == Phase.IDLE)
 
     def _remember(self, scan, mount, pose):
         """Add ``scan``'s returns to the obstacle memory at odometry ``pose`` (None: skip)."""
@@ -1077,7 +1089,7 @@ class RecoveryCore:
             self._pending_scans.clear()     # the clock jumped back: they will never be placed
         while self._pending_scans and self._pending_scans[0][0] <= self._odom_history.latest:
             scan_stamp, scan, mount = self._pending_scans.popleft()
-            if self.phase in _REMEMBERING:
+            if self._remembering():
                 self._remember_at(scan, mount, scan_stamp)
 
     def on_distant_tags(self, tags, t):
@@ -1614,8 +1626,9 @@ class RecoveryCore:
         if here is None:
             return False
         if self._wander_from is not None:
-            self._wandered += math.hypot(here[0] - self._wander_from[0],
-                                         here[1] - self._wander_from[1])
+            step = math.hypot(here[0] - self._wander_from[0], here[1] - self._wander_from[1])
+            if step <= self._memory.config.jump_distance:   # farther: the odometry was reset
+                self._wandered += step
         self._wander_from = here
         return True
 
@@ -1923,12 +1936,13 @@ class RecoveryCore:
         ``step``, after a step out of where the plan failed), or keep it."""
         if self._retries_left > 0 and self.saved_goal is not None:
             self._retry_at = t + self.config.resume_retry_delay
-            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f); trying '
-                         'again in %.0f s (%d attempt%s left)', self.saved_goal.x,
-                         self.saved_goal.y, self.config.resume_retry_delay, self._retries_left,
-                         '' if self._retries_left == 1 else 's')
             if step:
                 self._start_step(t)
+            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f); trying '
+                         'again %s %.0f s (%d attempt%s left)', self.saved_goal.x,
+                         self.saved_goal.y, 'after a step, at the earliest in'
+                         if self.phase == Phase.STEP else 'in', self.config.resume_retry_delay,
+                         self._retries_left, '' if self._retries_left == 1 else 's')
         elif self.saved_goal is not None:
             _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
                          'it stays saved (~saved_goal): re-send it or send a new one',
@@ -1940,7 +1954,7 @@ class RecoveryCore:
         the laser, when there is a fresh scan and odometry to steer and measure it by."""
         cfg = self.config
         if cfg.resume_step_distance <= 0.0 or self.phase != Phase.IDLE or \
-                self.state != State.NAVIGATING:
+                self.state != State.NAVIGATING or self._docked:
             return
         if self._scan is None or t - self._scan_t > cfg.scan_timeout or \
                 self._fresh_odom(t) is None:

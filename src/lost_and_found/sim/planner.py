@@ -51,7 +51,7 @@ class PlannerConfig:
             falls to zero.
         start_search_radius: a start inside the inflation plans from the nearest traversable
             cell with a path to the goal within this distance (m); farther away there is no
-            path.
+            path (unless the start is in unknown space: ``unknown_escape``).
         unknown_escape: a start in unknown space (``unknown_is_free`` false) with no such
             cell within ``start_search_radius`` leaves by the shortest way through unknown
             cells clear of walls (the inflation from occupied cells and the map's edge only)
