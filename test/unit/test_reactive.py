@@ -753,6 +753,57 @@ def test_no_gap_turns_in_place_without_dithering():
     assert all(w == pytest.approx(CFG.turn_speed) for w in ws)
 
 
+def scattered_returns(near=3.0, far=4.5, every=6):
+    """A Kinect scan among scattered returns: every few beams the range jumps between ``near``
+    and ``far`` (more than ``discontinuity``), so no gap is wide enough, though the way ahead
+    is clear for ``near`` metres."""
+    ranges = np.where((np.arange(KINECT_N) // every) % 2 == 0, near, far)
+    return kinect_scan(ranges)
+
+
+def test_scattered_returns_leave_no_gap_and_open_after_turn_drives_after_a_full_turn(caplog):
+    caplog.set_level(logging.INFO)
+    scan = scattered_returns()
+    assert find_spans(scan, CFG) == []
+    full_turn = 2.0 * math.pi / CFG.turn_speed
+    off = ReactiveWander(ReactiveConfig(open_after_turn=0.0))
+    on = ReactiveWander(CFG)                       # on by default: 1 m
+    t, seen_forward = 0.0, None
+    while t < 2.0 * full_turn:
+        assert off.step(scan, t) == (0.0, pytest.approx(CFG.turn_speed))
+        v, w = on.step(scan, t)
+        if v > 0.0 and seen_forward is None:
+            seen_forward = t
+        t = round(t + 0.1, 6)
+    # Off: it turns on for ever. On: a full turn first, then ahead at full speed.
+    assert off.state is ReactiveState.FIND_NEW_DIR
+    assert seen_forward == pytest.approx(full_turn, abs=0.15)
+    assert on.state is ReactiveState.FORWARD
+    assert 'no gap in a full turn' in caplog.text
+
+
+def test_open_after_turn_waits_for_a_front_that_is_clear_far_enough():
+    wander = ReactiveWander(ReactiveConfig(open_after_turn=3.5))
+    scan = scattered_returns()                     # the front reads 3.0 m: not clear enough
+    for k in range(400):
+        v, _w = wander.step(scan, 0.1 * k)
+        assert v == 0.0
+    # The count restarts after a gap was picked (TURNING) or the robot drove.
+    wander = ReactiveWander(ReactiveConfig(open_after_turn=1.0))
+    wander.step(scattered_returns(), 0.0)
+    wander.step(kinect_scan(np.full(KINECT_N, 5.0)), 5.0)   # a gap: TURNING/FORWARD
+    t = 5.1
+    while wander.step(scattered_returns(), t)[0] == 0.0:
+        t = round(t + 0.1, 6)
+    assert t >= 5.1 + 2.0 * math.pi / CFG.turn_speed - 0.15
+
+
+@pytest.mark.parametrize('value', [-1.0, 0.3, float('nan')])
+def test_bad_open_after_turn_is_refused(value):
+    with pytest.raises(ConfigError, match='open_after_turn'):
+        ReactiveConfig(open_after_turn=value).validate()
+
+
 def test_reset_returns_to_stopped():
     """reset() forgets the state."""
     wander = ReactiveWander(CFG)

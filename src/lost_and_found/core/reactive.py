@@ -97,6 +97,13 @@ class ReactiveConfig:
         stall_turn: the blind turn (rad) after a stall's back-up: the laser never showed the
             obstacle, so only turning away from the heading that stalled avoids it; repeated
             stalls keep turning the same way, so the robot cannot swing back and forth.
+        open_after_turn: after a full turn in place (``2 pi / turn_speed`` s of FIND_NEW_DIR)
+            without a gap to pick, drive FORWARD at the first heading whose front (the front
+            sector and the remembered returns in the footprint's path) is clear this far (m);
+            0: off, turn on until a gap shows. Among scattered returns (chair legs, clutter
+            0.5-5 m off) every few beams make an edge and no gap is wide enough, though the
+            way ahead is clear for metres. 1 m (``slow_distance``): FORWARD starts at full
+            speed.
     """
 
     clear_distance: float = 0.6
@@ -125,6 +132,7 @@ class ReactiveConfig:
     stall_time: float = 3.0
     stall_distance: float = 0.05
     stall_turn: float = math.pi / 3
+    open_after_turn: float = 1.0
 
     def validate(self):
         """Check every field and their relations.
@@ -142,6 +150,7 @@ class ReactiveConfig:
         check.non_negative('side_margin')
         check.non_negative('min_turn_speed')
         check.non_negative('gap_horizon')
+        check.non_negative('open_after_turn')
         check.in_range('front_half_angle', 0.0, math.pi, low_open=True)
         check.in_range('behind_angle', 0.0, math.pi, low_open=True, high_open=True)
         check.in_range('heading_tolerance', 0.0, math.pi, low_open=True)
@@ -156,6 +165,10 @@ class ReactiveConfig:
             if 0.0 < self.gap_horizon <= self.clear_distance:
                 check.problem('gap_horizon=%r <= clear_distance=%r: must be 0 or above it'
                               % (self.gap_horizon, self.clear_distance))
+            if 0.0 < self.open_after_turn < self.stop_distance:
+                check.problem('open_after_turn=%r < stop_distance=%r: must be 0 or at least '
+                              'it (FORWARD would stop at once)'
+                              % (self.open_after_turn, self.stop_distance))
             if self.too_close >= self.stop_distance:
                 check.problem('too_close=%r >= stop_distance=%r: the robot would back up '
                               'before it stops' % (self.too_close, self.stop_distance))
@@ -443,6 +456,7 @@ class ReactiveWander:
         self._stalled_backup = False   # the BACK_UP in progress is a stall's
         self._blind_turn_end = None    # turn left without looking until then (after a stall)
         self._memory = np.empty((0, 2))  # remembered returns of this step, robot frame
+        self._no_gap_since = None      # when FIND_NEW_DIR began turning with no gap to pick
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -457,6 +471,7 @@ class ReactiveWander:
         if state is not self.state:
             _log.debug('reactive: %s -> %s at t=%.2f', self.state.name, state.name, t)
             self.state = state
+            self._no_gap_since = None
             if state is ReactiveState.FORWARD:
                 # Reaching FORWARD ends any oscillation episode and the post-BACK_UP preference.
                 self._flips = []
@@ -468,6 +483,7 @@ class ReactiveWander:
         self._last_warn = {}
         self._progress = None
         self._last_step = None
+        self._no_gap_since = None
         if self._blind_turn_end is not None:
             self._blind_turn_end = t + self.config.stall_turn / self.config.turn_speed
         if self._backup_start is not None:
@@ -705,13 +721,28 @@ class ReactiveWander:
             self._blind_turn_end = None
         span = self._pick(spans, prep)
         if span is None:
-            return 0.0, self._turn_dir * self.config.turn_speed
+            return self._turn_without_gap(prep, spans, t)
         self._set_state(ReactiveState.TURNING, t)
         angle = normalize_angle(span.best_angle)
         if abs(angle) < self.config.heading_tolerance:
             return 0.0, 0.0            # already facing it: TURNING -> FORWARD next scan
         self._turn_dir = math.copysign(1.0, angle)
         return 0.0, self._rotate_toward(angle)
+
+    def _turn_without_gap(self, prep, spans, t):
+        """Turn on looking for a gap; with ``open_after_turn``, after a full turn without one,
+        drive FORWARD once the front is clear that far."""
+        cfg = self.config
+        if self._no_gap_since is None:
+            self._no_gap_since = t
+        elif cfg.open_after_turn > 0.0 and \
+                t - self._no_gap_since >= 2.0 * math.pi / cfg.turn_speed and \
+                self._front_min(prep) >= cfg.open_after_turn:
+            _log.info('reactive: no gap in a full turn: driving ahead, clear for %.1f m',
+                      self._front_min(prep))
+            self._set_state(ReactiveState.FORWARD, t)
+            return self._forward(prep, spans, t)
+        return 0.0, self._turn_dir * cfg.turn_speed
 
     def _turning(self, prep, spans, t):
         span = self._pick(spans, prep)

@@ -395,6 +395,7 @@ class RecoveryConfig:
     reactive_stall_time: float = _reactive('stall_time')
     reactive_stall_distance: float = _reactive('stall_distance')
     reactive_stall_turn: float = _reactive('stall_turn')
+    reactive_open_after_turn: float = _reactive('open_after_turn')
 
     @property
     def spin_duration(self):
