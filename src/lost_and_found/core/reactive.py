@@ -735,13 +735,12 @@ class ReactiveWander:
         cfg = self.config
         if self._no_gap_since is None:
             self._no_gap_since = t
-        elif cfg.open_after_turn > 0.0 and \
-                t - self._no_gap_since >= 2.0 * math.pi / cfg.turn_speed and \
-                self._front_min(prep) >= cfg.open_after_turn:
-            _log.info('reactive: no gap in a full turn: driving ahead, clear for %.1f m',
-                      self._front_min(prep))
-            self._set_state(ReactiveState.FORWARD, t)
-            return self._forward(prep, spans, t)
+        elif cfg.open_after_turn > 0.0 and t - self._no_gap_since >= 2.0 * math.pi / cfg.turn_speed:
+            front = self._front_min(prep)
+            if front >= cfg.open_after_turn:
+                _log.info('reactive: no gap in a full turn: driving ahead, clear for %.1f m', front)
+                self._set_state(ReactiveState.FORWARD, t)
+                return self._forward(prep, spans, t)
         return 0.0, self._turn_dir * cfg.turn_speed
 
     def _turning(self, prep, spans, t):

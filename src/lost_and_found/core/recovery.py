@@ -494,6 +494,11 @@ class RecoveryConfig:
             self._check_hops_fit(check, spin_ok and budget_ok)
         check.done()
 
+    def drive_time(self, distance):
+        """How long (s) a hop or step of ``distance`` (m) steered by the laser may take: twice
+        its time at ``reactive/max_speed``, plus HOP_MARGIN for turns and detours."""
+        return 2.0 * distance / self.reactive_max_speed + HOP_MARGIN
+
     def _check_hops_fit(self, check, budget_ok):
         """A problem when the hops before the spiral, each at its deadline, and their spins
         could spend the whole search budget after the first spin: the spiral would never run."""
@@ -502,7 +507,7 @@ class RecoveryConfig:
                 or not isinstance(self.hop_distance, (int, float)) \
                 or not math.isfinite(self.hop_distance) or self.hop_distance <= 0:
             return      # each value's own check names it
-        one = 2.0 * self.hop_distance / self.reactive_max_speed + HOP_MARGIN + self.spin_duration
+        one = self.drive_time(self.hop_distance) + self.spin_duration
         if self.spin_duration + hops * one >= self.max_search_time:
             check.problem('hops_before_spiral=%r, hop_distance=%r: the hops could take %.0f s '
                           '(%.1f s each at the latest, with their spins, after the first spin), '
@@ -1365,7 +1370,7 @@ class RecoveryCore:
         if self.strategy == 'spiral' and self._hops_left > 0:
             self._hops_left -= 1
             cfg = self.config
-            self._hop_end = t + 2.0 * cfg.hop_distance / cfg.reactive_max_speed + HOP_MARGIN
+            self._hop_end = t + cfg.drive_time(cfg.hop_distance)
             _log.info('recovery: no fix yet: a %.1f m hop steered by the laser, then a spin '
                       '(%d more before the spiral)', cfg.hop_distance, self._hops_left)
             self.wander.reset()
@@ -1963,7 +1968,7 @@ class RecoveryCore:
                        'from here')
             return
         self.phase = Phase.STEP
-        self._hop_end = t + 2.0 * cfg.resume_step_distance / cfg.reactive_max_speed + HOP_MARGIN
+        self._hop_end = t + cfg.drive_time(cfg.resume_step_distance)
         self._heading_goal = None
         self._wandered, self._wander_from = 0.0, None
         self.wander.reset()
