@@ -14,6 +14,7 @@ import unittest
 import rosgraph
 import rospy
 import rostest
+from actionlib_msgs.msg import GoalID
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from nav_msgs.msg import Odometry
 from std_msgs.msg import String
@@ -227,6 +228,32 @@ class RecoveryTest(unittest.TestCase):
         self.assertTrue(quiet, 'the search went on after the state left LOST')
         with self.lock:
             self.assertEqual(self.twists[-1][1:], (0.0, 0.0))
+
+        # 6. LOST again, and the user cancels every goal on move_base/cancel (as `rostopic pub
+        # /move_base/cancel actionlib_msgs/GoalID -- {}` does): move_base does not hold the
+        # saved goal now, so the node forgets it, and once localized re-sends nothing. (Its
+        # own cancels, of legs and of the user goal at step 2, forget nothing: step 4.)
+        cancel_pub = rospy.Publisher('/move_base/cancel', GoalID, queue_size=1)
+        wait_for(lambda: cancel_pub.get_num_connections() >= 2, 10.0,
+                 'move_base and the node to subscribe to move_base/cancel')
+        self.set_state(State.LOST)
+        wait_for(lambda: self.has_event('cancel', resent['id']), 5.0,
+                 'the re-sent goal cancelled')
+        cancel_pub.publish(GoalID())
+        wait_for(lambda: self.saved and not self.saved[-1].header.frame_id, 5.0,
+                 '~saved_goal to say none')
+        goals_before = len(self.goals_from(NODE))
+        idle_at = rospy.get_time()
+        self.set_state(State.IDLE)
+        wait_for(lambda: any(v == 0.0 and w == 0.0 for _, v, w in self.twists_since(idle_at)),
+                 3.0, 'the search stopped (a zero twist)')
+        with self.lock:
+            requests_before = len(self.requests)
+        quiet = stays(lambda: not any(abs(e['x'] - GOAL[0]) < 1e-6
+                                      for _, e in self.goals_from(NODE)[goals_before:]) and
+                      len(self.requests) == requests_before, 2.0)
+        self.assertTrue(quiet, 'the cancelled goal was re-sent, or NAVIGATING asked for')
+        self.assertEqual(self.state, State.IDLE)
 
 
 if __name__ == '__main__':

@@ -653,6 +653,7 @@ class RecoveryCore:
         self.state = None
         self.phase = Phase.IDLE
         self.saved_goal = None
+        self._saved_at = None           # when the saved goal arrived (for stamped cancels)
         self.strategy = config.strategy
         self.fallback_reason = None
         self.move_base_available = False
@@ -836,6 +837,7 @@ class RecoveryCore:
             return
         replaced = self.saved_goal
         self.saved_goal = goal
+        self._saved_at = t
         self._doubts = 0
         self._abandoned = False
         if self.phase == Phase.LOOK:
@@ -872,6 +874,72 @@ class RecoveryCore:
             # Keep it for later, but move_base must not drive it while the robot does not know
             # where it is (or is in the air, or waits for help).
             self._cancel_user(goal.goal_id)
+
+    def on_user_cancel(self, goal_id, stamp, t):
+        """Someone else published on ``move_base/cancel`` (actionlib_msgs/GoalID).
+
+        A cancel that takes in the saved goal forgets it when move_base does not hold it, so
+        that no PREEMPTED will come to say so: while the robot is not localized, during the
+        wait or the step before a re-send, the look before resuming, the turn at the reached
+        goal, and after move_base aborted it for good. The search goes on (the robot still
+        does not know where it is); only the goal is forgotten, so nothing resumes it. While
+        move_base drives the goal, its PREEMPTED decides, in the order move_base served the
+        cancel and any newer goal.
+
+        Args:
+            goal_id: the cancel's id ('' for every goal, or every goal stamped up to
+                ``stamp``).
+            stamp: the cancel's stamp (s; 0: no stamp). Following actionlib, a stamp cancels
+                every goal stamped up to it, here every goal this node received up to it.
+            t: time (s).
+        """
+        t = self._time(t)
+        if t is None or self.saved_goal is None:
+            return
+        if not (isinstance(stamp, (int, float)) and math.isfinite(stamp)) or \
+                not isinstance(goal_id, str):
+            self._warn('cancel', 'ignoring a cancel with id %r and stamp %r' % (goal_id, stamp))
+            return
+        by_id = bool(goal_id) and goal_id == self.saved_goal.goal_id
+        by_stamp = stamp > 0.0 and self._saved_at is not None and self._saved_at <= stamp
+        if not (by_id or by_stamp or (not goal_id and stamp <= 0.0)):
+            return
+        # A re-send still waiting for this step has not reached move_base: the cancel is
+        # ahead of it there, so it must not go out.
+        pending = self._out.get('resend_saved_goal')
+        if self._at_move_base() and not pending:
+            return
+        if pending:
+            del self._out['resend_saved_goal']
+            self._out.pop('goal_tag', None)
+            if self._out.get('request_state') == State.NAVIGATING:
+                self._withdraw_request()
+                self._nav_asked = False
+        _log.info('recovery: the user cancelled the saved goal (%.2f, %.2f) while %s: '
+                  'forgetting it%s', self.saved_goal.x, self.saved_goal.y,
+                  'sending it again' if pending else self._holder(),
+                  '; the search goes on' if self.state not in LOCALIZED and
+                  self.phase != Phase.IDLE else '')
+        if self.phase in (Phase.STEP, Phase.CHECK, Phase.LOOK):
+            self._stop('the user cancelled the saved goal')
+        self._forget()
+
+    def _at_move_base(self):
+        """True while move_base holds the saved goal (the user's own, or our re-send)."""
+        return self.state in LOCALIZED and self.phase == Phase.IDLE and \
+            not (self._abandoned or self._resume or self._resume_when_up or self._checking or
+                 self._retry_at is not None)
+
+    def _holder(self):
+        """Why move_base does not hold the saved goal, for the log."""
+        if self.state not in LOCALIZED:
+            return 'the robot is %s' % (self.state.value if self.state else 'starting')
+        if self._abandoned:
+            return 'kept after move_base aborted it'
+        return {Phase.STEP: 'stepping out before sending it again',
+                Phase.LOOK: 'looking for a tag before resuming it',
+                Phase.CHECK: 'turning at it once reached'}.get(
+                    self.phase, 'waiting to send it again')
 
     def on_goal_done(self, status, ours, t, goal_id=''):
         """A move_base goal ended with ``status`` (actionlib_msgs/GoalStatus value).
@@ -1249,7 +1317,7 @@ class RecoveryCore:
             # Keep what remains of each deadline rather than waiting for the old clock to return.
             for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
                          '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end',
-                         '_stale_at'):
+                         '_stale_at', '_saved_at'):
                 value = getattr(self, name)
                 if value is not None:
                     setattr(self, name, value + delta)

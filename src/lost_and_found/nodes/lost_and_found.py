@@ -138,6 +138,9 @@ class RecoveryNode:
         move_base_simple/goal (geometry_msgs/PoseStamped): user goals to remember
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
+        move_base/cancel (actionlib_msgs/GoalID): someone else's cancel of the saved goal
+            (its id, every goal, or every goal up to a stamp) forgets it while move_base
+            does not hold it (the robot lost, a re-send waiting, aborted for good)
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
@@ -229,6 +232,7 @@ class RecoveryNode:
                          queue_size=5)
         rospy.Subscriber(action + '/result', MoveBaseActionResult, self._on_result,
                          queue_size=10)
+        rospy.Subscriber(action + '/cancel', GoalID, self._on_cancel, queue_size=10)
         if self._config.approach_tags:
             rospy.Subscriber('fiducial_localizer/distant_tags', FiducialTransformArray,
                              self._on_distant_tags, queue_size=1)
@@ -300,6 +304,12 @@ class RecoveryNode:
         pose = msg.goal.target_pose
         self._guard('move_base/goal', lambda: self._core.on_user_goal(
             user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
+
+    def _on_cancel(self, msg):
+        if _callerid(msg) == self._name:
+            return      # our cancel of a leg, the look, or the user's goal while lost
+        self._guard('move_base/cancel', lambda: self._core.on_user_cancel(
+            msg.id, msg.stamp.to_sec(), self._now()))
 
     def _on_distant_tags(self, msg):
         """Mapped tags fiducial_localizer saw but could not use, placed in odometry."""

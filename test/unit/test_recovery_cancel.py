@@ -1,0 +1,216 @@
+"""RecoveryCore: a user's cancel on ``move_base/cancel`` forgets the saved goal while move_base
+does not hold it (no PREEMPTED would come to say so)."""
+import dataclasses
+import logging
+import math
+
+import pytest
+
+from lost_and_found.core.recovery import ABORTED, PREEMPTED, SUCCEEDED, Phase
+from lost_and_found.state import State
+from test_recovery import GOAL, Runner, make_core, resumed, user_goal_then_lost
+from test_recovery_look import look_at_stage
+from test_recovery_step import drive, step_core
+
+ALL = ('', 0.0)                   # actionlib: every goal
+BY_ID = (GOAL.goal_id, 0.0)       # the saved goal's own id
+
+
+def lost_with_goal():
+    """A core searching (LOST) with GOAL saved; its runner, a few steps into the search."""
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(1.0)
+    return core, runner
+
+
+@pytest.mark.parametrize('cancel', [ALL, BY_ID], ids=['all', 'by-id'])
+def test_a_cancel_while_lost_forgets_the_goal_and_the_search_goes_on(cancel, caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = lost_with_goal()
+    phase = core.phase
+    core.on_user_cancel(*cancel, runner.t)
+    assert core.saved_goal is None and core.phase == phase
+    assert 'the user cancelled the saved goal (5.00, 4.00) while the robot is LOST: ' \
+           'forgetting it; the search goes on' in caplog.text
+    command = runner.step()
+    assert command.twist is not None and command.request_state is None
+    # Localized again: nothing to resume, so nothing is sent and NAVIGATING is not asked for.
+    core.on_state(State.IDLE, runner.t)
+    runner.run(5.0)
+    assert not any(c.resend_saved_goal or c.request_state for _, c in runner.log
+                   if _ > runner.t - 5.0)
+
+
+@pytest.mark.parametrize('cancel', [
+    ('/rviz-7-70.0', 0.0),          # another goal's id
+    ('', 0.5),                      # every goal stamped up to 0.5 s: GOAL came at 0.0 ...
+], ids=['other-id', 'stamped-before'])
+def test_a_cancel_that_does_not_take_in_the_goal_keeps_it(cancel):
+    core = make_core()
+    runner = Runner(core, t=1.0)
+    core.on_user_goal(GOAL, runner.t)           # ... here at 1.0 s
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_state(State.LOST, runner.t)
+    runner.run(1.0)
+    core.on_user_cancel(*cancel, runner.t)
+    assert core.saved_goal == GOAL
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().resend_saved_goal
+
+
+def test_a_cancel_stamped_after_the_goal_takes_it_in():
+    core, runner = lost_with_goal()
+    core.on_user_cancel('/someone-else-1-1.0', runner.t, runner.t)
+    assert core.saved_goal is None
+
+
+def test_while_move_base_drives_the_goal_its_preempted_decides():
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_goal(GOAL, runner.t)
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.saved_goal == GOAL and runner.step().request_state is None
+    core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal is None
+    assert runner.step().request_state == State.IDLE
+
+
+def test_while_move_base_drives_the_resumed_goal_its_preempted_decides():
+    core = make_core(check_arrival=False)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.saved_goal == GOAL
+    core.on_goal_done(PREEMPTED, True, runner.t)    # the user's cancel of our re-send
+    assert core.saved_goal is None
+
+
+def test_a_goal_kept_after_move_base_aborted_it_is_forgotten(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_goal(GOAL, runner.t)
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(ABORTED, False, runner.t, GOAL.goal_id)
+    assert runner.step().request_state == State.IDLE and core.saved_goal == GOAL
+    core.on_state(State.IDLE, runner.t)
+    core.on_user_cancel(*BY_ID, runner.t)
+    assert core.saved_goal is None
+    assert 'while kept after move_base aborted it: forgetting it' in caplog.text
+    # A later episode has nothing to resume.
+    core.on_state(State.LOST, runner.t)
+    runner.run(1.0)
+    core.on_state(State.IDLE, runner.t)
+    runner.run(2.0)
+    assert not any(c.resend_saved_goal for _, c in runner.log)
+
+
+def test_a_cancel_during_the_wait_before_a_re_send_forgets_the_goal():
+    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0,
+                     resume_step_distance=0.0)
+    runner = Runner(core)
+    resumed(core, runner)
+    core.on_goal_done(ABORTED, True, runner.t)
+    runner.run(1.0)
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.saved_goal is None
+    assert runner.step().request_state == State.IDLE
+    done = len(runner.log)
+    runner.run(10.0)
+    assert not any(c.resend_saved_goal for _, c in runner.log[done:])
+
+
+def test_a_cancel_during_the_step_stops_it_and_forgets_the_goal(caplog):
+    caplog.set_level(logging.INFO, logger='rosout')
+    core, runner = step_core()
+    core.on_goal_done(ABORTED, True, runner.t)
+    drive(core, runner, 0.1, 0.5)
+    assert core.phase == Phase.STEP
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+    assert 'while stepping out before sending it again: forgetting it' in caplog.text
+    commands = drive(core, runner, 0.0, 8.0)
+    assert commands[0].twist == (0.0, 0.0) and commands[0].request_state == State.IDLE
+    assert not any(c.resend_saved_goal for c in commands)
+    assert all(c.twist is None for c in commands[1:])
+
+
+@pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
+def test_a_cancel_during_the_look_ends_it_and_nothing_is_resumed(stage):
+    core, runner = look_at_stage(stage)
+    core.on_user_cancel(*BY_ID, runner.t)
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+    command = runner.step()
+    assert command.cancel == (stage == 'go')       # the way to the viewpoint, ours
+    runner.run(30.0)
+    assert not any(c.resend_saved_goal or c.send_goal for _, c in runner.log
+                   if _ > runner.t - 30.0)
+
+
+def test_a_cancel_during_the_turn_at_the_reached_goal_stops_it():
+    core = make_core()
+    runner = Runner(core)
+    resumed(core, runner)
+    runner.run(10.0)
+    core.on_goal_done(SUCCEEDED, True, runner.t)
+    runner.step()
+    assert core.phase == Phase.CHECK
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+    command = runner.step()
+    assert command.twist == (0.0, 0.0) and command.request_state == State.IDLE
+
+
+def test_a_re_send_due_in_this_step_does_not_go_out_after_a_cancel():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)     # queues the re-send for the next step
+    core.on_user_cancel(*ALL, runner.t)
+    command = runner.step()
+    assert not command.resend_saved_goal and not command.goal_tag
+    assert command.request_state is None        # nor NAVIGATING asked for
+    assert core.saved_goal is None
+
+
+def test_the_goals_time_moves_with_a_clock_that_jumps_back():
+    core = make_core()
+    runner = Runner(core, t=200.0)
+    user_goal_then_lost(core, runner)       # GOAL saved at 200 s
+    runner.run(1.0)
+    core.on_state(State.LOST, runner.t - 100.0)     # the clock jumps back 100 s
+    # Shifted with the clock, GOAL came at 100 s: a cancel stamped 100.5 s takes it in.
+    core.on_user_cancel('', 100.5, runner.t - 99.9)
+    assert core.saved_goal is None
+
+
+@pytest.mark.parametrize('cancel', [('', math.nan), ('', math.inf), (None, 0.0)])
+def test_a_bad_cancel_is_skipped_with_a_warning_and_the_goal_kept(cancel, caplog):
+    core, runner = lost_with_goal()
+    core.on_user_cancel(*cancel, runner.t)
+    assert core.saved_goal == GOAL
+    assert 'ignoring a cancel' in caplog.text
+
+
+def test_a_cancel_without_a_saved_goal_does_nothing():
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_cancel(*ALL, runner.t)
+    assert runner.step().request_state is None and core.saved_goal is None
+
+
+def test_a_new_goal_after_a_stamped_cancel_is_kept():
+    core, runner = lost_with_goal()
+    cancel_stamp = runner.t
+    runner.run(0.5)
+    newer = dataclasses.replace(GOAL, x=-3.0, goal_id='/rviz-2-20.0')
+    core.on_user_goal(newer, runner.t)
+    core.on_user_cancel('', cancel_stamp, runner.t)     # the cancel arrives late
+    assert core.saved_goal == newer
