@@ -243,12 +243,12 @@ class RecoveryTest(unittest.TestCase):
         wait_for(lambda: self.saved and not self.saved[-1].header.frame_id, 5.0,
                  '~saved_goal to say none')
         goals_before = len(self.goals_from(NODE))
+        with self.lock:
+            requests_before = len(self.requests)
         idle_at = rospy.get_time()
         self.set_state(State.IDLE)
         wait_for(lambda: any(v == 0.0 and w == 0.0 for _, v, w in self.twists_since(idle_at)),
                  3.0, 'the search stopped (a zero twist)')
-        with self.lock:
-            requests_before = len(self.requests)
         quiet = stays(lambda: not any(abs(e['x'] - GOAL[0]) < 1e-6
                                       for _, e in self.goals_from(NODE)[goals_before:]) and
                       len(self.requests) == requests_before, 2.0)

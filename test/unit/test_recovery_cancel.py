@@ -16,6 +16,16 @@ ALL = ('', 0.0)                   # actionlib: every goal
 BY_ID = (GOAL.goal_id, 0.0)       # the saved goal's own id
 
 
+def driving(t=0.0):
+    """A core whose user goal GOAL (sent at ``t``) move_base drives, NAVIGATING; its runner."""
+    core = make_core()
+    runner = Runner(core, t=t)
+    core.on_user_goal(GOAL, runner.t)
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    return core, runner
+
+
 def lost_with_goal():
     """A core searching (LOST) with GOAL saved; its runner, a few steps into the search."""
     core = make_core()
@@ -39,8 +49,8 @@ def test_a_cancel_while_lost_forgets_the_goal_and_the_search_goes_on(cancel, cap
     # Localized again: nothing to resume, so nothing is sent and NAVIGATING is not asked for.
     core.on_state(State.IDLE, runner.t)
     runner.run(5.0)
-    assert not any(c.resend_saved_goal or c.request_state for _, c in runner.log
-                   if _ > runner.t - 5.0)
+    assert not any(c.resend_saved_goal or c.request_state for when, c in runner.log
+                   if when > runner.t - 5.0)
 
 
 @pytest.mark.parametrize('cancel', [
@@ -48,11 +58,7 @@ def test_a_cancel_while_lost_forgets_the_goal_and_the_search_goes_on(cancel, cap
     ('', 0.5),                      # every goal stamped up to 0.5 s: GOAL came at 0.0 ...
 ], ids=['other-id', 'stamped-before'])
 def test_a_cancel_that_does_not_take_in_the_goal_keeps_it(cancel):
-    core = make_core()
-    runner = Runner(core, t=1.0)
-    core.on_user_goal(GOAL, runner.t)           # ... here at 1.0 s
-    runner.step()
-    core.on_state(State.NAVIGATING, runner.t)
+    core, runner = driving(t=1.0)               # ... here at 1.0 s
     core.on_state(State.LOST, runner.t)
     runner.run(1.0)
     core.on_user_cancel(*cancel, runner.t)
@@ -61,18 +67,26 @@ def test_a_cancel_that_does_not_take_in_the_goal_keeps_it(cancel):
     assert runner.step().resend_saved_goal
 
 
-def test_a_cancel_stamped_after_the_goal_takes_it_in():
-    core, runner = lost_with_goal()
-    core.on_user_cancel('/someone-else-1-1.0', runner.t, runner.t)
+def test_a_cancel_stamped_after_the_goal_takes_it_in_whatever_its_id():
+    core, runner = lost_with_goal()                 # GOAL came at 0.0 s
+    core.on_user_cancel('/someone-else-1-1.0', 1.0, runner.t)
+    assert core.saved_goal is None
+
+
+def test_the_goals_own_stamp_stands_for_when_it_came():
+    core = make_core()
+    runner = Runner(core, t=10.0)
+    core.on_user_goal(GOAL, runner.t, stamp=4.0)    # stamped 4 s, seen at 10 s
+    runner.step()
+    core.on_state(State.LOST, runner.t)
+    core.on_user_cancel('', 3.9, runner.t)
+    assert core.saved_goal == GOAL
+    core.on_user_cancel('', 4.0, runner.t)          # at or before: taken in
     assert core.saved_goal is None
 
 
 def test_while_move_base_drives_the_goal_its_preempted_decides():
-    core = make_core()
-    runner = Runner(core)
-    core.on_user_goal(GOAL, runner.t)
-    runner.step()
-    core.on_state(State.NAVIGATING, runner.t)
+    core, runner = driving()
     core.on_user_cancel(*ALL, runner.t)
     assert core.saved_goal == GOAL and runner.step().request_state is None
     core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
@@ -80,23 +94,47 @@ def test_while_move_base_drives_the_goal_its_preempted_decides():
     assert runner.step().request_state == State.IDLE
 
 
-def test_while_move_base_drives_the_resumed_goal_its_preempted_decides():
+@pytest.mark.parametrize('cancel', [ALL, BY_ID], ids=['all', 'by-the-users-id'])
+@pytest.mark.parametrize('lifted', [False, True], ids=['put-down', 'in-the-air'])
+def test_our_re_send_at_move_base_is_cancelled_and_the_goal_forgotten(cancel, lifted):
+    # Our re-send drives under our own id: a cancel naming the user's id does not reach it
+    # at move_base, so the node cancels it (also with the robot in the air, where move_base
+    # keeps it).
     core = make_core(check_arrival=False)
     runner = Runner(core)
     resumed(core, runner)
-    core.on_user_cancel(*ALL, runner.t)
-    assert core.saved_goal == GOAL
-    core.on_goal_done(PREEMPTED, True, runner.t)    # the user's cancel of our re-send
+    if lifted:
+        core.on_state(State.FLYING, runner.t)
+        runner.step()
+    core.on_user_cancel(*cancel, runner.t)
     assert core.saved_goal is None
+    assert runner.step().cancel
+    core.on_goal_done(PREEMPTED, True, runner.t)    # its end: nothing more to do
+    assert core.saved_goal is None
+    if lifted:      # a short lift: IDLE follows (the goal ended in the air), nothing re-sent
+        core.on_state(State.NAVIGATING, runner.t)
+        command = runner.step()
+        assert command.request_state == State.IDLE and not command.resend_saved_goal
+
+
+def test_a_goal_sent_in_the_air_is_sent_again_after_a_short_lift_unless_cancelled():
+    for cancelled in (False, True):
+        core = make_core()
+        runner = Runner(core)
+        core.on_state(State.FLYING, runner.t)
+        core.on_user_goal(GOAL, runner.t)
+        assert runner.step().cancel_user == GOAL.goal_id
+        if cancelled:
+            core.on_user_cancel(*ALL, runner.t)
+        core.on_state(State.IDLE, runner.t)     # put down: a short lift, no episode
+        command = runner.step()
+        assert command.resend_saved_goal != cancelled
+        assert (command.request_state == State.NAVIGATING) != cancelled
 
 
 def test_a_goal_kept_after_move_base_aborted_it_is_forgotten(caplog):
     caplog.set_level(logging.INFO, logger='rosout')
-    core = make_core()
-    runner = Runner(core)
-    core.on_user_goal(GOAL, runner.t)
-    runner.step()
-    core.on_state(State.NAVIGATING, runner.t)
+    core, runner = driving()
     core.on_goal_done(ABORTED, False, runner.t, GOAL.goal_id)
     assert runner.step().request_state == State.IDLE and core.saved_goal == GOAL
     core.on_state(State.IDLE, runner.t)
@@ -142,15 +180,24 @@ def test_a_cancel_during_the_step_stops_it_and_forgets_the_goal(caplog):
 
 
 @pytest.mark.parametrize('stage', ['ask', 'go', 'stand'])
-def test_a_cancel_during_the_look_ends_it_and_nothing_is_resumed(stage):
+def test_the_look_goes_on_after_a_cancel_and_nothing_is_resumed(stage):
     core, runner = look_at_stage(stage)
     core.on_user_cancel(*BY_ID, runner.t)
-    assert core.phase == Phase.IDLE and core.saved_goal is None
-    command = runner.step()
-    assert command.cancel == (stage == 'go')       # the way to the viewpoint, ours
-    runner.run(30.0)
-    assert not any(c.resend_saved_goal or c.send_goal for _, c in runner.log
-                   if _ > runner.t - 30.0)
+    assert core.phase == Phase.LOOK and core.saved_goal is None
+    assert not runner.step().cancel
+    done = len(runner.log)
+    runner.until(lambda c: core.phase == Phase.IDLE, limit=core.config.look_timeout + 1.0)
+    assert not any(c.resend_saved_goal or c.request_state for _, c in runner.log[done:])
+
+
+def test_an_episode_whose_goal_was_cancelled_still_looks_before_it_ends():
+    core = make_core(look_before_resume=True)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(1.0)
+    core.on_user_cancel(*ALL, runner.t)
+    core.on_state(State.IDLE, runner.t)
+    assert runner.step().find_viewpoint and core.phase == Phase.LOOK
 
 
 def test_a_cancel_during_the_turn_at_the_reached_goal_stops_it():
@@ -199,13 +246,6 @@ def test_a_bad_cancel_is_skipped_with_a_warning_and_the_goal_kept(cancel, caplog
     assert 'ignoring a cancel' in caplog.text
 
 
-def test_a_cancel_without_a_saved_goal_does_nothing():
-    core = make_core()
-    runner = Runner(core)
-    core.on_user_cancel(*ALL, runner.t)
-    assert runner.step().request_state is None and core.saved_goal is None
-
-
 def test_a_new_goal_after_a_stamped_cancel_is_kept():
     core, runner = lost_with_goal()
     cancel_stamp = runner.t
@@ -214,3 +254,34 @@ def test_a_new_goal_after_a_stamped_cancel_is_kept():
     core.on_user_goal(newer, runner.t)
     core.on_user_cancel('', cancel_stamp, runner.t)     # the cancel arrives late
     assert core.saved_goal == newer
+
+
+def test_the_adapter_hands_on_cancels_but_not_its_own_and_passes_the_goals_stamp(monkeypatch):
+    nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
+    import rospy
+    from actionlib_msgs.msg import GoalID
+    from move_base_msgs.msg import MoveBaseActionGoal
+    from test_recovery import _Recorder
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)     # no master: a fixed clock
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._saved_pub = _Recorder()
+    user = MoveBaseActionGoal()
+    user.goal.target_pose = nodes.pose_stamped_from_goal(GOAL, rospy.Time(1))
+    user.goal_id.id, user.goal_id.stamp = GOAL.goal_id, rospy.Time(2)
+    user._connection_header = {'callerid': '/rviz'}
+    node._on_action_goal(user)
+    core.on_state(State.LOST, 5.0)
+    own = GoalID(stamp=rospy.Time(5), id='')        # our own cancel of everything up to now
+    own._connection_header = {'callerid': rospy.get_name()}
+    node._on_cancel(own)
+    assert core.saved_goal is not None
+    theirs = GoalID(stamp=rospy.Time(1), id='')     # up to 1 s: the goal is stamped 2 s
+    theirs._connection_header = {'callerid': '/rqt'}
+    node._on_cancel(theirs)
+    assert core.saved_goal is not None
+    theirs.stamp = rospy.Time(2)
+    node._on_cancel(theirs)
+    assert core.saved_goal is None
+    assert node._saved_pub.sent[-1].header.frame_id == ''

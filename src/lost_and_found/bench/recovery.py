@@ -277,10 +277,11 @@ def reset(session, driver, pose):
     if not session.wait_sim(RESET_TIMEOUT, 'the package localized after a reset',
                             until=localized):
         return False
-    # Once localized, the recovery node may still keep the previous trial's goal (it keeps a
-    # goal whose re-send aborted: "never drop a saved goal"). Replace it the way a user would,
-    # with a goal where the robot already is; reaching it makes the node forget it, so every
-    # trial starts with the package idle and no goal saved.
+    # The cancel above makes the recovery node forget the previous trial's goal (a user's
+    # cancel, stamped after it). Should one still be saved (the cancel lost, or the node
+    # restarted), replace it the way a user would, with a goal where the robot already is;
+    # reaching it makes the node forget it, so every trial starts with the package idle and
+    # no goal saved.
     last_send = [None]
 
     def idle():

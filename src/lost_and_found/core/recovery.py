@@ -653,7 +653,8 @@ class RecoveryCore:
         self.state = None
         self.phase = Phase.IDLE
         self.saved_goal = None
-        self._saved_at = None           # when the saved goal arrived (for stamped cancels)
+        self._saved_at = None           # the saved goal's stamp, else when it came (cancels)
+        self._user_at_move_base = False  # the user's own goal (not our re-send) is at move_base
         self.strategy = config.strategy
         self.fallback_reason = None
         self.move_base_available = False
@@ -826,8 +827,12 @@ class RecoveryCore:
                 self._out['cancel'] = True
             self._end_look('the robot is on its dock')
 
-    def on_user_goal(self, goal, t):
-        """A goal from a user (not from this node) was seen on move_base's inputs."""
+    def on_user_goal(self, goal, t, stamp=None):
+        """A goal from a user (not from this node) was seen on move_base's inputs.
+
+        ``stamp`` (s) is its actionlib goal id's stamp, None or 0 when it has none (then the
+        time it came stands for it): a cancel stamped at or after it takes it in.
+        """
         t = self._time(t)
         if t is None:
             return
@@ -837,7 +842,8 @@ class RecoveryCore:
             return
         replaced = self.saved_goal
         self.saved_goal = goal
-        self._saved_at = t
+        self._saved_at = stamp if _finite(stamp) and stamp > 0.0 else t
+        self._user_at_move_base = True      # it went to move_base itself
         self._doubts = 0
         self._abandoned = False
         if self.phase == Phase.LOOK:
@@ -872,25 +878,28 @@ class RecoveryCore:
                               expected=frozenset({State.IDLE}))
         elif self.state is not None and self.state not in LOCALIZED:
             # Keep it for later, but move_base must not drive it while the robot does not know
-            # where it is (or is in the air, or waits for help).
+            # where it is (or is in the air, or waits for help): it is sent again once
+            # localized (after a short lift too, which starts no episode).
             self._cancel_user(goal.goal_id)
+            self._resume = True
 
     def on_user_cancel(self, goal_id, stamp, t):
         """Someone else published on ``move_base/cancel`` (actionlib_msgs/GoalID).
 
-        A cancel that takes in the saved goal forgets it when move_base does not hold it, so
-        that no PREEMPTED will come to say so: while the robot is not localized, during the
-        wait or the step before a re-send, the look before resuming, the turn at the reached
-        goal, and after move_base aborted it for good. The search goes on (the robot still
-        does not know where it is); only the goal is forgotten, so nothing resumes it. While
-        move_base drives the goal, its PREEMPTED decides, in the order move_base served the
-        cancel and any newer goal.
+        A cancel that takes in the saved goal forgets it unless the user's own goal is at
+        move_base: then move_base preempts it and its PREEMPTED says so, in the order move_base
+        served the cancel and any newer goal. So a cancel forgets the goal while the robot is
+        not localized, during the wait or the step before a re-send (the step stops), the turn
+        at a reached goal (it stops), after move_base aborted it for good, and while our
+        re-send drives it (under our goal id, which the user's cancel may not name: cancelled
+        too). A search or a look before resuming goes on (they test the localization too);
+        only the goal is forgotten, so nothing is resumed.
 
         Args:
             goal_id: the cancel's id ('' for every goal, or every goal stamped up to
                 ``stamp``).
             stamp: the cancel's stamp (s; 0: no stamp). Following actionlib, a stamp cancels
-                every goal stamped up to it, here every goal this node received up to it.
+                every goal stamped at or before it (the saved goal's stamp, or when it came).
             t: time (s).
         """
         t = self._time(t)
@@ -902,36 +911,34 @@ class RecoveryCore:
             return
         by_id = bool(goal_id) and goal_id == self.saved_goal.goal_id
         by_stamp = stamp > 0.0 and self._saved_at is not None and self._saved_at <= stamp
-        if not (by_id or by_stamp or (not goal_id and stamp <= 0.0)):
+        if not (by_id or by_stamp or (not goal_id and stamp <= 0.0)) or \
+                self._user_at_move_base:
             return
         # A re-send still waiting for this step has not reached move_base: the cancel is
-        # ahead of it there, so it must not go out.
-        pending = self._out.get('resend_saved_goal')
-        if self._at_move_base() and not pending:
-            return
+        # ahead of it there, so it must not go out; one that went out is cancelled.
+        pending = self._out.pop('resend_saved_goal', None)
         if pending:
-            del self._out['resend_saved_goal']
             self._out.pop('goal_tag', None)
             if self._out.get('request_state') == State.NAVIGATING:
                 self._withdraw_request()
                 self._nav_asked = False
+        elif self._resent:
+            self._out['cancel'] = True
         _log.info('recovery: the user cancelled the saved goal (%.2f, %.2f) while %s: '
                   'forgetting it%s', self.saved_goal.x, self.saved_goal.y,
-                  'sending it again' if pending else self._holder(),
-                  '; the search goes on' if self.state not in LOCALIZED and
-                  self.phase != Phase.IDLE else '')
-        if self.phase in (Phase.STEP, Phase.CHECK, Phase.LOOK):
+                  self._holder(pending), '; the search goes on'
+                  if self.phase in _SEARCHING + (Phase.WAIT,) else '')
+        if self.phase in (Phase.STEP, Phase.CHECK):
             self._stop('the user cancelled the saved goal')
+        resume = self._resume
         self._forget()
+        # An episode without a goal still looks for a tag before it ends (look_before_resume).
+        self._resume = resume
 
-    def _at_move_base(self):
-        """True while move_base holds the saved goal (the user's own, or our re-send)."""
-        return self.state in LOCALIZED and self.phase == Phase.IDLE and \
-            not (self._abandoned or self._resume or self._resume_when_up or self._checking or
-                 self._retry_at is not None)
-
-    def _holder(self):
-        """Why move_base does not hold the saved goal, for the log."""
+    def _holder(self, pending):
+        """Where the saved goal is while move_base does not hold the user's own, for the log."""
+        if pending or self._resent:
+            return 'sent again by this node'
         if self.state not in LOCALIZED:
             return 'the robot is %s' % (self.state.value if self.state else 'starting')
         if self._abandoned:
@@ -995,6 +1002,7 @@ class RecoveryCore:
             return
         if self.saved_goal.goal_id and goal_id != self.saved_goal.goal_id:
             return      # another goal, e.g. the one the saved goal preempted
+        self._user_at_move_base = False
         self._user_goal_done(status, goal_id)
 
     def on_pose_fix(self, pose=None):
@@ -1366,6 +1374,7 @@ class RecoveryCore:
     def _cancel_user(self, goal_id):
         """Cancel the user's goal at move_base (all goals up to now when its id is unknown)."""
         self._out['cancel_user'] = goal_id or ''
+        self._user_at_move_base = False
         if goal_id:
             self._cancelled_ids.add(goal_id)
 
@@ -2069,6 +2078,7 @@ class RecoveryCore:
 
     def _forget(self):
         self.saved_goal = None
+        self._user_at_move_base = False
         self._checking = False
         self._doubts = 0
         self._abandoned = False

@@ -139,8 +139,9 @@ class RecoveryNode:
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
         move_base/cancel (actionlib_msgs/GoalID): someone else's cancel of the saved goal
-            (its id, every goal, or every goal up to a stamp) forgets it while move_base
-            does not hold it (the robot lost, a re-send waiting, aborted for good)
+            (its id, every goal, or every goal up to a stamp) forgets it unless the user's
+            own goal is at move_base (whose PREEMPTED then says so): the robot lost, a
+            re-send waiting or driving, aborted for good
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
@@ -303,7 +304,8 @@ class RecoveryNode:
             return      # our own leg or re-send
         pose = msg.goal.target_pose
         self._guard('move_base/goal', lambda: self._core.on_user_goal(
-            user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now()))
+            user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now(),
+            msg.goal_id.stamp.to_sec()))
 
     def _on_cancel(self, msg):
         if _callerid(msg) == self._name:
