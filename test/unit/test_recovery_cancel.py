@@ -285,3 +285,79 @@ def test_the_adapter_hands_on_cancels_but_not_its_own_and_passes_the_goals_stamp
     node._on_cancel(theirs)
     assert core.saved_goal is None
     assert node._saved_pub.sent[-1].header.frame_id == ''
+
+
+def test_a_cancel_of_a_goal_sent_in_the_air_leaves_nothing_to_drive_after_a_short_lift():
+    core, runner = driving()
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    newer = dataclasses.replace(GOAL, x=-3.0, goal_id='/rviz-2-20.0')
+    core.on_user_goal(newer, runner.t)                  # sent in the air: cancelled, kept
+    runner.step()
+    core.on_goal_done(PREEMPTED, False, runner.t, newer.goal_id)
+    core.on_user_cancel(*ALL, runner.t)
+    assert core.saved_goal is None
+    core.on_state(State.NAVIGATING, runner.t)           # put down: back to NAVIGATING
+    command = runner.step()
+    assert command.request_state == State.IDLE and not command.resend_saved_goal
+
+
+def test_a_cancel_in_the_air_of_the_goal_move_base_still_holds_forgets_it():
+    # Lifted, move_base's PREEMPTED of the user's goal counts as the node's own: the cancel
+    # itself must say it was the user's.
+    core, runner = driving()
+    core.on_state(State.FLYING, runner.t)
+    runner.step()
+    core.on_user_cancel(*ALL, runner.t)
+    core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal is None
+    core.on_state(State.LOST, runner.t)                 # a kidnap after all: nothing to resume
+    runner.run(1.0)
+    core.on_state(State.IDLE, runner.t)
+    assert not runner.step().resend_saved_goal
+
+
+def test_a_goal_that_went_to_no_move_base_is_forgotten_on_a_cancel():
+    for down_before in (True, False):
+        core = make_core()
+        runner = Runner(core)
+        if down_before:
+            core.on_move_base_available(False)
+        core.on_user_goal(GOAL, runner.t)
+        runner.step()
+        core.on_state(State.NAVIGATING, runner.t)
+        if not down_before:
+            core.on_move_base_available(False)         # restarted: it holds no goal now
+        core.on_user_cancel(*ALL, runner.t)
+        assert core.saved_goal is None
+
+
+def test_the_result_of_the_goal_an_rviz_goal_replaced_is_not_the_new_goals():
+    core = make_core()
+    runner = Runner(core, t=100.0)
+    first = dataclasses.replace(GOAL, goal_id='', x=1.0)
+    second = dataclasses.replace(GOAL, goal_id='', x=2.0)
+    core.on_user_goal(first, runner.t)
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    runner.run(10.0)
+    core.on_user_goal(second, runner.t)                 # move_base preempts the first ...
+    core.on_goal_done(PREEMPTED, False, runner.t, '/move_base-1-100.1', stamp=100.1)
+    assert core.saved_goal == second                    # ... whose result is not the second's
+    # The second's own result (stamped when move_base accepted it, a little before this
+    # node saw it) ends it; so does one with no stamp.
+    core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-2-110.0', stamp=runner.t - 0.3)
+    assert core.saved_goal is None
+    core.on_user_goal(first, runner.t)
+    core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-3-0.0')
+    assert core.saved_goal is None
+
+
+def test_a_cancel_of_every_goal_during_the_way_to_the_viewpoint_ends_the_look_and_resumes_nothing():
+    core, runner = look_at_stage('go')
+    core.on_user_cancel(*ALL, runner.t)
+    core.on_goal_done(PREEMPTED, True, runner.t)        # move_base preempts the look's goal
+    assert core.phase == Phase.IDLE and core.saved_goal is None
+    done = len(runner.log)
+    runner.run(5.0)
+    assert not any(c.resend_saved_goal or c.send_goal for _, c in runner.log[done:])

@@ -615,6 +615,12 @@ _SEARCHING = (Phase.SPIN, Phase.LEG, Phase.WANDER, Phase.APPROACH)
 _REMEMBERING = _SEARCHING + (Phase.STEP,)
 
 
+#: Seconds by which a result's goal stamp must precede the time an id-less saved goal came for
+#: the result to be taken for an older goal's: move_base stamps the saved goal itself when it
+#: accepts it, which may be a little before this node's callback ran.
+OLDER_GOAL_SLACK = 2.0
+
+
 def _finite(*values):
     """True when every value is a finite real number."""
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -843,7 +849,7 @@ class RecoveryCore:
         replaced = self.saved_goal
         self.saved_goal = goal
         self._saved_at = stamp if _finite(stamp) and stamp > 0.0 else t
-        self._user_at_move_base = True      # it went to move_base itself
+        self._user_at_move_base = self.move_base_available  # it went to move_base itself
         self._doubts = 0
         self._abandoned = False
         if self.phase == Phase.LOOK:
@@ -886,14 +892,15 @@ class RecoveryCore:
     def on_user_cancel(self, goal_id, stamp, t):
         """Someone else published on ``move_base/cancel`` (actionlib_msgs/GoalID).
 
-        A cancel that takes in the saved goal forgets it unless the user's own goal is at
-        move_base: then move_base preempts it and its PREEMPTED says so, in the order move_base
-        served the cancel and any newer goal. So a cancel forgets the goal while the robot is
-        not localized, during the wait or the step before a re-send (the step stops), the turn
-        at a reached goal (it stops), after move_base aborted it for good, and while our
-        re-send drives it (under our goal id, which the user's cancel may not name: cancelled
-        too). A search or a look before resuming goes on (they test the localization too);
-        only the goal is forgotten, so nothing is resumed.
+        A cancel that takes in the saved goal forgets it unless the robot is localized with
+        the user's own goal at move_base: then move_base preempts it and its PREEMPTED says so,
+        in the order move_base served the cancel and any newer goal. So a cancel forgets the
+        goal while the robot is not localized (in the air too), during the wait or the step
+        before a re-send (the step stops), the turn at a reached goal (it stops), after
+        move_base aborted it for good, and while our re-send drives it (under our goal id,
+        which the user's cancel may not name: cancelled too). A search goes on, and so does a
+        look before resuming unless the cancel took in its goal at move_base too (they test
+        the localization); only the goal is forgotten, so nothing is resumed.
 
         Args:
             goal_id: the cancel's id ('' for every goal, or every goal stamped up to
@@ -911,8 +918,10 @@ class RecoveryCore:
             return
         by_id = bool(goal_id) and goal_id == self.saved_goal.goal_id
         by_stamp = stamp > 0.0 and self._saved_at is not None and self._saved_at <= stamp
+        # While not localized move_base's PREEMPTED of the user's goal counts as ours (so
+        # lifted with the goal at move_base, the cancel is taken here).
         if not (by_id or by_stamp or (not goal_id and stamp <= 0.0)) or \
-                self._user_at_move_base:
+                (self._user_at_move_base and self.state in LOCALIZED):
             return
         # A re-send still waiting for this step has not reached move_base: the cancel is
         # ahead of it there, so it must not go out; one that went out is cancelled.
@@ -932,8 +941,9 @@ class RecoveryCore:
             self._stop('the user cancelled the saved goal')
         resume = self._resume
         self._forget()
-        # An episode without a goal still looks for a tag before it ends (look_before_resume).
-        self._resume = resume
+        # An episode without a goal still looks for a tag before it ends (look_before_resume);
+        # a goal sent in the air leaves nothing to resume after a short lift.
+        self._resume = resume and self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP)
 
     def _holder(self, pending):
         """Where the saved goal is while move_base does not hold the user's own, for the log."""
@@ -948,7 +958,7 @@ class RecoveryCore:
                 Phase.CHECK: 'turning at it once reached'}.get(
                     self.phase, 'waiting to send it again')
 
-    def on_goal_done(self, status, ours, t, goal_id=''):
+    def on_goal_done(self, status, ours, t, goal_id='', stamp=None):
         """A move_base goal ended with ``status`` (actionlib_msgs/GoalStatus value).
 
         Args:
@@ -958,6 +968,10 @@ class RecoveryCore:
             t: time (s).
             goal_id: the goal's id; for our goals the :attr:`Command.goal_tag` it was sent with
                 ('' stands for the latest one).
+            stamp: the goal id's stamp (s; move_base stamps a goal when it accepts it), None
+                when unknown. A saved goal without an id (``move_base_simple/goal``) is told
+                from the goal it replaced by it: a result of a goal stamped more than
+                :data:`OLDER_GOAL_SLACK` before the saved goal came is not the saved goal's.
         """
         t = self._time(t)
         if t is None:
@@ -1002,6 +1016,9 @@ class RecoveryCore:
             return
         if self.saved_goal.goal_id and goal_id != self.saved_goal.goal_id:
             return      # another goal, e.g. the one the saved goal preempted
+        if not self.saved_goal.goal_id and _finite(stamp) and stamp > 0.0 and \
+                self._saved_at is not None and stamp < self._saved_at - OLDER_GOAL_SLACK:
+            return      # the goal an rviz goal replaced (preempted by it)
         self._user_at_move_base = False
         self._user_goal_done(status, goal_id)
 
@@ -1212,6 +1229,8 @@ class RecoveryCore:
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now."""
         self.move_base_available = bool(available)
+        if not self.move_base_available:
+            self._user_at_move_base = False     # a restarted move_base holds no goal
 
     def shutdown(self):
         """The node is shutting down: cancel the leg (or the way to the viewpoint) in

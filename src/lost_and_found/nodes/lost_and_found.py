@@ -139,9 +139,9 @@ class RecoveryNode:
         move_base/goal (move_base_msgs/MoveBaseActionGoal): user goals to remember (their id)
         move_base/result (move_base_msgs/MoveBaseActionResult): how user goals ended
         move_base/cancel (actionlib_msgs/GoalID): someone else's cancel of the saved goal
-            (its id, every goal, or every goal up to a stamp) forgets it unless the user's
-            own goal is at move_base (whose PREEMPTED then says so): the robot lost, a
-            re-send waiting or driving, aborted for good
+            (its id, every goal, or every goal up to a stamp) forgets it unless the robot is
+            localized with the user's own goal at move_base (whose PREEMPTED then says so):
+            the robot lost or in the air, a re-send waiting or driving, aborted for good
         (remapping ``move_base`` moves these and ``move_base/cancel`` with the action)
         odom (nav_msgs/Odometry): wheel odometry: the spiral's frame and centre (``spiral_anchor:
             odom``), the reactive wander's stall check and where its remembered returns are
@@ -350,7 +350,7 @@ class RecoveryNode:
         if goal_id.startswith(self._name + '-'):
             return
         self._guard('move_base/result', lambda: self._core.on_goal_done(
-            msg.status.status, False, self._now(), goal_id))
+            msg.status.status, False, self._now(), goal_id, msg.status.goal_id.stamp.to_sec()))
 
     def _on_done(self, tag, status, _result):
         # Runs holding actionlib's goal mutex: hand over to the timer rather than take our
