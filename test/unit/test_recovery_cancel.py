@@ -361,3 +361,27 @@ def test_a_cancel_of_every_goal_during_the_way_to_the_viewpoint_ends_the_look_an
     done = len(runner.log)
     runner.run(5.0)
     assert not any(c.resend_saved_goal or c.send_goal for _, c in runner.log[done:])
+
+
+def test_the_adapter_passes_a_results_goal_stamp(monkeypatch):
+    nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
+    import rospy
+    from move_base_msgs.msg import MoveBaseActionResult
+    from test_recovery import _Recorder
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)     # no master: a fixed clock
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._saved_pub = _Recorder()
+    simple = nodes.pose_stamped_from_goal(GOAL, rospy.Time(5))     # rviz: no goal id
+    simple._connection_header = {'callerid': '/rviz'}
+    node._on_simple_goal(simple)
+    result = MoveBaseActionResult()
+    result.status.status = PREEMPTED
+    result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-1-1.0', rospy.Time(1)
+    node._on_result(result)                 # the goal it replaced, stamped 4 s before it came
+    assert core.saved_goal is not None
+    result.status.status = SUCCEEDED
+    result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-2-4.9', rospy.Time(4.9)
+    node._on_result(result)
+    assert core.saved_goal is None
