@@ -366,7 +366,7 @@ def test_a_cancel_of_every_goal_during_the_way_to_the_viewpoint_ends_the_look_an
 def test_the_adapter_passes_a_results_goal_stamp(monkeypatch):
     nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
     import rospy
-    from move_base_msgs.msg import MoveBaseActionResult
+    from move_base_msgs.msg import MoveBaseActionGoal, MoveBaseActionResult
     from test_recovery import _Recorder
     monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)     # no master: a fixed clock
     monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
@@ -381,7 +381,51 @@ def test_the_adapter_passes_a_results_goal_stamp(monkeypatch):
     result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-1-1.0', rospy.Time(1)
     node._on_result(result)                 # the goal it replaced, stamped 4 s before it came
     assert core.saved_goal is not None
+    # move_base's echo on move_base/goal: no id, no goal stamp; its header stamped when
+    # move_base wrapped the goal (4.8 s), on move_base's clock: from then on no slack.
+    echo = MoveBaseActionGoal()
+    echo.header.stamp = rospy.Time(4.8)
+    echo.goal.target_pose = simple
+    echo._connection_header = {'callerid': '/move_base'}
+    node._on_action_goal(echo)
+    result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-1-4.7', rospy.Time(4.7)
+    node._on_result(result)                 # preempted by the goal, 0.1 s before its echo
+    assert core.saved_goal is not None
     result.status.status = SUCCEEDED
-    result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-2-4.9', rospy.Time(4.9)
+    result.status.goal_id.id, result.status.goal_id.stamp = '/move_base-2-4.8', rospy.Time(4.8)
     node._on_result(result)
     assert core.saved_goal is None
+
+
+def test_an_rviz_goal_corrected_within_seconds_keeps_the_correction():
+    core = make_core()
+    runner = Runner(core, t=100.0)
+    first = dataclasses.replace(GOAL, goal_id='', x=1.0)
+    second = dataclasses.replace(GOAL, goal_id='', x=2.0)
+    core.on_user_goal(first, runner.t)                  # rviz ...
+    core.on_user_goal(first, runner.t, stamp=runner.t)  # ... and move_base's echo
+    runner.step()
+    core.on_state(State.NAVIGATING, runner.t)
+    runner.run(1.5)                                     # the user clicks again 1.5 s later
+    core.on_user_goal(second, runner.t)
+    core.on_user_goal(second, runner.t, stamp=runner.t - 0.01)
+    core.on_goal_done(PREEMPTED, False, runner.t, '/move_base-1-100.0', stamp=100.01)
+    assert core.saved_goal == second
+    assert runner.step().request_state is None
+    core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-2-101.6', stamp=runner.t)
+    assert core.saved_goal is None
+
+
+def test_a_move_base_that_restarts_under_the_users_goal_gets_it_again():
+    core, runner = driving()
+    runner.run(2.0)
+    core.on_move_base_available(False)                  # respawned: it holds no goal now
+    runner.run(5.0)
+    assert core.saved_goal == GOAL
+    core.on_move_base_available(True)
+    command = runner.step()
+    assert command.resend_saved_goal
+    # Down only in the node's eyes: the re-send preempted the user's own copy at move_base,
+    # and that PREEMPTED is not the user's.
+    core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal == GOAL

@@ -615,9 +615,10 @@ _SEARCHING = (Phase.SPIN, Phase.LEG, Phase.WANDER, Phase.APPROACH)
 _REMEMBERING = _SEARCHING + (Phase.STEP,)
 
 
-#: Seconds by which a result's goal stamp must precede the time an id-less saved goal came for
-#: the result to be taken for an older goal's: move_base stamps the saved goal itself when it
-#: accepts it, which may be a little before this node's callback ran.
+#: Before move_base's echo of an id-less saved goal came, seconds by which a result's goal stamp
+#: must precede the time the goal came for the result to be taken for an older goal's:
+#: move_base stamps the saved goal itself when it accepts it, which may be a little before
+#: this node's callback ran (the echo's stamp, on move_base's clock, needs no slack).
 OLDER_GOAL_SLACK = 2.0
 
 
@@ -660,6 +661,7 @@ class RecoveryCore:
         self.phase = Phase.IDLE
         self.saved_goal = None
         self._saved_at = None           # the saved goal's stamp, else when it came (cancels)
+        self._saved_stamped = False     # _saved_at is a stamp (the goal's, or move_base's echo)
         self._user_at_move_base = False  # the user's own goal (not our re-send) is at move_base
         self.strategy = config.strategy
         self.fallback_reason = None
@@ -836,8 +838,10 @@ class RecoveryCore:
     def on_user_goal(self, goal, t, stamp=None):
         """A goal from a user (not from this node) was seen on move_base's inputs.
 
-        ``stamp`` (s) is its actionlib goal id's stamp, None or 0 when it has none (then the
-        time it came stands for it): a cancel stamped at or after it takes it in.
+        ``stamp`` (s) is its actionlib goal id's stamp or, for move_base's echo of a
+        ``move_base_simple/goal`` (no id, no stamp), the echo's header stamp (move_base's time
+        when it wrapped the goal); None or 0 when it has none (then the time it came stands for
+        it). A cancel stamped at or after it takes it in.
         """
         t = self._time(t)
         if t is None:
@@ -848,7 +852,8 @@ class RecoveryCore:
             return
         replaced = self.saved_goal
         self.saved_goal = goal
-        self._saved_at = stamp if _finite(stamp) and stamp > 0.0 else t
+        self._saved_stamped = _finite(stamp) and stamp > 0.0
+        self._saved_at = stamp if self._saved_stamped else t
         self._user_at_move_base = self.move_base_available  # it went to move_base itself
         self._doubts = 0
         self._abandoned = False
@@ -970,8 +975,9 @@ class RecoveryCore:
                 ('' stands for the latest one).
             stamp: the goal id's stamp (s; move_base stamps a goal when it accepts it), None
                 when unknown. A saved goal without an id (``move_base_simple/goal``) is told
-                from the goal it replaced by it: a result of a goal stamped more than
-                :data:`OLDER_GOAL_SLACK` before the saved goal came is not the saved goal's.
+                from the goal it replaced by it: a result of a goal stamped before move_base
+                wrapped the saved goal (its echo's stamp), or, before the echo came, more than
+                :data:`OLDER_GOAL_SLACK` before the saved goal came, is not the saved goal's.
         """
         t = self._time(t)
         if t is None:
@@ -1016,8 +1022,9 @@ class RecoveryCore:
             return
         if self.saved_goal.goal_id and goal_id != self.saved_goal.goal_id:
             return      # another goal, e.g. the one the saved goal preempted
+        slack = 0.0 if self._saved_stamped else OLDER_GOAL_SLACK
         if not self.saved_goal.goal_id and _finite(stamp) and stamp > 0.0 and \
-                self._saved_at is not None and stamp < self._saved_at - OLDER_GOAL_SLACK:
+                self._saved_at is not None and stamp < self._saved_at - slack:
             return      # the goal an rviz goal replaced (preempted by it)
         self._user_at_move_base = False
         self._user_goal_done(status, goal_id)
@@ -1227,10 +1234,19 @@ class RecoveryCore:
             self._approach_next = (fiducial_id, tag, facing_yaw, goal)
 
     def on_move_base_available(self, available):
-        """Whether the move_base action server is connected now."""
-        self.move_base_available = bool(available)
-        if not self.move_base_available:
-            self._user_at_move_base = False     # a restarted move_base holds no goal
+        """Whether the move_base action server is connected now. When it goes while it
+        drives the user's goal (localized), the goal is re-sent once it is back: a restarted
+        move_base holds no goal and sends no result."""
+        available = bool(available)
+        if not available and self._user_at_move_base and self.saved_goal is not None and \
+                self.state in LOCALIZED and self.phase == Phase.IDLE:
+            _log.warning('recovery: move_base went away while it drove the saved goal '
+                         '(%.2f, %.2f): it is sent again once move_base is back',
+                         self.saved_goal.x, self.saved_goal.y)
+            self._resume_when_up = True
+        self.move_base_available = available
+        if not available:
+            self._user_at_move_base = False
 
     def shutdown(self):
         """The node is shutting down: cancel the leg (or the way to the viewpoint) in
@@ -1952,8 +1968,9 @@ class RecoveryCore:
             _log.info('recovery: the saved goal was reached, forgetting it')
             self._forget()
         elif status in (PREEMPTED, RECALLED):
+            # With our re-send out, the user's own copy was preempted by it.
             caused = goal_id in self._cancelled_ids or self.state not in LOCALIZED \
-                or self.phase != Phase.IDLE or self._resume
+                or self.phase != Phase.IDLE or self._resume or self._resent
             if not caused:
                 _log.info('recovery: the saved goal was cancelled by its user, forgetting it')
                 self._forget()

@@ -305,7 +305,7 @@ class RecoveryNode:
         pose = msg.goal.target_pose
         self._guard('move_base/goal', lambda: self._core.on_user_goal(
             user_goal_from_pose(pose.header, pose.pose, msg.goal_id.id), self._now(),
-            msg.goal_id.stamp.to_sec()))
+            msg.goal_id.stamp.to_sec() or msg.header.stamp.to_sec()))
 
     def _on_cancel(self, msg):
         if _callerid(msg) == self._name:
