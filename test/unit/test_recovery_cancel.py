@@ -14,6 +14,8 @@ from test_recovery_step import drive, step_core
 
 ALL = ('', 0.0)                   # actionlib: every goal
 BY_ID = (GOAL.goal_id, 0.0)       # the saved goal's own id
+FIRST = dataclasses.replace(GOAL, goal_id='', x=1.0)     # two rviz goals: no id
+SECOND = dataclasses.replace(GOAL, goal_id='', x=2.0)
 
 
 def driving(t=0.0):
@@ -256,17 +258,24 @@ def test_a_new_goal_after_a_stamped_cancel_is_kept():
     assert core.saved_goal == newer
 
 
-def test_the_adapter_hands_on_cancels_but_not_its_own_and_passes_the_goals_stamp(monkeypatch):
+def adapter(monkeypatch):
+    """(the node module, rospy, a core, its RecoveryNode) at a fixed clock of 5 s (no master);
+    the node's ~saved_goal publisher records."""
     nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
     import rospy
-    from actionlib_msgs.msg import GoalID
-    from move_base_msgs.msg import MoveBaseActionGoal
     from test_recovery import _Recorder
-    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)     # no master: a fixed clock
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
     monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
     core = make_core()
     node = nodes.RecoveryNode(core, core.config)
     node._saved_pub = _Recorder()
+    return nodes, rospy, core, node
+
+
+def test_the_adapter_hands_on_cancels_but_not_its_own_and_passes_the_goals_stamp(monkeypatch):
+    from actionlib_msgs.msg import GoalID
+    from move_base_msgs.msg import MoveBaseActionGoal
+    nodes, rospy, core, node = adapter(monkeypatch)
     user = MoveBaseActionGoal()
     user.goal.target_pose = nodes.pose_stamped_from_goal(GOAL, rospy.Time(1))
     user.goal_id.id, user.goal_id.stamp = GOAL.goal_id, rospy.Time(2)
@@ -335,20 +344,18 @@ def test_a_goal_that_went_to_no_move_base_is_forgotten_on_a_cancel():
 def test_the_result_of_the_goal_an_rviz_goal_replaced_is_not_the_new_goals():
     core = make_core()
     runner = Runner(core, t=100.0)
-    first = dataclasses.replace(GOAL, goal_id='', x=1.0)
-    second = dataclasses.replace(GOAL, goal_id='', x=2.0)
-    core.on_user_goal(first, runner.t)
+    core.on_user_goal(FIRST, runner.t)
     runner.step()
     core.on_state(State.NAVIGATING, runner.t)
     runner.run(10.0)
-    core.on_user_goal(second, runner.t)                 # move_base preempts the first ...
+    core.on_user_goal(SECOND, runner.t)                 # move_base preempts the first ...
     core.on_goal_done(PREEMPTED, False, runner.t, '/move_base-1-100.1', stamp=100.1)
-    assert core.saved_goal == second                    # ... whose result is not the second's
+    assert core.saved_goal == SECOND                    # ... whose result is not the second's
     # The second's own result (stamped when move_base accepted it, a little before this
     # node saw it) ends it; so does one with no stamp.
     core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-2-110.0', stamp=runner.t - 0.3)
     assert core.saved_goal is None
-    core.on_user_goal(first, runner.t)
+    core.on_user_goal(FIRST, runner.t)
     core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-3-0.0')
     assert core.saved_goal is None
 
@@ -364,15 +371,8 @@ def test_a_cancel_of_every_goal_during_the_way_to_the_viewpoint_ends_the_look_an
 
 
 def test_the_adapter_passes_a_results_goal_stamp(monkeypatch):
-    nodes = pytest.importorskip('lost_and_found.nodes.lost_and_found')
-    import rospy
     from move_base_msgs.msg import MoveBaseActionGoal, MoveBaseActionResult
-    from test_recovery import _Recorder
-    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)     # no master: a fixed clock
-    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
-    core = make_core()
-    node = nodes.RecoveryNode(core, core.config)
-    node._saved_pub = _Recorder()
+    nodes, rospy, core, node = adapter(monkeypatch)
     simple = nodes.pose_stamped_from_goal(GOAL, rospy.Time(5))     # rviz: no goal id
     simple._connection_header = {'callerid': '/rviz'}
     node._on_simple_goal(simple)
@@ -400,17 +400,15 @@ def test_the_adapter_passes_a_results_goal_stamp(monkeypatch):
 def test_an_rviz_goal_corrected_within_seconds_keeps_the_correction():
     core = make_core()
     runner = Runner(core, t=100.0)
-    first = dataclasses.replace(GOAL, goal_id='', x=1.0)
-    second = dataclasses.replace(GOAL, goal_id='', x=2.0)
-    core.on_user_goal(first, runner.t)                  # rviz ...
-    core.on_user_goal(first, runner.t, stamp=runner.t)  # ... and move_base's echo
+    core.on_user_goal(FIRST, runner.t)                  # rviz ...
+    core.on_user_goal(FIRST, runner.t, stamp=runner.t)  # ... and move_base's echo
     runner.step()
     core.on_state(State.NAVIGATING, runner.t)
     runner.run(1.5)                                     # the user clicks again 1.5 s later
-    core.on_user_goal(second, runner.t)
-    core.on_user_goal(second, runner.t, stamp=runner.t - 0.01)
+    core.on_user_goal(SECOND, runner.t)
+    core.on_user_goal(SECOND, runner.t, stamp=runner.t - 0.01)
     core.on_goal_done(PREEMPTED, False, runner.t, '/move_base-1-100.0', stamp=100.01)
-    assert core.saved_goal == second
+    assert core.saved_goal == SECOND
     assert runner.step().request_state is None
     core.on_goal_done(SUCCEEDED, False, runner.t, '/move_base-2-101.6', stamp=runner.t)
     assert core.saved_goal is None
