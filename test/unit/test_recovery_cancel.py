@@ -57,7 +57,7 @@ def test_a_cancel_while_lost_forgets_the_goal_and_the_search_goes_on(cancel, cap
 
 @pytest.mark.parametrize('cancel', [
     ('/rviz-7-70.0', 0.0),          # another goal's id
-    ('', 0.5),                      # every goal stamped up to 0.5 s: GOAL came at 0.0 ...
+    ('', 0.5),                      # every goal stamped up to 0.5 s: GOAL came ...
 ], ids=['other-id', 'stamped-before'])
 def test_a_cancel_that_does_not_take_in_the_goal_keeps_it(cancel):
     core, runner = driving(t=1.0)               # ... here at 1.0 s
