@@ -869,8 +869,7 @@ class RecoveryCore:
         # Our re-send of the previous goal is being replaced: its PREEMPTED is not the user's.
         # One still waiting for this step must not go out: it would send the new goal as
         # ours, and move_base would preempt the user's own with it.
-        if self._out.pop('resend_saved_goal', None):
-            self._out.pop('goal_tag', None)
+        self._drop_pending_resend()
         self._resent = False
         self._retry_at = None
         self._resume_when_up = False    # the user's goal went to move_base itself
@@ -917,8 +916,7 @@ class RecoveryCore:
         t = self._time(t)
         if t is None or self.saved_goal is None:
             return
-        if not (isinstance(stamp, (int, float)) and math.isfinite(stamp)) or \
-                not isinstance(goal_id, str):
+        if not _finite(stamp) or not isinstance(goal_id, str):
             self._warn('cancel', 'ignoring a cancel with id %r and stamp %r' % (goal_id, stamp))
             return
         by_id = bool(goal_id) and goal_id == self.saved_goal.goal_id
@@ -930,9 +928,8 @@ class RecoveryCore:
             return
         # A re-send still waiting for this step has not reached move_base: the cancel is
         # ahead of it there, so it must not go out; one that went out is cancelled.
-        pending = self._out.pop('resend_saved_goal', None)
+        pending = self._drop_pending_resend()
         if pending:
-            self._out.pop('goal_tag', None)
             if self._out.get('request_state') == State.NAVIGATING:
                 self._withdraw_request()
                 self._nav_asked = False
@@ -1416,9 +1413,8 @@ class RecoveryCore:
     def _start_episode(self, t):
         """The state became LOST: cancel, remember where we were, spin."""
         # A re-send of the saved goal still waiting for this step must not go out now.
-        if self._out.pop('resend_saved_goal', None):
+        if self._drop_pending_resend():
             self._resent = False
-            self._out.pop('goal_tag', None)
             self._withdraw_request()
         self._retry_at = None
         self._drop_pending_look()
@@ -1903,6 +1899,14 @@ class RecoveryCore:
             self._out.pop('goal_frame', None)
             self._out.pop('goal_tag', None)
             self._look = 'ask'
+
+    def _drop_pending_resend(self):
+        """A re-send of the saved goal asked for in this step must not go out (the caller
+        decides what else to undo); True when there was one."""
+        if self._out.pop('resend_saved_goal', None):
+            self._out.pop('goal_tag', None)
+            return True
+        return False
 
     def _drop_pending_leg(self):
         """Leaving the search: a leg sent in this step (the one after a leg that ended near
