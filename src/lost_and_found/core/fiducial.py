@@ -106,6 +106,14 @@ class FiducialLocalizerConfig:
         coarse_sigma_yaw: standard deviation (rad) of yaw of a coarse fix.
         coarse_tries: coarse fixes from one tag per lost episode (from the robot leaving a
             localized state, or being lifted, until it is localized again).
+        search_hint_interval: while the robot is ``LOST``, the particle cloud is read for
+            the way most of its particles say a tag is (core/search_hint.py) at most this
+            often (s); 0: never.
+        search_hint_min_share: the least fraction of the voting particles that must agree
+            for a hint, in (0, 1].
+        search_hint_clearance: the paths of the hint go through known-free cells at least
+            this far (m) from a mapped obstacle.
+        search_hint_lookahead: how far along each particle's path (m) its way is read.
     """
 
     fiducial_map: str = ''
@@ -140,6 +148,10 @@ class FiducialLocalizerConfig:
     coarse_sigma_xy: float = 0.3
     coarse_sigma_yaw: float = 0.2
     coarse_tries: int = 1
+    search_hint_interval: float = 1.0
+    search_hint_min_share: float = 0.5
+    search_hint_clearance: float = 0.25
+    search_hint_lookahead: float = 1.5
 
     def validate(self):
         """Raise ConfigError naming every bad value."""
@@ -199,6 +211,10 @@ class FiducialLocalizerConfig:
         check.positive('coarse_sigma_xy')
         check.positive('coarse_sigma_yaw')
         check.positive_int('coarse_tries')
+        check.non_negative('search_hint_interval')
+        check.in_range('search_hint_min_share', 0.0, 1.0, low_open=True)
+        check.non_negative('search_hint_clearance')
+        check.positive('search_hint_lookahead')
         check.done()
 
     def caveats(self):

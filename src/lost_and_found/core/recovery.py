@@ -126,6 +126,10 @@ EXPLORE_MIN_OPEN = 1.0
 #: this margin (s) for the base's acceleration; then the wander starts wherever it faces.
 EXPLORE_TURN_MARGIN = 1.0
 EXPLORE_TURN_SLACK = 1.5
+#: A search hint's way is followed to the open heading nearest a point this far (m) along it.
+HINT_REACH = 3.0
+#: ...unless the nearest open heading is more than this (rad) off it: then it is not followed.
+HINT_MAX_OFF = math.radians(45.0)
 #: ``seek_walls`` turns back only toward a place with a wall near at least this far (m) away.
 SEEK_WALLS_MIN_WAY = 1.0
 #: A hop before the spiral (``hops_before_spiral``) that has not driven ``hop_distance`` after
@@ -262,6 +266,14 @@ class RecoveryConfig:
             heading nearest where the last spin with something that near was: tags hang on
             walls, and in open space (a hall, unmapped space) the widest gap leads farther
             from them; 0: never.
+        follow_search_hints: after a spin the wander or the spiral's next leg would follow,
+            turn first to the open heading nearest the way fiducial_localizer's latest search
+            hint says a tag is (its ``~search_hint``: the way most of amcl's particles agree
+            on, core/search_hint.py), and wander from there; the hint must be at most
+            ``search_hint_max_age`` old and is used once. Without one the search goes on as
+            before (``seek_walls``, ``explore``, the spiral).
+        search_hint_max_age: the oldest search hint (s, by its stamp) a spin's end follows,
+            in (0, 2] (the odometry kept to turn its bearing into a heading).
         look_before_resume: after the localizer alone ended a LOST episode (no tag fix, not
             docked, move_base up), drive to the viewpoint fiducial_localizer names and stand
             there, so that its tag check can refute a wrong estimate; then resume the saved
@@ -354,6 +366,8 @@ class RecoveryConfig:
     look_around_every: float = 3.0
     explore: bool = False
     seek_walls: float = 2.5
+    follow_search_hints: bool = False
+    search_hint_max_age: float = 1.5
     look_before_resume: bool = False
     check_arrival: bool = True
     look_timeout: float = 45.0
@@ -437,6 +451,9 @@ class RecoveryConfig:
         check.non_negative('look_around_every')
         check.non_negative('seek_walls')
         check.require(isinstance(self.explore, bool), 'explore', 'be true or false')
+        check.require(isinstance(self.follow_search_hints, bool), 'follow_search_hints',
+                      'be true or false')
+        check.in_range('search_hint_max_age', 0.0, ODOM_HISTORY, low_open=True)
         check.require(isinstance(self.clear_costmaps, bool), 'clear_costmaps',
                       'be true or false')
         check.require(isinstance(self.look_before_resume, bool), 'look_before_resume',
@@ -710,6 +727,7 @@ class RecoveryCore:
         self._path = []                 # with explore: the episode's odometry, PATH_STEP apart
         self._walled_at = None          # with seek_walls: where the last spin saw a wall near
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
+        self._hint = None               # (bearing, stamp) of the latest search hint, or None
         self._hops_left = 0             # hops before the spiral still to make this episode
         self._hop_end = None            # the deadline of the hop under way, or None
         self._last_t = None
@@ -812,6 +830,26 @@ class RecoveryCore:
         self._out['goal_tag'] = self._next_tag('look')
         _log.info('recovery: going to look from (%.2f, %.2f, %.2f): %s', goal[0], goal[1],
                   goal[2], why)
+
+    def on_search_hint(self, bearing, stamp, t):
+        """fiducial_localizer's search hint (``follow_search_hints``).
+
+        Args:
+            bearing: the way a tag is (rad, in the robot's frame at ``stamp``), or None when
+                the latest particle cloud gives none (a hint before it is then forgotten).
+            stamp: the time of the particle cloud it was read from (s).
+            t: time received (s).
+        """
+        t = self._time(t)
+        if t is None:
+            return
+        if bearing is None:
+            self._hint = None
+        elif not _finite(bearing, stamp):
+            self._warn('hint', 'ignoring a search hint with a non-finite bearing or stamp '
+                       '(%r, %r)' % (bearing, stamp))
+        else:
+            self._hint = (float(bearing), float(stamp))
 
     def on_dock(self, docked):
         """Whether the base is on its dock (kidnap_monitor's ``on_dock``): a docked robot
@@ -1475,6 +1513,9 @@ class RecoveryCore:
         if self._approach_next is not None:
             self._start_approach(t)
             return
+        if self.config.follow_search_hints and self._follow_hint(t):
+            self.phase = Phase.WANDER
+            return
         if self.strategy == 'spiral' and self._hops_left > 0:
             self._hops_left -= 1
             cfg = self.config
@@ -1495,6 +1536,31 @@ class RecoveryCore:
         self.phase = Phase.WANDER
         if not self._seek_walls(t) and self.config.explore:
             self._choose_heading(t)
+
+    def _follow_hint(self, t):
+        """Turn toward the open heading nearest the way the latest search hint gives, before
+        the wander. True if so. The hint is used once: the next spin's end needs a new one."""
+        hint, self._hint = self._hint, None
+        if hint is None:
+            return False
+        bearing, stamp = hint
+        age = t - stamp
+        then = self._odom_history.at(stamp)
+        pose = self._odom_pose(t)
+        if age > self.config.search_hint_max_age or then is None or pose is None:
+            return False
+        heading = then[2] + bearing
+        target = (pose[0] + HINT_REACH * math.cos(heading),
+                  pose[1] + HINT_REACH * math.sin(heading))
+        turn = self._turn_toward(pose, self._memory.points_around(pose), target, t,
+                                 HINT_MAX_OFF)
+        if turn is None:
+            return False
+        self.wander.reset()
+        _log.info('recovery: the localizer\'s particles agree that a tag is that way '
+                  '(%+.0f deg when the hint was read, %.1f s ago): turning %+.0f deg before '
+                  'wandering', math.degrees(bearing), age, turn)
+        return True
 
     def _seek_walls(self, t):
         """After a spin the wander follows, with no remembered return within ``seek_walls``
@@ -1522,13 +1588,15 @@ class RecoveryCore:
                   math.hypot(target[0] - pose[0], target[1] - pose[1]))
         return True
 
-    def _turn_toward(self, pose, points, target, t):
+    def _turn_toward(self, pose, points, target, t, max_off=math.pi):
         """Set the turn to the open heading nearest the way to ``target`` (odometry x, y)
-        before the wander; its angle from the robot's heading (deg), or None (none open)."""
+        before the wander; its angle from the robot's heading (deg), or None (none open
+        within ``max_off`` rad of that way)."""
         reactive = self.config.reactive_config()
         heading = heading_toward(pose, points, target, reactive.half_width,
                                  self._memory.config.mark_range, EXPLORE_MIN_OPEN)
-        if heading is None:
+        way = math.atan2(target[1] - pose[1], target[0] - pose[0])
+        if heading is None or abs(float(wrap_angle(heading - way))) > max_off:
             return None
         self._set_heading_goal(heading, pose, t)
         return math.degrees(wrap_angle(heading - pose[2]))

@@ -33,6 +33,26 @@ _UPRIGHT = 0.7
 CLEARANCE = 0.2
 
 
+def upright_tag_arrays(tag_poses):
+    """``(ids, centres, heights, normals)`` of the upright tags of ``tag_poses`` (fiducial id
+    -> 4x4 ``T_map_fid``, the tag's z axis out of its face), sorted by id: int ``(n,)``, map
+    ``(n, 2)``, ``(n,)`` and unit face normals ``(n, 2)``. Tags on a ceiling or a floor are
+    left out: they cannot be reasoned about in the map plane."""
+    ids, centres, heights, normals = [], [], [], []
+    for fiducial_id, pose in sorted(tag_poses.items()):
+        pose = np.asarray(pose, dtype=float)
+        normal = pose[:2, 2]
+        length = float(np.hypot(*normal))
+        if length < _UPRIGHT:
+            continue
+        ids.append(int(fiducial_id))
+        centres.append(pose[:2, 3])
+        heights.append(pose[2, 3])
+        normals.append(normal / length)
+    return (np.array(ids, dtype=int), np.array(centres, dtype=float).reshape(-1, 2),
+            np.array(heights, dtype=float), np.array(normals, dtype=float).reshape(-1, 2))
+
+
 def opens(before, after):
     """True when the state change ``before`` -> ``after`` (``State`` or None) declares the
     robot localized without a tag: lost_service left ``LOST`` for a localized state (a pose
@@ -87,21 +107,7 @@ class TagCheck:
         self.cos_view = math.cos(float(view_angle))
         self.missing_time = float(missing_time)
         self.min_frames = int(min_frames)
-        ids, centres, heights, normals = [], [], [], []
-        for fiducial_id, pose in sorted(tag_poses.items()):
-            pose = np.asarray(pose, dtype=float)
-            normal = pose[:2, 2]
-            length = float(np.hypot(*normal))
-            if length < _UPRIGHT:
-                continue            # on a ceiling or a floor: not checked in 2D
-            ids.append(int(fiducial_id))
-            centres.append(pose[:2, 3])
-            heights.append(pose[2, 3])
-            normals.append(normal / length)
-        self._ids = np.array(ids, dtype=int)
-        self._centres = np.array(centres, dtype=float).reshape(-1, 2)
-        self._heights = np.array(heights, dtype=float)
-        self._normals = np.array(normals, dtype=float).reshape(-1, 2)
+        self._ids, self._centres, self._heights, self._normals = upright_tag_arrays(tag_poses)
         self.distance_map = None        # a scan_agreement.DistanceMap, for the line of sight
         self._until = None
         self._missing = {}              # id -> [time since it is expected unseen, frames]

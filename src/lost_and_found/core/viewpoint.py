@@ -203,11 +203,10 @@ def _facing_yaws(x, y, tag_centre, t_base_cam):
     return (float(geometry.wrap_angle(yaw)), float(geometry.wrap_angle(yaw + error)))
 
 
-def _grid_dijkstra(traversable, start, resolution, limit):
-    """Shortest 8-connected path lengths (m) from ``start`` over the True cells of
-    ``traversable``, up to ``limit``; ``inf`` elsewhere."""
+def grid_graph(traversable, resolution):
+    """The 8-connected graph (scipy CSR, edge lengths in m) over the True cells of the bool
+    grid ``traversable``; node ``row * width + col``."""
     from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import dijkstra
     shape = traversable.shape
     index = np.arange(traversable.size).reshape(shape)
     heads, tails, weights = [], [], []
@@ -216,13 +215,19 @@ def _grid_dijkstra(traversable, start, resolution, limit):
         a = traversable[:shape[0] - dr, max(0, -dc):shape[1] - max(0, dc)]
         b = traversable[dr:, max(0, dc):shape[1] + min(0, dc)]
         both = a & b
-        ia = index[:shape[0] - dr, max(0, -dc):shape[1] - max(0, dc)][both]
-        ib = index[dr:, max(0, dc):shape[1] + min(0, dc)][both]
-        heads.append(ia)
-        tails.append(ib)
-        weights.append(np.full(ia.size, length * resolution))
-    graph = coo_matrix((np.concatenate(weights), (np.concatenate(heads),
-                                                  np.concatenate(tails))),
-                       shape=(traversable.size, traversable.size)).tocsr()
-    lengths = dijkstra(graph, directed=False, indices=int(index[start]), limit=limit)
-    return lengths.reshape(shape)
+        heads.append(index[:shape[0] - dr, max(0, -dc):shape[1] - max(0, dc)][both])
+        tails.append(index[dr:, max(0, dc):shape[1] + min(0, dc)][both])
+        weights.append(np.full(heads[-1].size, length * resolution))
+    return coo_matrix((np.concatenate(weights), (np.concatenate(heads),
+                                                 np.concatenate(tails))),
+                      shape=(traversable.size, traversable.size)).tocsr()
+
+
+def _grid_dijkstra(traversable, start, resolution, limit):
+    """Shortest 8-connected path lengths (m) from ``start`` over the True cells of
+    ``traversable``, up to ``limit``; ``inf`` elsewhere."""
+    from scipy.sparse.csgraph import dijkstra
+    graph = grid_graph(traversable, resolution)
+    start_node = int(start[0]) * traversable.shape[1] + int(start[1])
+    lengths = dijkstra(graph, directed=False, indices=start_node, limit=limit)
+    return lengths.reshape(traversable.shape)

@@ -10,7 +10,7 @@ import threading
 import rospy
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
-from geometry_msgs.msg import PoseWithCovarianceStamped
+from geometry_msgs.msg import PoseArray, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 
 from lost_and_found.core import geometry
@@ -18,16 +18,20 @@ from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
     Rejection, contradicts, initialpose_covariance, load_fiducial_map)
+from lost_and_found.core.search_hint import TagViewField
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
+from lost_and_found.msg import SearchHint
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
-    pose_with_covariance, transform_to_matrix
+    pose_with_covariance, transform_to_matrix, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
+#: Nearest camera-to-tag distance (m) at which the search hint counts a tag as in view.
+_HINT_MIN_DISTANCE = 0.5
 
 
 def observations_from_msg(msg):
@@ -99,7 +103,9 @@ class FiducialLocalizerNode:
         ``~coarse_fixes`` (bool, true), ``~coarse_max_distance`` (float, 4.5 m),
         ``~coarse_max_view_angle`` (float, 1.35 rad), ``~coarse_max_object_error`` (float,
         0.15), ``~coarse_sigma_xy`` (float, 0.3 m), ``~coarse_sigma_yaw`` (float, 0.2 rad),
-        ``~coarse_tries`` (int, 1).
+        ``~coarse_tries`` (int, 1), ``~search_hint_interval`` (float, 1.0 s; 0 = off),
+        ``~search_hint_min_share`` (float, 0.5), ``~search_hint_clearance`` (float, 0.25 m),
+        ``~search_hint_lookahead`` (float, 1.5 m).
     """
 
     def __init__(self, localizer, config, frame_id):
@@ -139,6 +145,10 @@ class FiducialLocalizerNode:
         self._pub = None
         self._distant_pub = None
         self._sub = None
+        self._distance_map = None       # the latest usable map (tag check, search hint)
+        self._hint_field = None         # TagViewField of _distance_map, made when first needed
+        self._hint_pub = None
+        self._hint_due = None           # rospy time before which no cloud is read
 
     def start(self):
         """Start tf, the state client, the publisher and then the subscriber."""
@@ -149,8 +159,13 @@ class FiducialLocalizerNode:
         self._pub = rospy.Publisher('initialpose', PoseWithCovarianceStamped, queue_size=1)
         self._distant_pub = rospy.Publisher('~distant_tags', FiducialTransformArray,
                                             queue_size=1)
-        if self._tag_check is not None:
+        hints = self._config.search_hint_interval > 0
+        if self._tag_check is not None or hints:
             self._map_sub = rospy.Subscriber('map', OccupancyGrid, self._on_map, queue_size=1)
+        if hints:
+            self._hint_pub = rospy.Publisher('~search_hint', SearchHint, queue_size=1)
+            rospy.Subscriber('particlecloud', PoseArray, self._on_cloud, queue_size=1,
+                             buff_size=2 ** 22)
         self._sub = rospy.Subscriber('fiducial_transforms', FiducialTransformArray,
                                      self._on_fiducials, queue_size=1)
         rospy.Service('~viewpoint', GetViewpoint, self._on_viewpoint)
@@ -164,9 +179,73 @@ class FiducialLocalizerNode:
             rospy.logwarn('%s: ignoring a map: %s' % (rospy.get_name(), error))
             return
         with self._lock:
-            self._tag_check.distance_map = distance_map
-        rospy.loginfo('%s: map %d x %d for the tag check (%d upright tags)', rospy.get_name(),
-                      distance_map.shape[1], distance_map.shape[0], len(self._tag_check))
+            self._distance_map = distance_map
+            if self._tag_check is not None:
+                self._tag_check.distance_map = distance_map
+        rospy.loginfo('%s: map %d x %d for the %s', rospy.get_name(), distance_map.shape[1],
+                      distance_map.shape[0], ' and the '.join(
+                          (['tag check'] if self._tag_check is not None else []) +
+                          (['search hint'] if self._hint_pub is not None else [])))
+
+    def _on_cloud(self, msg):
+        """A particle cloud: while LOST, at most every ``~search_hint_interval``, publish the
+        way most of its particles say a tag is (``~search_hint``)."""
+        now = rospy.get_rostime()
+        if self._state != State.LOST or (self._hint_due is not None and now < self._hint_due):
+            return
+        self._hint_due = now + rospy.Duration(self._config.search_hint_interval)
+        try:
+            self._publish_hint(msg)
+        except Exception as error:  # noqa: B902 - a bad cloud must not end the hints
+            rospy.logerr_throttle(_THROTTLE, '%s: search hint failed: %r' % (
+                rospy.get_name(), error))
+
+    def _hint_field_now(self):
+        """The TagViewField of the latest map (made on first use after a new map), or None."""
+        with self._lock:
+            distance_map = self._distance_map
+        if distance_map is None:
+            return None
+        field = self._hint_field
+        if field is None or field.distance_map is not distance_map:
+            cfg = self._config
+            started = rospy.get_time()
+            field = TagViewField(distance_map, self._localizer.tag_poses, _HINT_MIN_DISTANCE,
+                                 cfg.max_distance, cfg.max_view_angle,
+                                 cfg.search_hint_clearance, cfg.search_hint_lookahead)
+            self._hint_field = field
+            rospy.loginfo('%s: search hint: %d map cells see a mapped tag (%d of the '
+                          'known-free cells the robot fits in; %.1f s)', rospy.get_name(),
+                          len(field), int(field.traversable.sum()),
+                          rospy.get_time() - started)
+        return field
+
+    def _publish_hint(self, msg):
+        """Read the cloud ``msg`` and publish its SearchHint (found or not)."""
+        field = self._hint_field_now()
+        if field is None:
+            rospy.logwarn_throttle(_THROTTLE, '%s: no map on %s yet: no search hint' % (
+                rospy.get_name(), rospy.resolve_name('map')))
+            return
+        if msg.header.frame_id.lstrip('/') not in ('', self._frame_id.lstrip('/')):
+            rospy.logwarn_throttle(_THROTTLE, '%s: particlecloud in frame %r, not the map\'s '
+                                   '%r: no search hint' % (
+                                       rospy.get_name(), msg.header.frame_id, self._frame_id))
+            return
+        poses = [(p.position.x, p.position.y, yaw_from_quaternion(p.orientation))
+                 for p in msg.poses]
+        hint = field.hint(poses, self._config.search_hint_min_share)
+        out = SearchHint()
+        out.header.stamp = msg.header.stamp
+        out.header.frame_id = self._config.base_frame
+        if hint is not None:
+            out.found = True
+            out.bearing, out.share, out.voters, out.distance = \
+                hint.bearing, hint.share, hint.voters, hint.distance
+            rospy.logdebug('%s: search hint: %+.0f deg (%.0f %% of %d particles; a tag in '
+                           'view %.1f m on)', rospy.get_name(), math.degrees(hint.bearing),
+                           100.0 * hint.share, hint.voters, hint.distance)
+        self._hint_pub.publish(out)
 
     def _on_state(self, state):
         """A new robot state: open or close the tag check; log what is published now."""

@@ -21,6 +21,7 @@ from std_srvs.srv import Empty
 from lost_and_found.core.fiducial import facing_yaw
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
+from lost_and_found.msg import SearchHint
 from lost_and_found.nodes.conversions import pose_stamped, transform_to_matrix, \
     yaw_from_quaternion
 from lost_and_found.nodes.goal_client import GoalClient
@@ -153,6 +154,9 @@ class RecoveryNode:
             tag's correction) means the estimate does not rest on the localizer alone (and
             during the turn at a reached goal, sends it again); one far from the estimate
             clears move_base's costmaps
+        fiducial_localizer/search_hint (lost_and_found/SearchHint; with
+            ``~follow_search_hints``): the way amcl's particles say a tag is; after a spin
+            the robot turns that way before it wanders
         fiducial_localizer/distant_tags (fiducial_msgs/FiducialTransformArray; with
             ``~approach_tags``): mapped tags seen too far away to localize from, placed in the
             odometry frame by tf at their stamp; while searching, the robot drives closer
@@ -237,6 +241,9 @@ class RecoveryNode:
         if self._config.approach_tags:
             rospy.Subscriber('fiducial_localizer/distant_tags', FiducialTransformArray,
                              self._on_distant_tags, queue_size=1)
+        if self._config.follow_search_hints:
+            rospy.Subscriber('fiducial_localizer/search_hint', SearchHint,
+                             self._on_search_hint, queue_size=1)
         if self._config.look_before_resume or self._config.max_doubts or \
                 self._config.check_arrival:
             rospy.Subscriber(self._config.kidnap_namespace.rstrip('/') + '/on_dock', Bool,
@@ -292,6 +299,10 @@ class RecoveryNode:
         self._guard('odom', lambda: self._core.on_odom(
             pose.position.x, pose.position.y, self._now(), msg.header.frame_id,
             yaw_from_quaternion(pose.orientation), _stamp(msg)))
+
+    def _on_search_hint(self, msg):
+        self._guard('search hint', lambda: self._core.on_search_hint(
+            msg.bearing if msg.found else None, msg.header.stamp.to_sec(), self._now()))
 
     def _on_simple_goal(self, msg):
         if _callerid(msg) == self._name:
