@@ -17,9 +17,10 @@ import rospy
 import rostest
 import tf2_ros
 from fiducial_msgs.msg import FiducialTransformArray
-from geometry_msgs.msg import PoseWithCovarianceStamped
+from geometry_msgs.msg import Pose, PoseArray, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import String
+from lost_and_found.msg import SearchHint
 from lost_and_found.srv import ChangeState, ChangeStateResponse, GetViewpoint
 from ros_wait import wait_for
 from test_fiducial_localizer import EXPECTED, TAG_ID, camera_and_estimate, fiducials
@@ -178,6 +179,46 @@ class TagCheckTest(unittest.TestCase):
             self.assertIn('no pose within', viewpoint().message)
         finally:
             self.tf_broadcaster.sendTransform(camera_and_estimate(EXPECTED))
+
+    def test_4_search_hint(self):
+        """~search_hint while LOST: particles around (-1, -1), all facing +x, are 2.5 m or more
+        from any place that sees a tag; the nearest such places (tag 7's, at (3, 1) facing
+        -x) lie ahead and to the left; the same cloud facing +y has them to the right."""
+        hints = []
+        sub = rospy.Subscriber('/fiducial_localizer/search_hint', SearchHint, hints.append)
+        cloud_pub = rospy.Publisher('/particlecloud', PoseArray, queue_size=1, latch=True)
+        try:
+            self.state_pub.publish(String(data='LOST'))
+            for yaw, low, high in ((0.0, 0.0, math.pi / 2), (math.pi / 2, -math.pi / 2, 0.0)):
+                cloud = PoseArray()
+                cloud.header.frame_id = 'map'
+                cloud.header.stamp = rospy.Time.now()
+                for i in range(50):
+                    pose = Pose()
+                    pose.position.x = -1.0 + 0.01 * (i % 7)
+                    pose.position.y = -1.0 + 0.01 * (i % 5)
+                    pose.orientation.z, pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+                    cloud.poses.append(pose)
+                hints.clear()
+                wait_for(lambda: self.publish_and_check(cloud_pub, cloud, hints), 15.0,
+                         'a search hint for the cloud facing %.2f' % yaw, period=0.2)
+                hint = [h for h in hints if h.header.stamp == cloud.header.stamp][-1]
+                self.assertTrue(hint.found)
+                self.assertEqual(hint.header.frame_id, 'base_footprint')
+                self.assertTrue(low < hint.bearing < high, hint)
+                self.assertGreater(hint.share, 0.9)
+                self.assertEqual(hint.voters, 50)
+        finally:
+            sub.unregister()
+            self.state_pub.publish(String(data='IDLE'))
+
+    @staticmethod
+    def publish_and_check(pub, cloud, hints):
+        """Publish ``cloud`` (the node reads one a second) and say whether a hint for it came."""
+        if any(h.header.stamp == cloud.header.stamp for h in hints):
+            return True
+        pub.publish(cloud)
+        return False
 
 
 if __name__ == '__main__':

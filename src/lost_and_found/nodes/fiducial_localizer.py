@@ -6,6 +6,7 @@ this module converts messages and tf to numpy transforms and publishes the resul
 import math
 import sys
 import threading
+import time
 
 import rospy
 import tf2_ros
@@ -147,6 +148,7 @@ class FiducialLocalizerNode:
         self._sub = None
         self._distance_map = None       # the latest usable map (tag check, search hint)
         self._hint_field = None         # TagViewField of _distance_map, made when first needed
+        self._hint_lock = threading.Lock()
         self._hint_pub = None
         self._hint_due = None           # rospy time before which no cloud is read
 
@@ -186,6 +188,11 @@ class FiducialLocalizerNode:
                       distance_map.shape[0], ' and the '.join(
                           (['tag check'] if self._tag_check is not None else []) +
                           (['search hint'] if self._hint_pub is not None else [])))
+        if self._hint_pub is not None:
+            try:
+                self._hint_field_now()      # now, not in the first lost episode
+            except Exception as error:  # noqa: B902 - the tag check keeps its map regardless
+                rospy.logerr('%s: no search hint from this map: %r', rospy.get_name(), error)
 
     def _on_cloud(self, msg):
         """A particle cloud: while LOST, at most every ``~search_hint_interval``, publish the
@@ -206,19 +213,20 @@ class FiducialLocalizerNode:
             distance_map = self._distance_map
         if distance_map is None:
             return None
-        field = self._hint_field
-        if field is None or field.distance_map is not distance_map:
-            cfg = self._config
-            started = rospy.get_time()
-            field = TagViewField(distance_map, self._localizer.tag_poses, _HINT_MIN_DISTANCE,
-                                 cfg.max_distance, cfg.max_view_angle,
-                                 cfg.search_hint_clearance, cfg.search_hint_lookahead)
-            self._hint_field = field
-            rospy.loginfo('%s: search hint: %d map cells see a mapped tag (%d of the '
-                          'known-free cells the robot fits in; %.1f s)', rospy.get_name(),
-                          len(field), int(field.traversable.sum()),
-                          rospy.get_time() - started)
-        return field
+        with self._hint_lock:       # the map's thread and the cloud's: made once
+            field = self._hint_field
+            if field is None or field.distance_map is not distance_map:
+                cfg = self._config
+                started = time.monotonic()
+                field = TagViewField(distance_map, self._localizer.tag_poses,
+                                     _HINT_MIN_DISTANCE, cfg.max_distance, cfg.max_view_angle,
+                                     cfg.search_hint_clearance, cfg.search_hint_lookahead)
+                self._hint_field = field
+                rospy.loginfo('%s: search hint: %d map cells see a mapped tag, of the %d '
+                              'known-free cells the robot fits in (%.1f s of wall time)',
+                              rospy.get_name(), len(field), int(field.traversable.sum()),
+                              time.monotonic() - started)
+            return field
 
     def _publish_hint(self, msg):
         """Read the cloud ``msg`` and publish its SearchHint (found or not)."""
