@@ -114,6 +114,37 @@ def test_with_the_spiral_a_hint_replaces_the_next_leg():
             assert heading(core) == pytest.approx(LEFT, abs=math.radians(10))
 
 
+def test_no_hint_is_followed_after_the_first_spin_since_a_put_down(caplog):
+    """amcl's particles are still the re-seed where the robot was lifted: the hint of that
+    cloud is not followed; the next spin's is."""
+    caplog.set_level(logging.INFO, logger='rosout')
+    core = make_core(strategy='reactive', look_around_every=3.0, seek_walls=0.0,
+                     follow_search_hints=True)
+    runner = Runner(core)
+    core.on_state(State.FLYING, runner.t)
+    core.on_state(State.LOST, runner.t + 1.0)
+    runner.t += 1.0
+
+    def spin_with_hint(x):
+        while core.phase == Phase.SPIN:
+            core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+            if core._phase_end - runner.t < 0.5:
+                core.on_search_hint(LEFT, runner.t, runner.t)
+            runner.step()
+        assert core.phase == Phase.WANDER
+    spin_with_hint(0.0)
+    assert heading(core) is None
+    assert 'still the re-seed where the robot was lifted' in caplog.text
+    x = 0.0
+    while core.phase == Phase.WANDER:
+        x += 0.05
+        core.on_odom(x, 0.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
+        core.on_scan(NOTHING, runner.t, stamp=runner.t)
+        runner.step()
+    spin_with_hint(x)
+    assert heading(core) == pytest.approx(LEFT, abs=math.radians(10))
+
+
 @pytest.mark.parametrize('key, value', [('follow_search_hints', 1), ('search_hint_max_age', 0.0),
                                         ('search_hint_max_age', 2.5),
                                         ('search_hint_max_age', math.nan)])

@@ -728,6 +728,7 @@ class RecoveryCore:
         self._walled_at = None          # with seek_walls: where the last spin saw a wall near
         self._heading_goal = None       # (odometry yaw, deadline): turn there, then wander
         self._hint = None               # (bearing, stamp) of the latest search hint, or None
+        self._first_after_lift = False  # the episode's first spin after a put-down is on
         self._hops_left = 0             # hops before the spiral still to make this episode
         self._hop_end = None            # the deadline of the hop under way, or None
         self._last_t = None
@@ -769,6 +770,7 @@ class RecoveryCore:
             # for help.
             start = self._episode_start if previous == State.LOCALIZING else None
             self._start_episode(t)
+            self._first_after_lift = previous == State.FLYING
             if start is not None and 0.0 <= t - start:
                 self._episode_start = start
             return
@@ -1513,7 +1515,8 @@ class RecoveryCore:
         if self._approach_next is not None:
             self._start_approach(t)
             return
-        if self.config.follow_search_hints and self._follow_hint(t):
+        first_after_lift, self._first_after_lift = self._first_after_lift, False
+        if self.config.follow_search_hints and self._follow_hint(t, first_after_lift):
             self.phase = Phase.WANDER
             return
         if self.strategy == 'spiral' and self._hops_left > 0:
@@ -1537,11 +1540,20 @@ class RecoveryCore:
         if not self._seek_walls(t) and self.config.explore:
             self._choose_heading(t)
 
-    def _follow_hint(self, t):
+    def _follow_hint(self, t, first_after_lift):
         """Turn toward the open heading nearest the way the latest search hint gives, before
-        the wander. True if so. The hint is used once: the next spin's end needs a new one."""
+        the wander. True if so. The hint is used once: the next spin's end needs a new one.
+        None is followed at the end of the first spin after a put-down: amcl's particles are
+        then still lost_service's re-seed where the robot was lifted (global localization
+        waits for its ``reseed_holdoff``), and a robot still lost after a full spin there
+        was most likely put down elsewhere."""
         hint, self._hint = self._hint, None
         if hint is None:
+            return False
+        if first_after_lift:
+            _log.info('recovery: not following the search hint after the first spin since the '
+                      'put-down: amcl\'s particles are still the re-seed where the robot was '
+                      'lifted')
             return False
         bearing, stamp = hint
         age = t - stamp
