@@ -94,3 +94,10 @@ def test_no_tags_no_hint():
     field = corridor(tags={})
     assert len(field) == 0
     assert field.hint(cloud(5.0, 2.0, 0.0), min_share=0.1) is None
+
+
+def test_a_map_too_large_is_refused(monkeypatch):
+    import lost_and_found.core.search_hint as search_hint
+    monkeypatch.setattr(search_hint, 'MAX_CELLS', 100)
+    with pytest.raises(ValueError, match='more than the 100 search hints are made for'):
+        corridor()

@@ -32,6 +32,9 @@ from lost_and_found.core.viewpoint import grid_graph
 BIN = math.radians(10.0)
 #: Fewest hypotheses with a path to a tag that a hint needs.
 MIN_VOTERS = 10
+#: Most cells the robot fits in that a map may have for hints (the path graph takes about
+#: 100 bytes per cell): 3 million cells of 5 cm are 7500 m2 of floor.
+MAX_CELLS = 3000000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +68,9 @@ class TagViewField:
         clearance: the robot drives only through known-free cells at least this far (m) from
             a mapped obstacle.
         lookahead: how far along its path (m) a hypothesis's way is read.
+
+    Raises:
+        ValueError: a map with more than :data:`MAX_CELLS` cells the robot fits in.
     """
 
     def __init__(self, distance_map, tag_poses, min_distance, max_distance, view_angle,
@@ -76,6 +82,10 @@ class TagViewField:
         free = distance_map.free if distance_map.free is not None else \
             distance_map.field > 0.0
         self.traversable = free & (distance_map.field >= float(clearance))
+        cells = int(self.traversable.sum())
+        if cells > MAX_CELLS:
+            raise ValueError('the map has %d cells the robot fits in, more than the %d search '
+                             'hints are made for' % (cells, MAX_CELLS))
         self.sees = self._seeing_cells(tag_poses, float(min_distance), float(max_distance),
                                        math.cos(float(view_angle)))
         width = self.traversable.shape[1]

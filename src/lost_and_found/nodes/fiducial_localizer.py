@@ -149,6 +149,7 @@ class FiducialLocalizerNode:
         self._distance_map = None       # the latest usable map (tag check, search hint)
         self._hint_field = None         # TagViewField of _distance_map, made when first needed
         self._hint_lock = threading.Lock()
+        self._hint_refused = None       # the map too large for a TagViewField, if one was
         self._hint_pub = None
         self._hint_due = None           # rospy time before which no cloud is read
 
@@ -189,18 +190,18 @@ class FiducialLocalizerNode:
                           (['tag check'] if self._tag_check is not None else []) +
                           (['search hint'] if self._hint_pub is not None else [])))
         if self._hint_pub is not None:
-            try:
-                self._hint_field_now()      # now, not in the first lost episode
-            except Exception as error:  # noqa: B902 - the tag check keeps its map regardless
-                rospy.logerr('%s: no search hint from this map: %r', rospy.get_name(), error)
+            self._hint_field_now()      # now, not in the first lost episode
 
     def _on_cloud(self, msg):
         """A particle cloud: while LOST, at most every ``~search_hint_interval``, publish the
         way most of its particles say a tag is (``~search_hint``)."""
         now = rospy.get_rostime()
-        if self._state != State.LOST or (self._hint_due is not None and now < self._hint_due):
+        interval = rospy.Duration(self._config.search_hint_interval)
+        # A due time more than one interval ahead: the clock jumped back (a bag replayed).
+        if self._state != State.LOST or (self._hint_due is not None and
+                                         now < self._hint_due <= now + interval):
             return
-        self._hint_due = now + rospy.Duration(self._config.search_hint_interval)
+        self._hint_due = now + interval
         try:
             self._publish_hint(msg)
         except Exception as error:  # noqa: B902 - a bad cloud must not end the hints
@@ -216,11 +217,20 @@ class FiducialLocalizerNode:
         with self._hint_lock:       # the map's thread and the cloud's: made once
             field = self._hint_field
             if field is None or field.distance_map is not distance_map:
+                if self._hint_refused is distance_map:
+                    return None         # said once, when the map came
                 cfg = self._config
                 started = time.monotonic()
-                field = TagViewField(distance_map, self._localizer.tag_poses,
-                                     _HINT_MIN_DISTANCE, cfg.max_distance, cfg.max_view_angle,
-                                     cfg.search_hint_clearance, cfg.search_hint_lookahead)
+                try:
+                    field = TagViewField(distance_map, self._localizer.tag_poses,
+                                         _HINT_MIN_DISTANCE, cfg.max_distance,
+                                         cfg.max_view_angle, cfg.search_hint_clearance,
+                                         cfg.search_hint_lookahead)
+                except ValueError as error:
+                    self._hint_refused = distance_map
+                    rospy.logerr('%s: no search hints on this map: %s', rospy.get_name(),
+                                 error)
+                    return None
                 self._hint_field = field
                 rospy.loginfo('%s: search hint: %d map cells see a mapped tag, of the %d '
                               'known-free cells the robot fits in (%.1f s of wall time)',
@@ -232,8 +242,9 @@ class FiducialLocalizerNode:
         """Read the cloud ``msg`` and publish its SearchHint (found or not)."""
         field = self._hint_field_now()
         if field is None:
-            rospy.logwarn_throttle(_THROTTLE, '%s: no map on %s yet: no search hint' % (
-                rospy.get_name(), rospy.resolve_name('map')))
+            if self._distance_map is None:
+                rospy.logwarn_throttle(_THROTTLE, '%s: no map on %s yet: no search hint' % (
+                    rospy.get_name(), rospy.resolve_name('map')))
             return
         if msg.header.frame_id.lstrip('/') not in ('', self._frame_id.lstrip('/')):
             rospy.logwarn_throttle(_THROTTLE, '%s: particlecloud in frame %r, not the map\'s '
