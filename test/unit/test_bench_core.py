@@ -367,6 +367,27 @@ def test_the_recovery_table_counts_stops_beyond_its_tolerance():
     assert 'stop from goal' in table and '0.30 / 0.40 (1)' in table
 
 
+def test_search_hints_are_judged_against_the_way_the_truth_gives():
+    """The corridor of test_search_hint: facing +x at x = 5 the tag's way is ahead."""
+    from test_search_hint import corridor
+    field = corridor()
+    truths = {10.0: (5.0, 2.0, 0.0), 11.0: (5.0, 2.0, math.pi), 12.0: (18.0, 2.0, 0.0)}
+    hints = [(10.0, 0.1, 0.8), (11.0, 0.1, 0.7), (12.0, 0.0, 0.9), (13.0, 0.0, 0.9)]
+    judged = recovery.judge_hints(field, hints, truths.get, 9.0)
+    assert [h[0] for h in judged] == [1.0, 2.0, 3.0, 4.0]
+    assert judged[0][2] == pytest.approx(0.0, abs=0.2)              # right
+    assert abs(judged[1][2]) == pytest.approx(math.pi, abs=0.2)     # the way is behind
+    assert judged[2][2] is None and judged[3][2] is None     # a tag in view; no truth
+    trials = [{'hints': judged}, {}]
+    assert recovery.hint_counts(trials) == (4, 2, 1)
+    # The table says so under it.
+    record = dict(recovered_trial().result(), strategy='spiral', index=0, collisions=0,
+                  driven_m=1.0, hints=judged)
+    table = recovery.markdown(recovery.summarize([record], ['spiral']), 'box', ['spiral'])
+    assert 'published 4 from the put-downs on; 2 from a true pose with a way to a tag ' \
+        '(50 % within 45 deg of that way)' in table
+
+
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
     trial.on_state(5.0, 'LOST')

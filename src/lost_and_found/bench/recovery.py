@@ -28,9 +28,12 @@ from lost_and_found.bench import report
 from lost_and_found.bench.detectors import FOUND_XY, FOUND_YAW, is_right, pose_error
 from lost_and_found.bench.places import FreeSpace
 from lost_and_found.bench.simrun import Driver, SimSession
+from lost_and_found.core.search_hint import MIN_VOTERS
 from lost_and_found.core.recovery import STRATEGIES
 from lost_and_found.sim.gridmap import load_map
 
+#: A search hint within this (rad) of the way the truth gives counts as right.
+HINT_RIGHT = math.radians(45.0)
 #: Trials per strategy, and with --quick.
 DEFAULT_TRIALS = 20
 QUICK_TRIALS = 1
@@ -244,6 +247,54 @@ def build_oracle(ctx, grid, free):
     return built
 
 
+def build_hint_field(ctx, grid):
+    """A TagViewField of the map and tags the package has, with fiducial_localizer's shipped
+    geometry and search-hint settings, to judge its hints against the truth; None without
+    fiducials or on a map too large for hints."""
+    if not ctx.args.fiducials:
+        return None
+    from lost_and_found.bench.oracle import _read_yaml, package_dir
+    from lost_and_found.core.config import config_from_params
+    from lost_and_found.core.fiducial import FiducialLocalizerConfig, load_fiducial_map
+    from lost_and_found.core.scan_agreement import DistanceMap
+    from lost_and_found.core.search_hint import MIN_TAG_DISTANCE, TagViewField
+    cfg = config_from_params(FiducialLocalizerConfig, dict(_read_yaml(os.path.join(
+        package_dir(), 'config', 'fiducial_localizer.yaml')), fiducial_map='unused'))
+    try:
+        return TagViewField(DistanceMap(grid.occupied, grid.resolution, grid.origin,
+                                        free=grid.free | grid.occupied),
+                            load_fiducial_map(ctx.args.fiducials).poses, MIN_TAG_DISTANCE,
+                            cfg.max_distance, cfg.max_view_angle, cfg.search_hint_clearance,
+                            cfg.search_hint_lookahead)
+    except ValueError as error:
+        ctx.progress('search hints not judged: %s' % error)
+        return None
+
+
+def judge_hints(field, hints, truth_at, t_put_down):
+    """Each search hint of a trial against the truth: ``[t from the put-down, bearing, the
+    truth's bearing or None, share]``; the truth's bearing is the way the map and the tags give
+    from the true pose at the hint's stamp (None: a tag in view there already, or no path)."""
+    judged = []
+    for stamp, bearing, share in hints:
+        truth = truth_at(stamp)
+        right = None
+        if truth is not None:
+            hint = field.hint(np.tile(np.asarray(truth, dtype=float), (MIN_VOTERS, 1)), 1.0)
+            right = None if hint is None else round(hint.bearing, 3)
+        judged.append([round(stamp - t_put_down, 2), round(bearing, 3), right, round(share, 3)])
+    return judged
+
+
+def hint_counts(trials, within=HINT_RIGHT):
+    """``(hints, judged, right)`` over the trials' search hints: all, those whose true pose
+    had a way, and those within ``within`` rad of it."""
+    hints = [h for t in trials for h in t.get('hints', [])]
+    judged = [h for h in hints if h[2] is not None]
+    right = [h for h in judged if abs(math.remainder(h[1] - h[2], 2 * math.pi)) <= within]
+    return len(hints), len(judged), len(right)
+
+
 def oracle_fields(oracles, put_down, time_to_recover):
     """The record's oracle fields for a trial put down at ``put_down``.
 
@@ -294,8 +345,9 @@ def reset(session, driver, pose):
     return session.wait_sim(RESET_TIMEOUT, 'the package idle with no saved goal', until=idle)
 
 
-def run_trial(ctx, session, driver, spec, strategy, oracle):
-    """One kidnap trial; returns its record."""
+def run_trial(ctx, session, driver, spec, strategy, oracle, hint_field=None):
+    """One kidnap trial; returns its record (with ``hints``, fiducial_localizer's search
+    hints from the put-down on, judged against the truth, when ``hint_field`` is given)."""
     rng = np.random.default_rng(spec['seed'])
     record = {'index': spec['index'], 'strategy': strategy, 'start': spec['start'],
               'goal': spec['goal']}
@@ -373,6 +425,9 @@ def run_trial(ctx, session, driver, spec, strategy, oracle):
     })
     if oracle is not None:
         record.update(oracle_fields(oracle, put_down, record['time_to_recover']))
+    if hint_field is not None:
+        record['hints'] = judge_hints(hint_field, session.hints_between(
+            t_put_down, session.now()), session.truth_at, t_put_down)
     return record
 
 
@@ -406,11 +461,21 @@ def summarize(trials, strategies):
             'collisions': sum(t['collisions'] for t in mine),
             'driven_m': report.stats([t['driven_m'] for t in recovered]),
         }
+        summary[strategy]['hints'], summary[strategy]['hints_judged'], \
+            summary[strategy]['hints_right'] = hint_counts(mine)
     return summary
 
 
 def markdown(summary, label, strategies):
-    """The suite's table."""
+    """The suite's table, and a line on the search hints under it."""
+    hint_notes = ''.join(
+        '\nSearch hints (`%s`): fiducial_localizer published %d from the put-downs on; %d '
+        'from a true pose with a way to a tag (%s within %.0f deg of that way).\n' % (
+            strategy, summary[strategy]['hints'], summary[strategy]['hints_judged'],
+            report.fmt(report.rate(summary[strategy]['hints_right'],
+                                   summary[strategy]['hints_judged']), 0, '%'),
+            math.degrees(HINT_RIGHT))
+        for strategy in strategies if summary[strategy].get('hints'))
     rows = []
     for strategy in strategies:
         s = summary[strategy]
@@ -444,7 +509,7 @@ def markdown(summary, label, strategies):
                  'time to goal', 'oracle bound', 'recover / oracle (median)',
                  'recover - oracle (median s)', 'fix bound', 'recover / fix bound (median)',
                  'stop from goal', 'NEED_HELP',
-                 'collisions', 'm driven to recover (median)'], rows))
+                 'collisions', 'm driven to recover (median)'], rows)) + hint_notes
 
 
 def run(ctx):
@@ -460,6 +525,7 @@ def run(ctx):
     free = FreeSpace(grid)
     plan = plan_trials(ctx.rng, free, count)
     oracle = build_oracle(ctx, grid, free)
+    hint_field = build_hint_field(ctx, grid)
     trials = []
     with SimSession(ctx, tuple(plan[0]['start']), 'recovery') as session:
         session.start(navigator=True)
@@ -474,7 +540,7 @@ def run(ctx):
                 and session.subscribed('/lost_and_found', '/move_base/goal'), 120,
                 'the package up (%s)' % strategy)
             for spec in plan:
-                record = run_trial(ctx, session, driver, spec, strategy, oracle)
+                record = run_trial(ctx, session, driver, spec, strategy, oracle, hint_field)
                 trials.append(record)
                 ctx.progress('%s trial %d/%d: %s'
                              % (strategy, spec['index'] + 1, count, describe(record)))

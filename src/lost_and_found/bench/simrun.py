@@ -213,6 +213,7 @@ class SimSession:
         self.states = []                  # (t, state name)
         self.collisions = 0
         self.wheel_raised = []            # sim times of RAISED wheel edges
+        self.hints = []                   # (stamp, bearing, share) of fiducial_localizer's hints
         self._saved_goal = None           # the recovery node's saved goal (x, y) or None
         self.rospy = None
         self._package = None
@@ -304,6 +305,9 @@ class SimSession:
                          queue_size=20)
         rospy.Subscriber('/lost_and_found/saved_goal', PoseStamped, self._on_saved_goal,
                          queue_size=5)
+        from lost_and_found.msg import SearchHint
+        rospy.Subscriber('/fiducial_localizer/search_hint', SearchHint, self._on_hint,
+                         queue_size=20)
 
     def _on_truth(self, msg):
         from lost_and_found.nodes.conversions import yaw_from_quaternion
@@ -336,6 +340,17 @@ class SimSession:
         if msg.state == msg.RAISED:
             with self.lock:
                 self.wheel_raised.append(self.rospy.get_time())
+
+    def _on_hint(self, msg):
+        if msg.found:
+            with self.lock:
+                self.hints.append((msg.header.stamp.to_sec(), msg.bearing, msg.share))
+
+    def hints_between(self, start, end):
+        """fiducial_localizer's search hints stamped in [start, end] (sim s): (stamp, bearing,
+        share) each, in the order they came."""
+        with self.lock:
+            return [h for h in self.hints if start <= h[0] <= end]
 
     def _on_saved_goal(self, msg):
         with self.lock:

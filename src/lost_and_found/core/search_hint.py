@@ -30,6 +30,9 @@ from lost_and_found.core.viewpoint import grid_graph
 #: Width (rad) of the bins the bearings are counted in; the hint's bearing is the mean of
 #: the bearings within one bin of the fullest run of three.
 BIN = math.radians(10.0)
+#: Nearest camera-to-tag distance (m) at which a tag counts as in view (nearer, it fills the
+#: frame).
+MIN_TAG_DISTANCE = 0.5
 #: Fewest hypotheses with a path to a tag that a hint needs.
 MIN_VOTERS = 10
 #: Most cells the robot fits in that a map may have for hints (the path graph takes about

@@ -19,7 +19,7 @@ from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
     Rejection, contradicts, initialpose_covariance, load_fiducial_map)
-from lost_and_found.core.search_hint import TagViewField
+from lost_and_found.core.search_hint import MIN_TAG_DISTANCE, TagViewField
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.msg import SearchHint
@@ -31,8 +31,6 @@ from lost_and_found.state import LOCALIZED, State, StateClient
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
-#: Nearest camera-to-tag distance (m) at which the search hint counts a tag as in view.
-_HINT_MIN_DISTANCE = 0.5
 
 
 def observations_from_msg(msg):
@@ -223,7 +221,7 @@ class FiducialLocalizerNode:
                 started = time.monotonic()
                 try:
                     field = TagViewField(distance_map, self._localizer.tag_poses,
-                                         _HINT_MIN_DISTANCE, cfg.max_distance,
+                                         MIN_TAG_DISTANCE, cfg.max_distance,
                                          cfg.max_view_angle, cfg.search_hint_clearance,
                                          cfg.search_hint_lookahead)
                 except ValueError as error:
