@@ -108,7 +108,7 @@ class FiducialLocalizerConfig:
             localized state, or being lifted, until it is localized again).
         search_hint_interval: while the robot is ``LOST``, the particle cloud is read for
             the way most of its particles say a tag is (core/search_hint.py) at most this
-            often (s); 0: never.
+            often (s); 0 (default): never.
         search_hint_min_share: the least fraction of the voting particles that must agree
             for a hint, in (0, 1].
         search_hint_clearance: the paths of the hint go through known-free cells at least
@@ -148,7 +148,7 @@ class FiducialLocalizerConfig:
     coarse_sigma_xy: float = 0.3
     coarse_sigma_yaw: float = 0.2
     coarse_tries: int = 1
-    search_hint_interval: float = 1.0
+    search_hint_interval: float = 0.0
     search_hint_min_share: float = 0.5
     search_hint_clearance: float = 0.25
     search_hint_lookahead: float = 1.5

@@ -102,7 +102,7 @@ class FiducialLocalizerNode:
         ``~coarse_fixes`` (bool, true), ``~coarse_max_distance`` (float, 4.5 m),
         ``~coarse_max_view_angle`` (float, 1.35 rad), ``~coarse_max_object_error`` (float,
         0.15), ``~coarse_sigma_xy`` (float, 0.3 m), ``~coarse_sigma_yaw`` (float, 0.2 rad),
-        ``~coarse_tries`` (int, 1), ``~search_hint_interval`` (float, 1.0 s; 0 = off),
+        ``~coarse_tries`` (int, 1), ``~search_hint_interval`` (float, 0 s = off),
         ``~search_hint_min_share`` (float, 0.5), ``~search_hint_clearance`` (float, 0.25 m),
         ``~search_hint_lookahead`` (float, 1.5 m).
     """
