@@ -362,6 +362,22 @@ class Acceptance:
                 & (error <= self.max_object_error))
 
 
+def localizer_config(localizer_yaml=None):
+    """The :class:`FiducialLocalizerConfig` of fiducial_localizer's parameter file (default
+    the shipped ``config/fiducial_localizer.yaml``; its ``fiducial_map`` is not needed).
+
+    Raises:
+        ConfigError: naming the file and the bad key.
+    """
+    localizer_yaml = localizer_yaml or os.path.join(package_dir(), 'config',
+                                                    'fiducial_localizer.yaml')
+    data = dict(_read_yaml(localizer_yaml), fiducial_map='unused')
+    try:
+        return config_from_params(FiducialLocalizerConfig, data)
+    except ConfigError as error:
+        raise ConfigError(['%s: %s' % (localizer_yaml, p) for p in error.problems]) from None
+
+
 def localizer_acceptance(localizer_yaml=None, sim_world_yaml=None):
     """The :class:`Acceptance` of the shipped fiducial_localizer on the simulated camera.
 
@@ -372,13 +388,7 @@ def localizer_acceptance(localizer_yaml=None, sim_world_yaml=None):
     Raises:
         ConfigError: naming the file and the bad key.
     """
-    config = os.path.join(package_dir(), 'config')
-    localizer_yaml = localizer_yaml or os.path.join(config, 'fiducial_localizer.yaml')
-    data = dict(_read_yaml(localizer_yaml), fiducial_map='unused')
-    try:
-        limits = config_from_params(FiducialLocalizerConfig, data)
-    except ConfigError as error:
-        raise ConfigError(['%s: %s' % (localizer_yaml, p) for p in error.problems]) from None
+    limits = localizer_config(localizer_yaml)
     noise = load_camera_config(sim_world_yaml, exact=False).pixel_noise
     return Acceptance(limits.max_distance, limits.max_view_angle, limits.max_object_error,
                       noise)

@@ -253,16 +253,13 @@ def build_hint_field(ctx, grid):
     fiducials or on a map too large for hints."""
     if not ctx.args.fiducials:
         return None
-    from lost_and_found.bench.oracle import _read_yaml, package_dir
-    from lost_and_found.core.config import config_from_params
-    from lost_and_found.core.fiducial import FiducialLocalizerConfig, load_fiducial_map
-    from lost_and_found.core.scan_agreement import DistanceMap
+    from lost_and_found.bench.detectors import detector_map
+    from lost_and_found.bench.oracle import localizer_config
+    from lost_and_found.core.fiducial import load_fiducial_map
     from lost_and_found.core.search_hint import MIN_TAG_DISTANCE, TagViewField
-    cfg = config_from_params(FiducialLocalizerConfig, dict(_read_yaml(os.path.join(
-        package_dir(), 'config', 'fiducial_localizer.yaml')), fiducial_map='unused'))
+    cfg = localizer_config()
     try:
-        return TagViewField(DistanceMap(grid.occupied, grid.resolution, grid.origin,
-                                        free=grid.free | grid.occupied),
+        return TagViewField(detector_map(grid),
                             load_fiducial_map(ctx.args.fiducials).poses, MIN_TAG_DISTANCE,
                             cfg.max_distance, cfg.max_view_angle, cfg.search_hint_clearance,
                             cfg.search_hint_lookahead)

@@ -85,13 +85,13 @@ class TagViewField:
         free = distance_map.free if distance_map.free is not None else \
             distance_map.field > 0.0
         self.traversable = free & (distance_map.field >= float(clearance))
+        self._width = self.traversable.shape[1]
         cells = int(self.traversable.sum())
         if cells > MAX_CELLS:
             raise ValueError('the map has %d cells the robot fits in, more than the %d search '
                              'hints are made for' % (cells, MAX_CELLS))
         self.sees = self._seeing_cells(tag_poses, float(min_distance), float(max_distance),
                                        math.cos(float(view_angle)))
-        width = self.traversable.shape[1]
         sources = np.flatnonzero(self.sees.ravel())
         self.lengths = np.full(self.traversable.size, np.inf)
         self.next = np.full(self.traversable.size, -1, dtype=np.int64)
@@ -101,7 +101,6 @@ class TagViewField:
                                                 return_predecessors=True, min_only=True)
             self.lengths = lengths
             self.next = np.where(predecessors >= 0, predecessors, -1).astype(np.int64)
-        self._width = width
 
     def __len__(self):
         """How many cells see a tag."""
@@ -120,9 +119,9 @@ class TagViewField:
             gx, gy = np.meshgrid(centre[0] + offsets, centre[1] + offsets)
             xs, ys = gx.ravel(), gy.ravel()
             rows, cols, inside = dmap.cells(xs, ys)
-            cells = np.unique(rows[inside].astype(np.int64) * self.traversable.shape[1] +
+            cells = np.unique(rows[inside].astype(np.int64) * self._width +
                               cols[inside].astype(np.int64))
-            rows, cols = np.divmod(cells, self.traversable.shape[1])
+            rows, cols = np.divmod(cells, self._width)
             keep = self.traversable[rows, cols]
             rows, cols = rows[keep], cols[keep]
             cx, cy = dmap.centres(rows, cols)
