@@ -11,7 +11,7 @@ from std_msgs.msg import Bool, String
 from ros_wait import wait_for
 
 NODES = ['/kidnap_monitor', '/lost_detector', '/lost_service', '/lost_and_found',
-         '/fiducial_localizer']
+         '/fiducial_localizer', '/panorama_localizer']
 
 
 class TestLaunchSmoke(unittest.TestCase):
@@ -41,7 +41,7 @@ class TestLaunchSmoke(unittest.TestCase):
         return names
 
     def test_starts_cleanly_and_waits(self):
-        wait_for(lambda: set(NODES) <= self.running_nodes(), 30, 'all five nodes')
+        wait_for(lambda: set(NODES) <= self.running_nodes(), 30, 'all six nodes')
         wait_for(lambda: self.latest.get('/lost_service/state') == 'IDLE', 10, 'state IDLE')
         wait_for(lambda: self.latest.get('/lost_detector/status') == 'normal', 10,
                  'detector normal')

@@ -388,6 +388,28 @@ def test_search_hints_are_judged_against_the_way_the_truth_gives():
         '(50 % within 45 deg of that way)' in table
 
 
+def test_panorama_fixes_are_judged_against_the_truth_at_their_stamp():
+    truths = {10.0: (5.0, 2.0, 0.0), 11.0: (5.0, 2.0, 0.0), 12.0: (1.0, 1.0, 3.0)}
+    fixes = [(10.0, 5.1, 2.0, 0.05), (11.0, 5.0, 2.0, 0.5), (12.0, 4.0, 5.0, 3.0),
+             (13.0, 0.0, 0.0, 0.0)]
+    judged = recovery.judge_fixes(fixes, truths.get, 9.0)
+    assert [f[0] for f in judged] == [1.0, 2.0, 3.0, 4.0]
+    assert judged[0][1:] == [pytest.approx(0.1), pytest.approx(0.05)]
+    assert judged[2][1] == pytest.approx(5.0)
+    assert judged[3][1:] == [None, None]                    # no truth then
+    # right: the first only (the second is 0.5 rad off, the third 5 m)
+    assert recovery.fix_counts([{'panorama_fixes': judged}, {}]) == (4, 3, 1)
+    record = dict(recovered_trial().result(), strategy='spiral', index=0, collisions=0,
+                  driven_m=1.0, panorama_fixes=judged)
+    table = recovery.markdown(recovery.summarize([record], ['spiral']), 'box', ['spiral'])
+    assert 'panorama_localizer published 4 from the put-downs on; 3 with a true pose at ' \
+        'their stamp, 1 of them within 0.45 m and 20 deg of it' in table
+    # without fixes, no line
+    record['panorama_fixes'] = []
+    table = recovery.markdown(recovery.summarize([record], ['spiral']), 'box', ['spiral'])
+    assert 'Panorama fixes' not in table
+
+
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
     trial.on_state(5.0, 'LOST')

@@ -8,7 +8,7 @@ import pytest
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..')
 LAUNCH = os.path.join(ROOT, 'launch', 'lost_and_found.launch')
 NODES = {'kidnap_monitor', 'lost_detector', 'lost_service', 'lost_and_found',
-         'fiducial_localizer'}
+         'fiducial_localizer', 'panorama_localizer'}
 
 
 @pytest.fixture(scope='module')
@@ -16,7 +16,7 @@ def launch():
     return ElementTree.parse(LAUNCH).getroot()
 
 
-def test_all_five_nodes_with_executables(launch):
+def test_all_six_nodes_with_executables(launch):
     nodes = {n.get('type'): n for n in launch.iter('node')}
     assert set(nodes) == NODES
     for name in NODES:

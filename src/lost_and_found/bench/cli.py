@@ -115,6 +115,9 @@ def parser():
                    'simulated laser reports beams without a valid range: inf (REP 117) or nan '
                    '(as depthimage_to_laserscan reports a Kinect\'s; default: '
                    'config/sim_world.yaml, inf)')
+    p.add_argument('--panorama', action='store_true', help='recovery: run the package with '
+                   'panorama_localizer (lost_and_found.launch use_panorama:=true; default: '
+                   'as shipped, without it)')
     return p
 
 
@@ -156,6 +159,8 @@ def resolve_inputs(args):
             raise SystemExit('bench: --%s %r: must be a finite number >= 0' % (name, value))
         if value and args.suite != 'detection':
             raise SystemExit('bench: --%s is for the detection suite only' % name)
+    if args.panorama and args.suite != 'recovery':
+        raise SystemExit('bench: --panorama is for the recovery suite only')
     if args.laser_no_return and args.suite not in ('detection', 'recovery'):
         raise SystemExit('bench: --laser-no-return is for the detection and recovery suites '
                          'only (the others do not run the simulated laser)')

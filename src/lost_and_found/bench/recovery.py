@@ -34,6 +34,8 @@ from lost_and_found.sim.gridmap import load_map
 
 #: A search hint within this (rad) of the way the truth gives counts as right.
 HINT_RIGHT = math.radians(45.0)
+#: A panorama fix counts as right when within the bench's "recovered" tolerance of the truth.
+FIX_RIGHT_XY, FIX_RIGHT_YAW = FOUND_XY, FOUND_YAW
 #: Trials per strategy, and with --quick.
 DEFAULT_TRIALS = 20
 QUICK_TRIALS = 1
@@ -283,6 +285,28 @@ def judge_hints(field, hints, truth_at, t_put_down):
     return judged
 
 
+def judge_fixes(fixes, truth_at, t_put_down):
+    """Each panorama fix of a trial against the truth at its stamp: ``[t from the put-down,
+    position error (m), heading error (rad)]`` (both None without a true pose then)."""
+    judged = []
+    for stamp, x, y, yaw in fixes:
+        truth = truth_at(stamp)
+        error = (None, None) if truth is None else tuple(
+            round(e, 3) for e in pose_error((x, y, yaw), truth))
+        judged.append([round(stamp - t_put_down, 2)] + list(error))
+    return judged
+
+
+def fix_counts(trials):
+    """``(fixes, judged, right)`` over the trials' panorama fixes: all, those with a true pose
+    at their stamp, and those within :data:`FIX_RIGHT_XY` m and :data:`FIX_RIGHT_YAW` rad of
+    it."""
+    fixes = [f for t in trials for f in t.get('panorama_fixes', [])]
+    judged = [f for f in fixes if f[1] is not None]
+    right = [f for f in judged if f[1] <= FIX_RIGHT_XY and f[2] <= FIX_RIGHT_YAW]
+    return len(fixes), len(judged), len(right)
+
+
 def hint_counts(trials, within=HINT_RIGHT):
     """``(hints, judged, right)`` over the trials' search hints: all, those whose true pose
     had a way, and those within ``within`` rad of it."""
@@ -425,6 +449,8 @@ def run_trial(ctx, session, driver, spec, strategy, oracle, hint_field=None):
     if hint_field is not None:
         record['hints'] = judge_hints(hint_field, session.hints_between(
             t_put_down, session.now()), session.truth_at, t_put_down)
+    record['panorama_fixes'] = judge_fixes(session.panorama_fixes_between(
+        t_put_down, session.now()), session.truth_at, t_put_down)
     return record
 
 
@@ -460,6 +486,8 @@ def summarize(trials, strategies):
         }
         summary[strategy]['hints'], summary[strategy]['hints_judged'], \
             summary[strategy]['hints_right'] = hint_counts(mine)
+        summary[strategy]['panorama_fixes'], summary[strategy]['panorama_fixes_judged'], \
+            summary[strategy]['panorama_fixes_right'] = fix_counts(mine)
     return summary
 
 
@@ -473,6 +501,14 @@ def markdown(summary, label, strategies):
                                    summary[strategy]['hints_judged']), 0, '%'),
             math.degrees(HINT_RIGHT))
         for strategy in strategies if summary[strategy].get('hints'))
+    hint_notes += ''.join(
+        '\nPanorama fixes (`%s`): panorama_localizer published %d from the put-downs on; %d '
+        'with a true pose at their stamp, %d of them within %.2f m and %.0f deg of it.\n' % (
+            strategy, summary[strategy]['panorama_fixes'],
+            summary[strategy]['panorama_fixes_judged'],
+            summary[strategy]['panorama_fixes_right'], FIX_RIGHT_XY,
+            math.degrees(FIX_RIGHT_YAW))
+        for strategy in strategies if summary[strategy].get('panorama_fixes'))
     rows = []
     for strategy in strategies:
         s = summary[strategy]
@@ -523,12 +559,13 @@ def run(ctx):
     plan = plan_trials(ctx.rng, free, count)
     oracle = build_oracle(ctx, grid, free)
     hint_field = build_hint_field(ctx, grid)
+    panorama = bool(getattr(args, 'panorama', False))
     trials = []
     with SimSession(ctx, tuple(plan[0]['start']), 'recovery') as session:
         session.start(navigator=True)
         driver = Driver(session, free, ctx.rng)
         for strategy in strategies:
-            session.start_package(strategy)
+            session.start_package(strategy, extra={'use_panorama': 'true'} if panorama else None)
             # The recovery node must hear the user's goals: wait until it is connected to
             # this client's goal topic (move_base is the other subscriber).
             goal_pub = driver.client.action_client.pub_goal
@@ -547,7 +584,7 @@ def run(ctx):
                 session.states = []
     summary = summarize(trials, strategies)
     plots = [plot_times(ctx, trials, strategies)]
-    return {'summary': summary, 'trials': trials, 'plots': plots,
+    return {'summary': summary, 'trials': trials, 'plots': plots, 'panorama': panorama,
             'markdown': markdown(summary, args.label, strategies)}
 
 

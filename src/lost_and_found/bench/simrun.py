@@ -19,6 +19,8 @@ WALL_PER_SIM = 4.0
 WALL_SLACK = 60.0
 #: Sim seconds between an aborted goal and the next one.
 ABORT_PAUSE = 1.0
+#: The node whose fixes on initialpose the recovery suite judges (``--panorama``).
+PANORAMA_NODE = '/panorama_localizer'
 
 
 def write_sim_params(path, start_pose, laser_no_return=None):
@@ -214,6 +216,7 @@ class SimSession:
         self.collisions = 0
         self.wheel_raised = []            # sim times of RAISED wheel edges
         self.hints = []                   # (stamp, bearing, share) of fiducial_localizer's hints
+        self.panorama_fixes = []          # (stamp, x, y, yaw) of panorama_localizer's fixes
         self._saved_goal = None           # the recovery node's saved goal (x, y) or None
         self.rospy = None
         self._package = None
@@ -308,6 +311,8 @@ class SimSession:
         from lost_and_found.msg import SearchHint
         rospy.Subscriber('/fiducial_localizer/search_hint', SearchHint, self._on_hint,
                          queue_size=20)
+        rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, self._on_initialpose,
+                         queue_size=20)
 
     def _on_truth(self, msg):
         from lost_and_found.nodes.conversions import yaw_from_quaternion
@@ -345,6 +350,20 @@ class SimSession:
         if msg.found:
             with self.lock:
                 self.hints.append((msg.header.stamp.to_sec(), msg.bearing, msg.share))
+
+    def _on_initialpose(self, msg):
+        if msg._connection_header.get('callerid') == PANORAMA_NODE:
+            from lost_and_found.nodes.conversions import yaw_from_quaternion
+            p = msg.pose.pose
+            with self.lock:
+                self.panorama_fixes.append((msg.header.stamp.to_sec(), p.position.x,
+                                            p.position.y, yaw_from_quaternion(p.orientation)))
+
+    def panorama_fixes_between(self, start, end):
+        """panorama_localizer's fixes stamped in [start, end] (sim s): (stamp, x, y, yaw)
+        each, in the order they came."""
+        with self.lock:
+            return [f for f in self.panorama_fixes if start <= f[0] <= end]
 
     def hints_between(self, start, end):
         """fiducial_localizer's search hints stamped in [start, end] (sim s): (stamp, bearing,

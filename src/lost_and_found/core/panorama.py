@@ -1,0 +1,389 @@
+"""Where a lost robot is, from the laser returns of a full turn: a panorama fix.
+
+After a put-down the recovery node turns once in place, and the search turns again every few
+metres. amcl reads each scan of such a turn against its particles; after a kidnap its
+particles are where lost_service re-seeded them, or spread thinly over a large map by global
+localization, and the cloud mostly settles on a wrong place (bench/RESULTS.md, "Search hints
+from amcl's particle cloud"). The same returns, placed by odometry in one frame, are a
+panorama around the robot, and scoring *every* free place of the map at every heading for
+how well its walls lie under that panorama does not depend on where particles happened to
+be.
+
+:class:`Panorama` gathers returns in the odometry frame and says when the laser has looked
+all the way round: the returns of one full turn, from the last match or the start of the lost
+episode on. :class:`PanoramaMatcher` scores a panorama against
+the map: each return's likelihood under amcl's likelihood-field model (exp(-d^2 / 2 sigma^2),
+d its distance to the nearest mapped obstacle), averaged over the returns, for the robot at
+the centre of every ``cell`` square of the map it fits in, at ``headings`` headings, by FFT
+correlation, one heading at a time. The best place is a fix only when it stands alone: every
+``BLOCK`` square of the map whose best place at some heading scores at least ``keep`` of the
+best lies within ``alone_xy`` of it, at a heading within ``alone_yaw``. A corridor, a row of
+like rooms, a symmetric building give several places that score alike, and no fix.
+
+The map is the one the robot localizes in. Where the building has changed since it was made
+(furniture, people, doors), the returns that fall on the change lower every place's score
+alike, and an unmapped wall that looks like a mapped one elsewhere can make a wrong place
+stand alone: the fix is a re-seed for amcl, which settles it against the laser, not a
+declaration that the robot is localized.
+
+Pure numpy/scipy: no ROS.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from lost_and_found.core.config import Checker
+
+#: Side (m) of the squares of the map over which :meth:`PanoramaMatcher.match` compares the
+#: best place with the others (the best place of each square, at each heading).
+BLOCK = 0.5
+#: Headings are marked as looked at in bins of this width (rad): a full turn is every bin.
+LOOK_BIN = math.radians(10.0)
+#: The first search's squares and field width are this many times ``cell`` and ``sigma``,
+#: at every second heading.
+COARSE = 2
+#: Places of the first search scoring at least this share of its best are searched again.
+COARSE_KEEP = 0.75
+#: Most places of the first search searched again.
+MAX_CANDIDATES = 100
+#: Most cells of the search grid a map may have (the matcher keeps a few arrays of floats of
+#: that size and an FFT of it): 8 million cells of 10 cm are 80 000 m2.
+MAX_CELLS = 8000000
+
+
+@dataclasses.dataclass(frozen=True)
+class PanoramaConfig:
+    """Settings of the panorama fix (see the module docstring).
+
+    Attributes:
+        cell: side (m) of the squares whose centres are tried as places, and of the squares
+            in which one return of the panorama is kept.
+        headings: headings tried at each place (evenly spaced).
+        sigma: width (m) of the likelihood field.
+        keep: a place scoring at least this share of the best counts against it standing
+            alone.
+        alone_xy: the best place stands alone when every place that counts lies within this
+            distance (m) of it ...
+        alone_yaw: ... at a heading within this (rad) of its heading.
+        min_score: the least score (the mean likelihood of the returns, in [0, 1]) of a fix.
+        min_points: the fewest returns (one per ``cell`` square) a panorama needs.
+        max_range: returns farther than this (m) from the robot are not used.
+        clearance: the robot's radius (m): a place nearer an obstacle is not tried.
+        fixes: fixes published per lost episode, at most (one per full turn).
+        sigma_xy: standard deviation (m) of x and y of a published fix.
+        sigma_yaw: standard deviation (rad) of the yaw of a published fix.
+        beam_step: every this-many-th beam of a scan is used.
+        map_frame: the frame of ``map`` and of the fixes.
+        odom_frame: the odometry frame the returns are gathered in (tf).
+        base_frame: the robot's frame (tf).
+        tf_timeout: how long (s) a scan waits for its transform.
+        state_namespace: where lost_service publishes the robot state.
+    """
+
+    cell: float = 0.1
+    headings: int = 72
+    sigma: float = 0.2
+    keep: float = 0.9
+    alone_xy: float = 1.0
+    alone_yaw: float = 0.35
+    min_score: float = 0.5
+    min_points: int = 100
+    max_range: float = 6.0
+    clearance: float = 0.18
+    fixes: int = 2
+    sigma_xy: float = 0.25
+    sigma_yaw: float = 0.1
+    beam_step: int = 8
+    map_frame: str = 'map'
+    odom_frame: str = 'odom'
+    base_frame: str = 'base_footprint'
+    tf_timeout: float = 0.1
+    state_namespace: str = '/lost_service'
+
+    def validate(self):
+        """Raise :class:`ConfigError` naming every bad value."""
+        check = Checker(self)
+        check.positive('cell')
+        check.positive_int('headings')
+        check.positive('sigma')
+        check.in_range('keep', 0.0, 1.0, low_open=True, high_open=True)
+        check.positive('alone_xy')
+        check.in_range('alone_yaw', 0.0, math.pi, low_open=True)
+        check.in_range('min_score', 0.0, 1.0)
+        check.positive_int('min_points')
+        check.positive('max_range')
+        check.non_negative('clearance')
+        check.positive_int('fixes')
+        check.positive('sigma_xy')
+        check.positive('sigma_yaw')
+        check.positive_int('beam_step')
+        for name in ('map_frame', 'odom_frame', 'base_frame'):
+            check.frame(name)
+        check.non_empty('state_namespace')
+        check.non_negative('tf_timeout')
+        check.done()
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class PanoramaMatch:
+    """The best place of a panorama.
+
+    Attributes:
+        pose: ``(x, y, yaw)`` of the robot in the map frame.
+        score: its score (mean likelihood of the returns, in [0, 1]).
+        alone: it stands alone (every place that scores at least ``keep`` of it is near).
+        rivals: how many of the map's ``BLOCK`` squares hold a place (at some heading) that
+            scores at least ``keep`` of it and is not near it.
+        points: the returns matched.
+    """
+
+    pose: tuple
+    score: float
+    alone: bool
+    rivals: int
+    points: int
+
+    def is_fix(self, config):
+        """True when this match may re-seed the localizer under ``config``."""
+        return self.alone and self.score >= config.min_score
+
+
+class Panorama:
+    """The laser returns of one full turn, in the odometry frame.
+
+    Args:
+        cell: one return is kept per square of this side (m), the first.
+    """
+
+    def __init__(self, cell):
+        """An empty panorama."""
+        self.cell = float(cell)
+        self._points = {}
+        self._looked = np.zeros(int(round(2.0 * math.pi / LOOK_BIN)), dtype=bool)
+
+    def __len__(self):
+        """How many returns are kept."""
+        return len(self._points)
+
+    def clear(self):
+        """Forget every return and every heading looked at: a new lost episode, or a match
+        made (the next is of the next full turn: returns gathered over a longer way would
+        carry odometry's drift into it)."""
+        self._points.clear()
+        self._looked[:] = False
+
+    def add(self, xs, ys):
+        """Keep returns at odometry-frame points ``xs``, ``ys`` (m; finite)."""
+        xs, ys = np.asarray(xs, dtype=float).ravel(), np.asarray(ys, dtype=float).ravel()
+        keys = zip(np.floor(xs / self.cell).astype(np.int64).tolist(),
+                   np.floor(ys / self.cell).astype(np.int64).tolist())
+        for key, x, y in zip(keys, xs.tolist(), ys.tolist()):
+            self._points.setdefault(key, (x, y))
+
+    def look(self, first, last):
+        """Mark the headings between ``first`` and ``last`` (rad, odometry frame: one scan's
+        first and last beam; a span of a full turn or more marks all) as looked at."""
+        low, high = sorted((float(first), float(last)))
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return
+        bins = self._looked.size
+        if high - low >= 2.0 * math.pi:
+            self._looked[:] = True
+            return
+        steps = int(math.ceil((high - low) / LOOK_BIN)) + 1
+        index = np.floor(np.linspace(low, high, steps) / LOOK_BIN).astype(int) % bins
+        self._looked[index] = True
+
+    def looked_round(self):
+        """True when every heading has been looked at since the last :meth:`clear`."""
+        return bool(self._looked.all())
+
+    def around(self, pose, max_range):
+        """``(n, 2)`` returns within ``max_range`` (m) of odometry pose ``(x, y, yaw)``, in
+        the robot's frame there."""
+        if not self._points:
+            return np.zeros((0, 2))
+        points = np.array(list(self._points.values()), dtype=float)
+        dx, dy = points[:, 0] - pose[0], points[:, 1] - pose[1]
+        near = np.hypot(dx, dy) <= max_range
+        c, s = math.cos(pose[2]), math.sin(pose[2])
+        return np.stack([c * dx[near] + s * dy[near], -s * dx[near] + c * dy[near]], axis=1)
+
+
+class _Level:
+    """One resolution of the search: the map's likelihood field on a grid of ``factor`` map
+    cells, and the squares whose centre is a place.
+
+    Args:
+        distance_map: the map.
+        factor: map cells per side of a square.
+        sigma: the likelihood field's width (m).
+        fine_places: the places of the map's own cells; a square is a place when any of
+            its cells is.
+    """
+
+    def __init__(self, distance_map, factor, sigma, fine_places):
+        """Pool the occupied cells and the places into squares; the field of the squares."""
+        from scipy import ndimage
+        rows, cols = distance_map.shape
+        self.factor = factor
+        self.cell = distance_map.resolution * factor
+        self.shape = (-(-rows // factor), -(-cols // factor))
+        pad = ((0, self.shape[0] * factor - rows), (0, self.shape[1] * factor - cols))
+
+        def pool(mask):
+            return np.pad(mask, pad).reshape(self.shape[0], factor, self.shape[1],
+                                             factor).any(axis=(1, 3))
+        occupied = pool(distance_map.field <= 0.0)
+        distance = ndimage.distance_transform_edt(~occupied) * self.cell
+        self.field = np.exp(-0.5 * (distance / sigma) ** 2)
+        self.places = pool(fine_places)
+
+    def scores(self, poses, points):
+        """Mean field under ``points`` (robot frame) for each of ``poses`` (``(n, 3)``, in
+        the grid's frame: x along columns, y along rows, m): an ``(n,)`` array, -1 where
+        the pose is not on a place."""
+        c, s = np.cos(poses[:, 2])[:, None], np.sin(poses[:, 2])[:, None]
+        px = poses[:, 0:1] + c * points[:, 0] - s * points[:, 1]
+        py = poses[:, 1:2] + s * points[:, 0] + c * points[:, 1]
+        rows = np.floor(py / self.cell).astype(np.int64)
+        cols = np.floor(px / self.cell).astype(np.int64)
+        inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
+        values = np.where(inside, self.field[np.where(inside, rows, 0),
+                                             np.where(inside, cols, 0)], 0.0)
+        out = values.mean(axis=1)
+        r = np.floor(poses[:, 1] / self.cell).astype(np.int64)
+        k = np.floor(poses[:, 0] / self.cell).astype(np.int64)
+        on = (r >= 0) & (r < self.shape[0]) & (k >= 0) & (k < self.shape[1])
+        on[on] = self.places[r[on], k[on]]
+        return np.where(on, out, -1.0)
+
+
+class PanoramaMatcher:
+    """Every place of a map, at every heading, scored against a panorama.
+
+    The search runs twice: over the whole map on squares of ``COARSE`` times ``cell``, at
+    half the headings and ``COARSE`` times ``sigma`` (by FFT correlation), then around the
+    best place of each ``BLOCK`` square at each heading that scored at least ``COARSE_KEEP``
+    of the best there (:data:`MAX_CANDIDATES` at most), on squares of ``cell`` at every
+    heading, directly. The best place and its rivals are those of the second search.
+
+    Args:
+        distance_map: the map, a :class:`lost_and_found.core.scan_agreement.DistanceMap`
+            (its ``field`` is 0 on occupied cells; ``free`` its known-free cells).
+        config: a validated :class:`PanoramaConfig`.
+
+    Raises:
+        ValueError: a map with no occupied cell, none the robot fits in, or more than
+            :data:`MAX_CELLS` cells of ``cell``.
+    """
+
+    def __init__(self, distance_map, config):
+        """Both levels, the coarse field's FFT, and the places."""
+        from scipy import fft
+        self.distance_map = distance_map
+        self.config = config
+        res = distance_map.resolution
+        factor = max(1, int(round(config.cell / res)))
+        rows, cols = distance_map.shape
+        if -(-rows // factor) * -(-cols // factor) > MAX_CELLS:
+            raise ValueError('the map has %d x %d cells of %.2f m, more than the %d the '
+                             'panorama fix is made for' % (-(-cols // factor),
+                                                           -(-rows // factor),
+                                                           res * factor, MAX_CELLS))
+        if not (distance_map.field <= 0.0).any():
+            raise ValueError('the map has no occupied cell to match returns against')
+        free = distance_map.free if distance_map.free is not None else \
+            distance_map.field > 0.0
+        places = free & (distance_map.field >= config.clearance) & (distance_map.field > 0.0)
+        if not places.any():
+            raise ValueError('no known-free cell of the map is %.2f m from every obstacle'
+                             % config.clearance)
+        self.fine = _Level(distance_map, factor, config.sigma, places)
+        self.coarse = _Level(distance_map, factor * COARSE, config.sigma * COARSE, places)
+        self.cell = self.fine.cell
+        self.headings = 2.0 * math.pi * np.arange(config.headings) / config.headings
+        self.coarse_headings = self.headings[::2]
+        self.reach = int(math.ceil(config.max_range / self.coarse.cell)) + 1
+        size = 2 * self.reach + 1
+        self._shape = (fft.next_fast_len(self.coarse.shape[0] + size - 1, real=True),
+                       fft.next_fast_len(self.coarse.shape[1] + size - 1, real=True))
+        self._field_fft = fft.rfft2(self.coarse.field.astype(np.float32), s=self._shape)
+        # the coarse places, and the BLOCK square each lies in
+        self._place_cells = np.nonzero(self.coarse.places)
+        block = max(1, int(round(BLOCK / self.coarse.cell)))
+        self._place_blocks = (self._place_cells[0] // block) * (
+            -(-self.coarse.shape[1] // block)) + self._place_cells[1] // block
+
+    @property
+    def places(self):
+        """Bool grid of the squares of ``cell`` the robot may stand at."""
+        return self.fine.places
+
+    def match(self, points):
+        """The :class:`PanoramaMatch` of ``points`` (``(n, 2)`` returns in the robot's frame,
+        m; those beyond ``max_range`` are dropped), or None with fewer than ``min_points``."""
+        config = self.config
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        points = points[np.all(np.isfinite(points), axis=1) &
+                        (np.hypot(points[:, 0], points[:, 1]) <= config.max_range)]
+        if len(points) < config.min_points:
+            return None
+        candidates = self._coarse_candidates(points)
+        # Around each candidate: the squares of `cell` within one coarse square, the
+        # headings within one coarse step.
+        steps = np.arange(-COARSE, COARSE + 1) * self.cell / 2.0
+        dx, dy, dk = np.meshgrid(steps, steps, np.arange(-2, 3), indexing='ij')
+        dx, dy, dk = dx.ravel(), dy.ravel(), dk.ravel()
+        step = 2.0 * math.pi / config.headings
+        best = []
+        for x, y, yaw in candidates:
+            poses = np.column_stack([x + dx, y + dy, yaw + dk * step])
+            scores = self.fine.scores(poses, points)
+            i = int(np.argmax(scores))
+            best.append((float(scores[i]),) + tuple(float(v) for v in poses[i]))
+        best.sort(reverse=True)
+        top, gx, gy, gyaw = best[0]
+        rivals = sum(
+            1 for score, x, y, yaw in best[1:] if score >= config.keep * top and (
+                math.hypot(x - gx, y - gy) > config.alone_xy or
+                abs(math.remainder(yaw - gyaw, 2.0 * math.pi)) > config.alone_yaw))
+        return PanoramaMatch(pose=self._map_pose(gx, gy, gyaw), score=top, alone=rivals == 0,
+                             rivals=rivals, points=len(points))
+
+    def _coarse_candidates(self, points):
+        """``[(x, y, yaw)]`` in the grid's frame: the best place of each ``BLOCK`` square at
+        each coarse heading scoring at least ``COARSE_KEEP`` of the best, best first."""
+        from scipy import fft
+        level, reach = self.coarse, self.reach
+        rows, cols = self._place_cells
+        size = 2 * reach + 1
+        scores = np.empty((len(self.coarse_headings), rows.size), dtype=np.float32)
+        for k, heading in enumerate(self.coarse_headings):
+            c, s = math.cos(heading), math.sin(heading)
+            px = c * points[:, 0] - s * points[:, 1]
+            py = s * points[:, 0] + c * points[:, 1]
+            kernel = np.zeros((size, size), dtype=np.float32)
+            # flipped: the correlation is a convolution with the mirrored kernel
+            np.add.at(kernel, (reach - np.round(py / level.cell).astype(int),
+                               reach - np.round(px / level.cell).astype(int)), 1.0)
+            full = fft.irfft2(self._field_fft * fft.rfft2(kernel, s=self._shape),
+                              s=self._shape)
+            scores[k] = full[rows + reach, cols + reach]
+        ks, js = np.nonzero(scores >= COARSE_KEEP * scores.max())
+        values = scores[ks, js]
+        group = ks * (int(self._place_blocks.max()) + 1) + self._place_blocks[js]
+        order = np.lexsort((-values, group))
+        first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+        first = first[np.argsort(-values[first], kind='stable')][:MAX_CANDIDATES]
+        return [((cols[j] + 0.5) * level.cell, (rows[j] + 0.5) * level.cell,
+                 float(self.coarse_headings[k])) for k, j in zip(ks[first], js[first])]
+
+    def _map_pose(self, gx, gy, gyaw):
+        """Map-frame ``(x, y, yaw)`` of a pose in the grid's frame (m, rad)."""
+        x0, y0, yaw0 = self.distance_map.origin
+        c, s = math.cos(yaw0), math.sin(yaw0)
+        return (x0 + c * gx - s * gy, y0 + s * gx + c * gy,
+                math.remainder(gyaw + yaw0, 2.0 * math.pi))

@@ -1,0 +1,161 @@
+"""Unit tests of core.panorama: a full turn's returns matched against the map."""
+import math
+
+import numpy as np
+import pytest
+
+from lost_and_found.core.config import ConfigError
+from lost_and_found.core.panorama import LOOK_BIN, Panorama, PanoramaConfig, PanoramaMatcher
+from lost_and_found.core.scan_agreement import DistanceMap
+from lost_and_found.sim.gridmap import GridMap
+from lost_and_found.sim.laser import cast_rays
+
+RES = 0.05
+
+
+def walls(width, height, boxes=()):
+    """Occupied cells of a ``width`` x ``height`` m room (one-cell walls) with filled
+    ``boxes`` ``(x0, y0, x1, y1)`` (m)."""
+    occupied = np.zeros((int(round(height / RES)), int(round(width / RES))), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    for x0, y0, x1, y1 in boxes:
+        occupied[int(y0 / RES):int(y1 / RES), int(x0 / RES):int(x1 / RES)] = True
+    return occupied
+
+
+#: A 10 m x 6 m room with three boxes placed so that no turn of it looks like another.
+ODD_ROOM = walls(10.0, 6.0, [(2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0), (8.0, 4.5, 9.5, 5.0)])
+#: The same room without boxes: every place looks like its half-turned twin.
+BARE_ROOM = walls(10.0, 6.0)
+
+
+def turn(occupied, pose, origin=(0.0, 0.0, 0.0), max_range=5.0, beams=360):
+    """``(n, 2)`` returns of a full turn at ``pose`` (map frame), in the robot's frame."""
+    grid = GridMap.from_occupancy(occupied, RES, origin)
+    angles = pose[2] + 2.0 * math.pi * np.arange(beams) / beams
+    ranges = cast_rays(grid, pose[0], pose[1], angles, max_range)
+    ok = np.isfinite(ranges) & (ranges < max_range)
+    local = angles[ok] - pose[2]
+    return np.column_stack([ranges[ok] * np.cos(local), ranges[ok] * np.sin(local)])
+
+
+def matcher(occupied, origin=(0.0, 0.0, 0.0), **config):
+    return PanoramaMatcher(DistanceMap(occupied, RES, origin),
+                           PanoramaConfig(**config).validate())
+
+
+def assert_near(pose, truth, xy=0.15, yaw=0.1):
+    assert math.hypot(pose[0] - truth[0], pose[1] - truth[1]) <= xy, (pose, truth)
+    assert abs(math.remainder(pose[2] - truth[2], 2.0 * math.pi)) <= yaw, (pose, truth)
+
+
+@pytest.mark.parametrize('truth', [(4.0, 3.0, 0.3), (8.2, 1.5, -2.0), (1.2, 1.0, 2.8)])
+def test_a_room_unlike_itself_is_found_and_the_place_stands_alone(truth):
+    match = matcher(ODD_ROOM).match(turn(ODD_ROOM, truth))
+    assert_near(match.pose, truth)
+    assert match.alone and match.rivals == 0
+    assert match.score > 0.7
+    assert match.is_fix(PanoramaConfig())
+
+
+def test_a_room_like_its_half_turn_gives_rivals_and_no_fix():
+    truth = (3.0, 2.0, 0.5)
+    match = matcher(BARE_ROOM).match(turn(BARE_ROOM, truth))
+    twin = (10.0 - truth[0], 6.0 - truth[1], truth[2] + math.pi)
+    # The best place is one of the two; the other is its rival.
+    assert min(math.hypot(match.pose[0] - p[0], match.pose[1] - p[1])
+               for p in (truth, twin)) <= 0.15
+    assert not match.alone and match.rivals >= 1
+    assert not match.is_fix(PanoramaConfig())
+
+
+def test_the_pose_is_in_the_map_frame_of_a_turned_and_shifted_map():
+    origin = (-3.0, 5.0, 0.6)
+    # the truth in the grid's own frame, then in the map's
+    gx, gy, gyaw = 4.0, 3.0, 0.3
+    c, s = math.cos(origin[2]), math.sin(origin[2])
+    truth = (origin[0] + c * gx - s * gy, origin[1] + s * gx + c * gy, gyaw + origin[2])
+    match = matcher(ODD_ROOM, origin).match(turn(ODD_ROOM, truth, origin))
+    assert_near(match.pose, truth)
+
+
+def test_a_low_score_is_no_fix():
+    match = matcher(ODD_ROOM).match(turn(ODD_ROOM, (4.0, 3.0, 0.3)))
+    assert not match.is_fix(PanoramaConfig(min_score=min(1.0, match.score + 0.01)))
+
+
+def test_too_few_returns_and_bad_points_give_no_match():
+    points = turn(ODD_ROOM, (4.0, 3.0, 0.3))
+    m = matcher(ODD_ROOM, min_points=len(points))
+    assert m.match(points[:-1]) is None
+    with_nan = np.vstack([points, [[math.nan, 1.0], [math.inf, 0.0]]])
+    assert m.match(with_nan) is not None        # the bad ones are dropped, the rest matched
+    # returns beyond max_range do not count
+    far = matcher(ODD_ROOM, min_points=10, max_range=0.5)
+    assert far.match(points) is None
+
+
+def test_maps_it_cannot_match_on_are_refused():
+    with pytest.raises(ValueError, match='no occupied cell'):
+        matcher(np.zeros((40, 40), dtype=bool))
+    with pytest.raises(ValueError, match='from every obstacle'):
+        matcher(walls(0.3, 0.3))                # no place the robot fits in
+
+
+def test_the_panorama_keeps_one_return_per_cell_and_gives_them_in_the_robot_frame():
+    panorama = Panorama(0.1)
+    panorama.add([1.01, 1.04, 2.0, 9.0], [0.0, 0.02, 0.0, 0.0])
+    assert len(panorama) == 3                   # the first two share a cell
+    points = panorama.around((1.0, 0.0, math.pi / 2), max_range=5.0)
+    expected = {(0.0, -0.01), (0.0, -1.0)}      # ahead is +y: a point at +x is to the right
+    assert {tuple(np.round(p, 2)) for p in points} == expected
+    panorama.clear()
+    assert len(panorama) == 0
+    assert panorama.around((0.0, 0.0, 0.0), 5.0).shape == (0, 2)
+
+
+def test_a_full_turn_of_scans_is_looked_round_and_clear_waits_for_another():
+    panorama = Panorama(0.1)
+    yaw = 0.0
+    while not panorama.looked_round():
+        panorama.look(yaw - 0.5, yaw + 0.5)     # a Kinect's 1 rad scan, turning 0.3 rad
+        yaw += 0.3
+        assert yaw < 2.0 * math.pi + 0.3
+    assert yaw >= 2.0 * math.pi - 1.0 - 2 * LOOK_BIN
+    panorama.clear()
+    assert not panorama.looked_round()
+    panorama.look(0.0, 7.0)                     # a span of a full turn marks all
+    assert panorama.looked_round()
+    panorama.clear()
+    panorama.look(math.nan, 1.0)                # ignored
+    assert not panorama.looked_round()
+
+
+def test_a_scan_looking_back_and_forth_marks_only_what_it_saw():
+    panorama = Panorama(0.1)
+    for _ in range(20):
+        panorama.look(-0.5, 0.5)
+    assert not panorama.looked_round()
+
+
+@pytest.mark.parametrize('field, value', [
+    ('cell', 0.0), ('headings', 0), ('sigma', -1.0), ('keep', 1.0), ('keep', 0.0),
+    ('alone_xy', math.nan), ('alone_yaw', 4.0), ('min_score', 1.5), ('min_points', 0),
+    ('max_range', 0.0), ('clearance', -0.1), ('fixes', 0), ('sigma_xy', 0.0),
+    ('sigma_yaw', math.inf), ('beam_step', 0), ('odom_frame', '/odom'), ('map_frame', ''),
+    ('base_frame', 'base footprint'), ('tf_timeout', -1.0), ('state_namespace', ''),
+])
+def test_bad_values_are_named(field, value):
+    with pytest.raises(ConfigError, match=field):
+        PanoramaConfig(**{field: value}).validate()
+
+
+def test_the_shipped_file_is_valid():
+    import os
+    import yaml
+    from lost_and_found.core.config import config_from_params
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'config',
+                        'panorama_localizer.yaml')
+    with open(path) as stream:
+        config = config_from_params(PanoramaConfig, yaml.safe_load(stream))
+    assert config == PanoramaConfig()
