@@ -112,9 +112,12 @@ def main(argv):
     spin_speed = RecoveryConfig().spin_speed
     frames = turn_frames(spin_speed, camera_rate)
     scans = max(1, int(round(2.0 * math.pi / spin_speed * scan_rate)))
-    config = PanoramaConfig(cell=args.cell, headings=args.headings, sigma=args.sigma,
-                            keep=args.keep).validate()
-    matcher = PanoramaMatcher(detector_map(grid), config)
+    try:
+        config = PanoramaConfig(cell=args.cell, headings=args.headings, sigma=args.sigma,
+                                keep=args.keep).validate()
+        matcher = PanoramaMatcher(detector_map(grid), config)
+    except ValueError as error:     # a ConfigError too
+        sys.exit('panorama_match: %s' % error)
     rng = np.random.default_rng(args.seed)
     tried = right_place = unambiguous = unambiguous_right = fixes = fixes_right = 0
     seconds, scores, wrong_scores = [], [], []

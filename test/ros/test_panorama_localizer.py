@@ -5,8 +5,9 @@ publishes on initialpose where in the map the robot is.
 The map is a 10 m x 6 m room with three boxes that make no turn of it look like another. The
 robot stands at a pose of the map the node is not told, and odometry starts at zero there; it
 turns in place, and each scan is what the laser would see from the true pose. The fix must
-come from panorama_localizer and lie within a few centimetres and degrees of the truth at its
-stamp.
+come from panorama_localizer and lie within 0.15 m and 0.1 rad of the truth at its stamp.
+Then the map becomes the same room without its boxes, which looks the same half a turn round:
+a new lost episode's full turn must be matched and refused for its rival places.
 """
 import math
 import threading
@@ -19,6 +20,7 @@ import tf2_ros
 from geometry_msgs.msg import PoseWithCovarianceStamped, TransformStamped
 from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
+from rosgraph_msgs.msg import Log
 from std_msgs.msg import String
 
 from lost_and_found.nodes.conversions import yaw_from_quaternion
@@ -39,11 +41,12 @@ BEAMS, HALF_FOV, RANGE_MAX = 160, 0.5, 5.0
 STEP = 0.25
 
 
-def room():
-    """Occupied cells of the room (rows bottom-up)."""
+def room(boxes=True):
+    """Occupied cells of the room (rows bottom-up), with its boxes or bare."""
     occupied = np.zeros((int(6.0 / RES), int(10.0 / RES)), dtype=bool)
     occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
-    for x0, y0, x1, y1 in ((2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0), (8.0, 4.5, 9.5, 5.0)):
+    for x0, y0, x1, y1 in ((2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0),
+                           (8.0, 4.5, 9.5, 5.0)) if boxes else ():
         occupied[int(y0 / RES):int(y1 / RES), int(x0 / RES):int(x1 / RES)] = True
     return occupied
 
@@ -76,9 +79,11 @@ class PanoramaLocalizerTest(unittest.TestCase):
         rospy.init_node(NAME)
         cls.lock = threading.Lock()
         cls.fixes = []
+        cls.logs = []
         cls.occupied = room()
         cls.grid = GridMap.from_occupancy(cls.occupied, RES, ORIGIN + (0.0,))
         rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
+        rospy.Subscriber('/rosout', Log, cls._log, queue_size=1000)
         cls.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1,
                                         latch=True)
         cls.map_pub = rospy.Publisher('/map', OccupancyGrid, queue_size=1, latch=True)
@@ -93,6 +98,26 @@ class PanoramaLocalizerTest(unittest.TestCase):
         if msg._connection_header.get('callerid') == '/panorama_localizer':
             with cls.lock:
                 cls.fixes.append(msg)
+
+    @classmethod
+    def _log(cls, msg):
+        if msg.name == '/panorama_localizer':
+            with cls.lock:
+                cls.logs.append(msg.msg)
+
+    def turn(self, until):
+        """Turn in place, a scan every STEP, until ``until()`` holds (or six turns); the
+        stamp (ns) of each scan -> how far the robot had turned."""
+        rate = rospy.Rate(10)
+        turned, sent = 0.0, {}
+        while not rospy.is_shutdown() and turned < 12.0 * math.pi and not until():
+            stamp = rospy.Time.now()
+            self.tf.sendTransform(transform('odom', 'base_footprint', 0.0, 0.0, turned, stamp))
+            self.scan_pub.publish(self.scan(turned, stamp))
+            sent[stamp.to_nsec()] = turned
+            turned += STEP
+            rate.sleep()
+        return sent
 
     def scan(self, turned, stamp):
         """The scan of the laser with the robot at TRUTH turned by ``turned``."""
@@ -112,22 +137,11 @@ class PanoramaLocalizerTest(unittest.TestCase):
         self.map_pub.publish(map_msg(self.occupied))
         self.state_pub.publish(String(data='LOST'))
         wait_for(lambda: self.scan_pub.get_num_connections() > 0, 20, 'the node on /scan')
-        rate = rospy.Rate(10)
-        turned, sent = 0.0, {}
-        # Turn until a fix comes (a full turn is 2 pi / STEP scans; the map's matcher may
-        # still be in the making for the first ones).
-        while not rospy.is_shutdown() and turned < 12.0 * math.pi:
-            with self.lock:
-                if self.fixes:
-                    break
-            stamp = rospy.Time.now()
-            self.tf.sendTransform(transform('odom', 'base_footprint', 0.0, 0.0, turned, stamp))
-            self.scan_pub.publish(self.scan(turned, stamp))
-            sent[stamp.to_nsec()] = turned
-            turned += STEP
-            rate.sleep()
-        wait_for(lambda: self.fixes, 20, 'a fix from panorama_localizer')
-        fix = self.fixes[0]
+        # Until a fix comes: a full turn is 2 pi / STEP scans; the map's matcher may still
+        # be in the making for the first ones.
+        sent = self.turn(lambda: self.copy(self.fixes))
+        wait_for(lambda: self.copy(self.fixes), 20, 'a fix from panorama_localizer')
+        fix = self.copy(self.fixes)[0]
         self.assertEqual(fix.header.frame_id, 'map')
         # The fix is stamped with the last scan it matched: the truth then is TRUTH turned
         # as far as the robot had turned for that scan.
@@ -135,13 +149,35 @@ class PanoramaLocalizerTest(unittest.TestCase):
         truth_yaw = TRUTH[2] + sent[fix.header.stamp.to_nsec()]
         p = fix.pose.pose
         yaw = yaw_from_quaternion(p.orientation)
-        self.assertLess(math.hypot(p.position.x - TRUTH[0], p.position.y - TRUTH[1]), 0.2,
+        self.assertLess(math.hypot(p.position.x - TRUTH[0], p.position.y - TRUTH[1]), 0.15,
                         'fix (%.2f, %.2f) against the truth (%.2f, %.2f)'
                         % (p.position.x, p.position.y, TRUTH[0], TRUTH[1]))
         self.assertLess(abs(math.remainder(yaw - truth_yaw, 2.0 * math.pi)), 0.1)
         cov = fix.pose.covariance
         self.assertAlmostEqual(cov[0], 0.25 ** 2)
         self.assertAlmostEqual(cov[35], 0.1 ** 2)
+
+    def test_b_a_room_like_its_half_turn_gives_no_fix(self):
+        self.occupied = room(boxes=False)
+        self.grid = GridMap.from_occupancy(self.occupied, RES, ORIGIN + (0.0,))
+        self.map_pub.publish(map_msg(self.occupied))
+        wait_for(lambda: sum('places of' in m for m in self.copy(self.logs)) >= 2, 20,
+                 'the matcher of the bare room')
+        fixes = len(self.copy(self.fixes))
+        # A new lost episode: its returns are of the bare room only (the state client
+        # queues both, in order).
+        self.state_pub.publish(String(data='IDLE'))
+        self.state_pub.publish(String(data='LOST'))
+
+        def refused():
+            return any('no fix' in m and 'rival' in m for m in self.copy(self.logs))
+        self.turn(refused)
+        wait_for(refused, 20, 'a match refused for its rivals')
+        self.assertEqual(len(self.copy(self.fixes)), fixes)
+
+    def copy(self, items):
+        with self.lock:
+            return list(items)
 
 
 if __name__ == '__main__':

@@ -5,10 +5,13 @@ import numpy as np
 import pytest
 
 from lost_and_found.core.config import ConfigError
-from lost_and_found.core.panorama import LOOK_BIN, Panorama, PanoramaConfig, PanoramaMatcher
+from lost_and_found.core.panorama import (LOOK_BIN, NO_FIX_OVER, NO_FIX_SPENT, NO_FIX_STATE,
+                                          Panorama, PanoramaConfig, PanoramaEpisodes,
+                                          PanoramaMatch, PanoramaMatcher)
 from lost_and_found.core.scan_agreement import DistanceMap
 from lost_and_found.sim.gridmap import GridMap
 from lost_and_found.sim.laser import cast_rays
+from lost_and_found.state import State
 
 RES = 0.05
 
@@ -79,9 +82,17 @@ def test_the_pose_is_in_the_map_frame_of_a_turned_and_shifted_map():
     assert_near(match.pose, truth)
 
 
-def test_a_low_score_is_no_fix():
-    match = matcher(ODD_ROOM).match(turn(ODD_ROOM, (4.0, 3.0, 0.3)))
-    assert not match.is_fix(PanoramaConfig(min_score=min(1.0, match.score + 0.01)))
+def a_match(score=0.9, alone=True):
+    return PanoramaMatch(pose=(1.0, 2.0, 0.5), score=score, alone=alone,
+                         rivals=0 if alone else 3, points=200)
+
+
+def test_a_fix_stands_alone_and_scores_min_score():
+    config = PanoramaConfig()
+    assert a_match().is_fix(config)
+    assert not a_match(alone=False).is_fix(config)
+    assert not a_match(score=config.min_score - 0.01).is_fix(config)
+    assert a_match(score=config.min_score).is_fix(config)
 
 
 def test_too_few_returns_and_bad_points_give_no_match():
@@ -95,6 +106,11 @@ def test_too_few_returns_and_bad_points_give_no_match():
     assert far.match(points) is None
 
 
+def test_a_panorama_far_from_every_wall_gives_no_match():
+    points = np.column_stack([np.full(200, 100.0), np.linspace(-50.0, 50.0, 200)])
+    assert matcher(ODD_ROOM, min_points=100, max_range=30.0).match(points) is None
+
+
 def test_maps_it_cannot_match_on_are_refused():
     with pytest.raises(ValueError, match='no occupied cell'):
         matcher(np.zeros((40, 40), dtype=bool))
@@ -104,8 +120,8 @@ def test_maps_it_cannot_match_on_are_refused():
 
 def test_the_panorama_keeps_one_return_per_cell_and_gives_them_in_the_robot_frame():
     panorama = Panorama(0.1)
-    panorama.add([1.01, 1.04, 2.0, 9.0], [0.0, 0.02, 0.0, 0.0])
-    assert len(panorama) == 3                   # the first two share a cell
+    panorama.add([1.01, 1.04, 2.0, 9.0, math.nan], [0.0, 0.02, 0.0, 0.0, 1.0])
+    assert len(panorama) == 3                   # the first two share a cell; NaN is dropped
     points = panorama.around((1.0, 0.0, math.pi / 2), max_range=5.0)
     expected = {(0.0, -0.01), (0.0, -1.0)}      # ahead is +y: a point at +x is to the right
     assert {tuple(np.round(p, 2)) for p in points} == expected
@@ -141,7 +157,8 @@ def test_a_scan_looking_back_and_forth_marks_only_what_it_saw():
 @pytest.mark.parametrize('field, value', [
     ('cell', 0.0), ('headings', 0), ('sigma', -1.0), ('keep', 1.0), ('keep', 0.0),
     ('alone_xy', math.nan), ('alone_yaw', 4.0), ('min_score', 1.5), ('min_points', 0),
-    ('max_range', 0.0), ('clearance', -0.1), ('fixes', 0), ('sigma_xy', 0.0),
+    ('max_range', 0.0), ('max_range', 31.0), ('headings', 73), ('headings', 722),
+    ('clearance', -0.1), ('tf_timeout', 2.0), ('fixes', 0), ('sigma_xy', 0.0),
     ('sigma_yaw', math.inf), ('beam_step', 0), ('odom_frame', '/odom'), ('map_frame', ''),
     ('base_frame', 'base footprint'), ('tf_timeout', -1.0), ('state_namespace', ''),
 ])
@@ -159,3 +176,119 @@ def test_the_shipped_file_is_valid():
     with open(path) as stream:
         config = config_from_params(PanoramaConfig, yaml.safe_load(stream))
     assert config == PanoramaConfig()
+
+
+# ---------------------------------------------------------------- the episode rules
+
+#: A Kinect's beams, every 8th of 640 over 1 rad, all returning at 2 m.
+ANGLES = np.linspace(-0.5, 0.5, 80)
+RANGES = np.full(80, 2.0)
+
+
+def turn_until_a_job(episodes, episode=None, steps=40):
+    """Scans turning 0.3 rad each; the job of the first that starts a match, and the scans."""
+    for k in range(steps):
+        yaw = 0.3 * k
+        job = episodes.add_scan(episodes.episode if episode is None else episode,
+                                (0.1 * math.cos(yaw), 0.1 * math.sin(yaw), yaw, 1.0),
+                                (0.0, 0.0, yaw), ANGLES, RANGES, 0.45, 5.0)
+        if job is not None:
+            return job, k + 1
+    return None, steps
+
+
+def lost(**config):
+    episodes = PanoramaEpisodes(PanoramaConfig(**config).validate())
+    episodes.on_state(State.IDLE)
+    episodes.on_state(State.LOST)
+    return episodes
+
+
+def test_returns_are_gathered_only_while_lost():
+    episodes = PanoramaEpisodes(PanoramaConfig())
+    for state in (State.IDLE, State.NAVIGATING, State.FLYING, State.LOCALIZING,
+                  State.NEED_HELP):
+        episodes.on_state(state)
+        assert not episodes.gathering()
+        assert turn_until_a_job(episodes) == (None, 40)
+        assert len(episodes.panorama) == 0
+    episodes.on_state(State.LOST)
+    assert episodes.gathering()
+
+
+def test_a_full_turn_starts_one_match_at_a_time():
+    episodes = lost()
+    job, scans = turn_until_a_job(episodes)
+    assert job is not None and episodes.busy
+    assert 2.0 * math.pi - 1.0 <= 0.3 * scans <= 2.0 * math.pi + 0.6
+    episode, points, base = job
+    assert episode == episodes.episode
+    # every return 2 m from a laser 0.1 m ahead of the robot: 1.9-2.1 m from the robot
+    assert np.all(np.abs(np.hypot(points[:, 0], points[:, 1]) - 2.05) <= 0.06)
+    assert len(episodes.panorama) == 0          # the next match is of the next turn
+    assert turn_until_a_job(episodes)[0] is None    # not while one runs
+    assert episodes.finished(episode, a_match()) == (True, None)
+    assert not episodes.busy and episodes.fixes == 1
+    assert turn_until_a_job(episodes)[0] is not None
+
+
+def test_returns_at_range_max_or_not_finite_are_no_returns():
+    episodes = lost(cell=0.01)                  # every return in a cell of its own
+    ranges = RANGES.copy()
+    ranges[:10], ranges[10:20], ranges[20:30] = 5.0, math.nan, 0.2
+    episodes.add_scan(episodes.episode, (0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), ANGLES,
+                      ranges, 0.45, 5.0)
+    assert len(episodes.panorama) == 50
+
+
+def test_an_upside_down_laser_turns_the_other_way():
+    episodes = lost()
+    episodes.add_scan(episodes.episode, (0.0, 0.0, 0.0, -1.0), (0.0, 0.0, 0.0),
+                      np.array([0.4]), np.array([2.0]), 0.45, 5.0)
+    (x, y), = episodes.panorama.around((0.0, 0.0, 0.0), 5.0)
+    assert (x, y) == pytest.approx((2.0 * math.cos(0.4), -2.0 * math.sin(0.4)))
+
+
+def test_why_a_match_is_no_fix():
+    episodes = lost(fixes=1)
+    job, _ = turn_until_a_job(episodes)
+    assert episodes.finished(job[0], None) == (False, None)
+    fix, why = episodes.finished(job[0], a_match(alone=False))
+    assert not fix and '3 rival candidates' in why
+    fix, why = episodes.finished(job[0], a_match(score=0.3))
+    assert not fix and 'min_score' in why
+    episodes.on_state(State.LOCALIZING)         # a tag's fix came first
+    assert episodes.finished(job[0], a_match()) == (False, NO_FIX_STATE)
+    episodes.on_state(State.LOST)               # amcl did not settle it: the same episode
+    assert episodes.finished(job[0], a_match()) == (True, None)
+    assert episodes.finished(job[0], a_match()) == (False, NO_FIX_SPENT)
+    assert not episodes.gathering()             # the one fix is spent
+    episodes.on_state(State.IDLE)
+    assert episodes.finished(job[0], a_match()) == (False, NO_FIX_OVER)
+
+
+@pytest.mark.parametrize('end', [State.FLYING, State.IDLE, State.NAVIGATING])
+def test_an_episode_ends_with_a_lift_or_a_localization(end):
+    episodes = lost(fixes=1)
+    job, _ = turn_until_a_job(episodes)
+    assert episodes.finished(job[0], a_match())[0]
+    turn_until_a_job(episodes, steps=3)
+    old = episodes.episode
+    episodes.on_state(end)
+    assert len(episodes.panorama) == 0
+    episodes.on_state(State.LOST)
+    assert episodes.episode > old and episodes.fixes == 0 and episodes.gathering()
+    # a scan whose handling began in the old episode is dropped
+    assert turn_until_a_job(episodes, episode=old) == (None, 40)
+    assert len(episodes.panorama) == 0
+
+
+def test_a_clock_that_jumps_back_forgets_and_drops_the_running_match():
+    episodes = lost()
+    assert episodes.on_stamp(100.0) is None
+    job, _ = turn_until_a_job(episodes)
+    assert episodes.on_stamp(100.5) is None
+    assert episodes.on_stamp(100.2) is None     # within clock_jump: scans out of order
+    assert episodes.on_stamp(10.0) == pytest.approx(90.2)
+    assert episodes.finished(job[0], a_match()) == (False, NO_FIX_OVER)
+    assert episodes.gathering()                 # still LOST: a new episode goes on

@@ -11,14 +11,16 @@ be.
 
 :class:`Panorama` gathers returns in the odometry frame and says when the laser has looked
 all the way round: the returns of one full turn, from the last match or the start of the lost
-episode on. :class:`PanoramaMatcher` scores a panorama against
-the map: each return's likelihood under amcl's likelihood-field model (exp(-d^2 / 2 sigma^2),
-d its distance to the nearest mapped obstacle), averaged over the returns, for the robot at
-the centre of every ``cell`` square of the map it fits in, at ``headings`` headings, by FFT
-correlation, one heading at a time. The best place is a fix only when it stands alone: every
-``BLOCK`` square of the map whose best place at some heading scores at least ``keep`` of the
-best lies within ``alone_xy`` of it, at a heading within ``alone_yaw``. A corridor, a row of
-like rooms, a symmetric building give several places that score alike, and no fix.
+episode on; :class:`PanoramaEpisodes` holds the node's rules of when to gather, match and
+publish. :class:`PanoramaMatcher` scores a panorama against the map: each return's likelihood
+under amcl's likelihood-field model (exp(-d^2 / 2 sigma^2), d its distance to the nearest
+mapped obstacle), averaged over the returns, for the robot at every place of the map it fits
+in, at every heading: first on a coarse grid over the whole map by FFT correlation, then
+around the best candidates on the ``cell`` grid. The best place is a fix only when it stands
+alone: every candidate (the best place of a ``BLOCK`` square at one heading, refined) that
+scores at least ``keep`` of the best lies within ``alone_xy`` of it, at a heading within
+``alone_yaw``. A corridor, a row of like rooms, a symmetric building give several places
+that score alike, and no fix.
 
 The map is the one the robot localizes in. Where the building has changed since it was made
 (furniture, people, doors), the returns that fall on the change lower every place's score
@@ -36,7 +38,8 @@ import numpy as np
 from lost_and_found.core.config import Checker
 
 #: Side (m) of the squares of the map over which :meth:`PanoramaMatcher.match` compares the
-#: best place with the others (the best place of each square, at each heading).
+#: best place with the others (the best place of each square, at each heading), rounded to
+#: whole squares of the first search (0.4 m with the default ``cell``).
 BLOCK = 0.5
 #: Headings are marked as looked at in bins of this width (rad): a full turn is every bin.
 LOOK_BIN = math.radians(10.0)
@@ -59,7 +62,7 @@ class PanoramaConfig:
     Attributes:
         cell: side (m) of the squares whose centres are tried as places, and of the squares
             in which one return of the panorama is kept.
-        headings: headings tried at each place (evenly spaced).
+        headings: headings tried at each place (evenly spaced; even, 2 to 720).
         sigma: width (m) of the likelihood field.
         keep: a place scoring at least this share of the best counts against it standing
             alone.
@@ -68,7 +71,7 @@ class PanoramaConfig:
         alone_yaw: ... at a heading within this (rad) of its heading.
         min_score: the least score (the mean likelihood of the returns, in [0, 1]) of a fix.
         min_points: the fewest returns (one per ``cell`` square) a panorama needs.
-        max_range: returns farther than this (m) from the robot are not used.
+        max_range: returns farther than this (m) from the robot are not used (at most 30).
         clearance: the robot's radius (m): a place nearer an obstacle is not tried.
         fixes: fixes published per lost episode, at most (one per full turn).
         sigma_xy: standard deviation (m) of x and y of a published fix.
@@ -77,7 +80,7 @@ class PanoramaConfig:
         map_frame: the frame of ``map`` and of the fixes.
         odom_frame: the odometry frame the returns are gathered in (tf).
         base_frame: the robot's frame (tf).
-        tf_timeout: how long (s) a scan waits for its transform.
+        tf_timeout: how long (s) a scan waits for its transforms (at most 1).
         state_namespace: where lost_service publishes the robot state.
     """
 
@@ -106,13 +109,18 @@ class PanoramaConfig:
         check = Checker(self)
         check.positive('cell')
         check.positive_int('headings')
+        headings = self.headings
+        if isinstance(headings, int) and headings >= 1:
+            check.require(headings % 2 == 0 and 2 <= headings <= 720, 'headings',
+                          'be an even number from 2 to 720 (the first search tries every '
+                          'second one)')
         check.positive('sigma')
         check.in_range('keep', 0.0, 1.0, low_open=True, high_open=True)
         check.positive('alone_xy')
         check.in_range('alone_yaw', 0.0, math.pi, low_open=True)
         check.in_range('min_score', 0.0, 1.0)
         check.positive_int('min_points')
-        check.positive('max_range')
+        check.in_range('max_range', 0.0, 30.0, low_open=True)
         check.non_negative('clearance')
         check.positive_int('fixes')
         check.positive('sigma_xy')
@@ -121,7 +129,7 @@ class PanoramaConfig:
         for name in ('map_frame', 'odom_frame', 'base_frame'):
             check.frame(name)
         check.non_empty('state_namespace')
-        check.non_negative('tf_timeout')
+        check.in_range('tf_timeout', 0.0, 1.0)
         check.done()
         return self
 
@@ -134,8 +142,8 @@ class PanoramaMatch:
         pose: ``(x, y, yaw)`` of the robot in the map frame.
         score: its score (mean likelihood of the returns, in [0, 1]).
         alone: it stands alone (every place that scores at least ``keep`` of it is near).
-        rivals: how many of the map's ``BLOCK`` squares hold a place (at some heading) that
-            scores at least ``keep`` of it and is not near it.
+        rivals: how many candidates (the best place of a ``BLOCK`` square at one heading,
+            refined) score at least ``keep`` of it and are not near it.
         points: the returns matched.
     """
 
@@ -175,8 +183,11 @@ class Panorama:
         self._looked[:] = False
 
     def add(self, xs, ys):
-        """Keep returns at odometry-frame points ``xs``, ``ys`` (m; finite)."""
+        """Keep returns at odometry-frame points ``xs``, ``ys`` (m; non-finite ones are
+        dropped)."""
         xs, ys = np.asarray(xs, dtype=float).ravel(), np.asarray(ys, dtype=float).ravel()
+        ok = np.isfinite(xs) & np.isfinite(ys)
+        xs, ys = xs[ok], ys[ok]
         keys = zip(np.floor(xs / self.cell).astype(np.int64).tolist(),
                    np.floor(ys / self.cell).astype(np.int64).tolist())
         for key, x, y in zip(keys, xs.tolist(), ys.tolist()):
@@ -210,6 +221,131 @@ class Panorama:
         near = np.hypot(dx, dy) <= max_range
         c, s = math.cos(pose[2]), math.sin(pose[2])
         return np.stack([c * dx[near] + s * dy[near], -s * dx[near] + c * dy[near]], axis=1)
+
+
+#: Why a match gave no fix (:meth:`PanoramaEpisodes.finished`).
+NO_FIX_OVER = 'the lost episode is over'
+NO_FIX_STATE = 'the robot is no longer LOST'
+NO_FIX_SPENT = 'the fixes of this episode are spent'
+
+
+class PanoramaEpisodes:
+    """The node's rules for gathering and matching, without ROS (one instance per node; the
+    caller holds a lock around every call).
+
+    A lost episode starts when the state becomes ``LOST`` from anything but ``LOCALIZING``
+    (a fix that amcl did not settle leaves the robot where it was), and ends with ``FLYING``
+    (the robot is carried off), ``IDLE`` or ``NAVIGATING`` (localized): its returns are
+    forgotten and its fixes counted from zero. Returns are gathered only in ``LOST`` and
+    while fixes are left. After a full turn a match starts (one at a time: the returns
+    gathered while it runs wait for the next). A clock that jumps back by more than
+    ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
+    dropped).
+
+    Args:
+        config: a validated :class:`PanoramaConfig`.
+        clock_jump: see above (s).
+    """
+
+    def __init__(self, config, clock_jump=1.0):
+        """No state yet, no returns."""
+        self.config = config
+        self.clock_jump = float(clock_jump)
+        self.panorama = Panorama(config.cell)
+        self.state = None
+        self.episode = 0
+        self.fixes = 0
+        self.busy = False
+        self._last_stamp = None
+
+    def _new_episode(self):
+        self.panorama.clear()
+        self.episode += 1
+        self.fixes = 0
+
+    def on_state(self, state):
+        """A new state (a :class:`lost_and_found.state.State`); the number of returns
+        forgotten, or None when the episode goes on."""
+        from lost_and_found.state import LOCALIZED, State
+        before, self.state = self.state, state
+        if state == State.FLYING or state in LOCALIZED or (
+                state == State.LOST and before not in (State.LOST, State.LOCALIZING)):
+            forgotten = len(self.panorama)
+            self._new_episode()
+            return forgotten
+        return None
+
+    def gathering(self):
+        """True when a scan's returns are wanted now."""
+        from lost_and_found.state import State
+        return self.state == State.LOST and self.fixes < self.config.fixes
+
+    def on_stamp(self, stamp):
+        """A scan's stamp (s); how far (s) the clock jumped back, or None."""
+        jumped = None
+        if self._last_stamp is not None and stamp < self._last_stamp - self.clock_jump:
+            jumped = self._last_stamp - stamp
+            self._new_episode()
+        self._last_stamp = stamp
+        return jumped
+
+    def add_scan(self, episode, laser, base, angles, ranges, range_min, range_max):
+        """One scan's returns; the match to start now, or None.
+
+        Args:
+            episode: :attr:`episode` when the scan's handling began (its transforms were
+                looked up since): a scan of an episode that has ended is dropped.
+            laser: ``(x, y, yaw, sense)`` of the laser in the odometry frame at the scan's
+                stamp; ``sense`` -1 for a laser mounted upside down (its angles turn the
+                other way).
+            base: ``(x, y, yaw)`` of the robot in the odometry frame at the same stamp.
+            angles, ranges: the beams used (rad in the laser's frame, m); a return is a
+                finite range in ``[range_min, range_max)`` (a driver may report no return
+                as ``range_max``).
+
+        Returns:
+            ``(episode, points, base)``: the returns within ``max_range`` of ``base`` in its
+            frame, to match; the panorama then starts again and :attr:`busy` is set until
+            :meth:`finished`.
+        """
+        if episode != self.episode or not self.gathering():
+            return None
+        angles = np.asarray(angles, dtype=float)
+        ranges = np.asarray(ranges, dtype=float)
+        ok = np.isfinite(ranges) & (ranges >= range_min) & (ranges < range_max)
+        x, y, yaw, sense = laser
+        beams = yaw + sense * angles
+        self.panorama.add(x + ranges[ok] * np.cos(beams[ok]),
+                          y + ranges[ok] * np.sin(beams[ok]))
+        if angles.size:
+            self.panorama.look(beams[0], beams[-1])
+        if self.busy or not self.panorama.looked_round():
+            return None
+        points = self.panorama.around(base, self.config.max_range)
+        self.panorama.clear()
+        self.busy = True
+        return self.episode, points, tuple(base)
+
+    def finished(self, episode, match):
+        """A match of ``episode`` is over (``match`` None: too few returns, or it failed):
+        whether it is a fix to publish now, and if not, why (None: no match)."""
+        self.busy = False
+        if match is None:
+            return False, None
+        if not match.alone:
+            return False, '%d rival candidates score within %.0f %% of it' % (
+                match.rivals, 100.0 * (1.0 - self.config.keep))
+        if match.score < self.config.min_score:
+            return False, 'its score is below min_score %.2f' % self.config.min_score
+        from lost_and_found.state import State
+        if episode != self.episode:
+            return False, NO_FIX_OVER
+        if self.state != State.LOST:
+            return False, NO_FIX_STATE
+        if self.fixes >= self.config.fixes:
+            return False, NO_FIX_SPENT
+        self.fixes += 1
+        return True, None
 
 
 class _Level:
@@ -265,10 +401,11 @@ class PanoramaMatcher:
     """Every place of a map, at every heading, scored against a panorama.
 
     The search runs twice: over the whole map on squares of ``COARSE`` times ``cell``, at
-    half the headings and ``COARSE`` times ``sigma`` (by FFT correlation), then around the
+    every second heading and ``COARSE`` times ``sigma`` (by FFT correlation); then around the
     best place of each ``BLOCK`` square at each heading that scored at least ``COARSE_KEEP``
-    of the best there (:data:`MAX_CANDIDATES` at most), on squares of ``cell`` at every
-    heading, directly. The best place and its rivals are those of the second search.
+    of the best there (:data:`MAX_CANDIDATES` at most), directly, with ``sigma`` on the
+    ``cell`` grid, at offsets of half a ``cell`` up to one ``cell`` each way and at the two
+    headings on each side. The best place and its rivals are those of the second search.
 
     Args:
         distance_map: the map, a :class:`lost_and_found.core.scan_agreement.DistanceMap`
@@ -324,7 +461,8 @@ class PanoramaMatcher:
 
     def match(self, points):
         """The :class:`PanoramaMatch` of ``points`` (``(n, 2)`` returns in the robot's frame,
-        m; those beyond ``max_range`` are dropped), or None with fewer than ``min_points``."""
+        m; non-finite ones and those beyond ``max_range`` are dropped), or None with fewer
+        than ``min_points`` or when no place scores above 0."""
         config = self.config
         points = np.asarray(points, dtype=float).reshape(-1, 2)
         points = points[np.all(np.isfinite(points), axis=1) &
@@ -332,6 +470,8 @@ class PanoramaMatcher:
         if len(points) < config.min_points:
             return None
         candidates = self._coarse_candidates(points)
+        if not candidates:
+            return None
         # Around each candidate: the squares of `cell` within one coarse square, the
         # headings within one coarse step.
         steps = np.arange(-COARSE, COARSE + 1) * self.cell / 2.0
@@ -372,6 +512,8 @@ class PanoramaMatcher:
             full = fft.irfft2(self._field_fft * fft.rfft2(kernel, s=self._shape),
                               s=self._shape)
             scores[k] = full[rows + reach, cols + reach]
+        if scores.max() <= 0.0:
+            return []       # no return near any mapped obstacle from any place
         ks, js = np.nonzero(scores >= COARSE_KEEP * scores.max())
         values = scores[ks, js]
         group = ks * (int(self._place_blocks.max()) + 1) + self._place_blocks[js]

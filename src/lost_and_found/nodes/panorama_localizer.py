@@ -1,13 +1,15 @@
 """The panorama_localizer node: a full turn's laser returns, matched against the map, ->
 ``initialpose`` while the robot is lost.
 
-The matching and the decision are in :mod:`lost_and_found.core.panorama`; this module places
-each scan's returns in the odometry frame through tf, runs a match in a worker thread when
-the laser has looked all the way round, and publishes the fix.
+The matching and every rule of when to gather, match and publish are in
+:mod:`lost_and_found.core.panorama` (:class:`PanoramaEpisodes`, :class:`PanoramaMatcher`);
+this module looks the laser and the robot up in tf, runs a match in a worker thread, and
+publishes the fix.
 """
 import math
 import threading
 import time
+import zlib
 
 import numpy as np
 import rospy
@@ -17,16 +19,14 @@ from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core.fiducial import initialpose_covariance
-from lost_and_found.core.panorama import Panorama, PanoramaConfig, PanoramaMatcher
+from lost_and_found.core.panorama import PanoramaConfig, PanoramaEpisodes, PanoramaMatcher
 from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance, \
     transform_to_matrix
 from lost_and_found.nodes.params import load_config
-from lost_and_found.state import LOCALIZED, State, StateClient
+from lost_and_found.state import StateClient
 
 #: How often (s) a repeating problem (missing tf, a bad scan) is logged at most.
 _THROTTLE = 10.0
-#: A scan stamped this much (s) before the previous one means the clock jumped back.
-_CLOCK_JUMP = 1.0
 
 
 def planar(matrix):
@@ -35,13 +35,22 @@ def planar(matrix):
             math.atan2(float(matrix[1, 0]), float(matrix[0, 0])))
 
 
+def map_key(msg):
+    """What tells two map messages apart: size, resolution, origin and a checksum of the
+    cells (a map published again is not matched anew)."""
+    info, origin = msg.info, msg.info.origin
+    cells = np.asarray(msg.data, dtype=np.int8).tobytes() if len(msg.data) else b''
+    return (info.width, info.height, info.resolution, origin.position.x, origin.position.y,
+            origin.orientation.z, origin.orientation.w, zlib.crc32(cells))
+
+
 class PanoramaLocalizerNode:
-    """ROS adapter of :class:`Panorama` and :class:`PanoramaMatcher`.
+    """ROS adapter of :class:`PanoramaEpisodes` and :class:`PanoramaMatcher`.
 
     Subscribed topics:
-        ``scan`` (sensor_msgs/LaserScan): while the state is ``LOST``, each scan's finite
-        returns (every ``~beam_step``-th beam) are placed in ``~odom_frame`` through tf at
-        the scan's stamp. ``map`` (nav_msgs/OccupancyGrid, latched): the map matched against.
+        ``scan`` (sensor_msgs/LaserScan): while the state is ``LOST``, each scan's returns
+        (every ``~beam_step``-th beam) are placed in ``~odom_frame`` through tf at the scan's
+        stamp. ``map`` (nav_msgs/OccupancyGrid, latched): the map matched against.
         ``<state_namespace>/state`` (std_msgs/String, via StateClient).
 
     Published topics:
@@ -61,18 +70,11 @@ class PanoramaLocalizerNode:
         """Keep the config; ROS connections are made by :meth:`start`."""
         self._config = config
         self._covariance = initialpose_covariance(config.sigma_xy, config.sigma_yaw)
-        self._panorama = Panorama(config.cell)
-        self._lock = threading.Lock()
+        self._episodes = PanoramaEpisodes(config)
+        self._lock = threading.Lock()       # _episodes and _matcher
         self._build_lock = threading.Lock()
         self._matcher = None
-        self._matcher_map = None        # the map message the matcher was made of
-        self._refused = None            # the map message no matcher could be made of
-        self._map = None
-        self._state = None
-        self._episode = 0               # counts lost episodes: a match of an old one is dropped
-        self._fixes = 0                 # fixes published in this episode
-        self._busy = False              # a match runs
-        self._last_stamp = None
+        self._map_key = None                # the map the matcher, or the refusal, is of
         self._tf_buffer = None
         self._tf_listener = None
         self._state_client = None
@@ -89,26 +91,48 @@ class PanoramaLocalizerNode:
         rospy.Subscriber('scan', LaserScan, self._on_scan, queue_size=5)
 
     def _on_map(self, msg):
-        """Keep a new map and make its matcher now, not in the first lost episode."""
-        with self._lock:
-            self._map = msg
+        """Make the matcher of a new map now, not in the first lost episode; a map published
+        again is kept, and one refused is refused once."""
         try:
-            self._matcher_of(msg)
+            with self._build_lock:
+                self._build(msg)
         except Exception as error:  # noqa: B902 - a bad map must not end the node
             rospy.logerr('%s: no panorama fixes on this map: %r', rospy.get_name(), error)
 
-    def _on_state(self, state):
-        """A new robot state: a new lost episode starts with no returns."""
+    def _build(self, msg):
+        key = map_key(msg)
+        if key == self._map_key:
+            return
+        self._map_key = key
         with self._lock:
-            before, self._state = self._state, state
-            if state == State.FLYING or state in LOCALIZED or (
-                    state == State.LOST and before not in (State.LOST, State.LOCALIZING)):
-                if len(self._panorama) or self._fixes:
-                    rospy.loginfo('%s: state %s: forgetting %d returns', rospy.get_name(),
-                                  state.value, len(self._panorama))
-                self._panorama.clear()
-                self._episode += 1
-                self._fixes = 0
+            self._matcher = None        # no match against the old map from now on
+        frame = msg.header.frame_id.lstrip('/')
+        if frame and frame != self._config.map_frame:
+            rospy.logwarn('%s: the map is in frame %r, not map_frame %r: its fixes are '
+                          'published in %r', rospy.get_name(), frame, self._config.map_frame,
+                          self._config.map_frame)
+        started = time.monotonic()
+        try:
+            matcher = PanoramaMatcher(distance_map_from_msg(msg), self._config)
+        except (ValueError, MemoryError) as error:
+            rospy.logerr('%s: no panorama fixes on this map: %s', rospy.get_name(), error)
+            return
+        if abs(matcher.cell - self._config.cell) > 1e-6:
+            rospy.logwarn('%s: cell %.3f m is no whole number of the map\'s %.3f m cells: '
+                          'matching on %.3f m', rospy.get_name(), self._config.cell,
+                          msg.info.resolution, matcher.cell)
+        with self._lock:
+            self._matcher = matcher
+        rospy.loginfo('%s: map %d x %d: %d places of %.2f m to match (%.1f s of wall time)',
+                      rospy.get_name(), msg.info.width, msg.info.height,
+                      int(matcher.places.sum()), matcher.cell, time.monotonic() - started)
+
+    def _on_state(self, state):
+        with self._lock:
+            forgotten = self._episodes.on_state(state)
+        if forgotten:
+            rospy.loginfo('%s: state %s: forgetting %d returns', rospy.get_name(),
+                          state.value, forgotten)
 
     def _on_scan(self, msg):
         try:
@@ -120,44 +144,37 @@ class PanoramaLocalizerNode:
     def _handle(self, msg):
         """Gather the scan's returns while LOST; start a match after a full turn."""
         config = self._config
-        stamp = msg.header.stamp.to_sec()
         with self._lock:
-            if self._last_stamp is not None and stamp < self._last_stamp - _CLOCK_JUMP:
-                rospy.logwarn('%s: the clock jumped back %.1f s: forgetting %d returns',
-                              rospy.get_name(), self._last_stamp - stamp,
-                              len(self._panorama))
-                self._panorama.clear()
-            self._last_stamp = stamp
-            if self._state != State.LOST or self._fixes >= config.fixes:
-                return
+            jumped = self._episodes.on_stamp(msg.header.stamp.to_sec())
+            episode, wanted = self._episodes.episode, self._episodes.gathering()
+        if jumped is not None:
+            rospy.logwarn('%s: the clock jumped back %.1f s: forgetting the returns',
+                          rospy.get_name(), jumped)
+        if not wanted:
+            return
         laser = self._lookup(config.odom_frame, msg.header.frame_id, msg.header.stamp)
         base = self._lookup(config.odom_frame, config.base_frame, msg.header.stamp)
         if laser is None or base is None:
             return
-        ranges = np.asarray(msg.ranges, dtype=float)
-        angles = msg.angle_min + msg.angle_increment * np.arange(ranges.size)
-        step = config.beam_step
-        ranges, angles = ranges[::step], angles[::step]
-        ok = np.isfinite(ranges) & (ranges >= msg.range_min) & (ranges <= msg.range_max)
-        x, y, yaw = planar(laser)
-        # an upside-down laser turns the other way
+        # an upside-down laser's angles turn the other way
         sense = 1.0 if laser[2, 2] >= 0.0 else -1.0
-        beams = yaw + sense * angles
+        count = len(msg.ranges)
+        angles = msg.angle_min + msg.angle_increment * np.arange(0, count, config.beam_step)
+        ranges = np.asarray(msg.ranges, dtype=float)[::config.beam_step]
         with self._lock:
-            if self._state != State.LOST:
-                return
-            self._panorama.add(x + ranges[ok] * np.cos(beams[ok]),
-                               y + ranges[ok] * np.sin(beams[ok]))
-            if angles.size:
-                self._panorama.look(beams[0], beams[-1])
-            if self._busy or not self._panorama.looked_round() or self._map is None:
-                return
-            pose = planar(base)
-            points = self._panorama.around(pose, config.max_range)
-            self._panorama.clear()
-            job = (self._episode, self._map, points, pose, msg.header.stamp)
-            self._busy = True
-        threading.Thread(target=self._match, args=job, daemon=True).start()
+            matcher = self._matcher
+            job = self._episodes.add_scan(episode, planar(laser) + (sense,), planar(base),
+                                          angles, ranges, msg.range_min, msg.range_max) \
+                if matcher is not None else None
+        if job is None:
+            return
+        try:
+            threading.Thread(target=self._match, args=(matcher, msg.header.stamp) + job,
+                             daemon=True).start()
+        except RuntimeError:
+            with self._lock:
+                self._episodes.finished(job[0], None)
+            raise
 
     def _lookup(self, target, source, stamp):
         """4x4 transform target <- source at ``stamp``, or None (logged)."""
@@ -172,74 +189,36 @@ class PanoramaLocalizerNode:
         matrix = transform_to_matrix(stamped.transform)
         return matrix if np.all(np.isfinite(matrix)) else None
 
-    def _match(self, episode, map_msg, points, odom_pose, stamp):
-        """In the worker: match, and publish the fix when it stands alone and the episode
-        is still the one the returns came from."""
+    def _match(self, matcher, stamp, episode, points, _base):
+        """In the worker: match, and publish the fix the episode rules allow."""
+        match = None
         try:
-            matcher = self._matcher_of(map_msg)
-            if matcher is None:
-                return
             started = time.monotonic()
             match = matcher.match(points)
             seconds = time.monotonic() - started
-            if match is None:
-                rospy.loginfo('%s: a full turn, but only %d returns within %.1f m (%d needed): '
-                              'no match', rospy.get_name(), len(points),
-                              self._config.max_range, self._config.min_points)
-                return
-            with self._lock:
-                current = episode == self._episode and self._state == State.LOST
-                fix = match.is_fix(self._config) and current and \
-                    self._fixes < self._config.fixes
-                if fix:
-                    self._fixes += 1
-            x, y, yaw = match.pose
-            what = 'fix' if fix else ('no fix: %s' % (
-                'the episode is over' if not current else
-                'its score is below min_score %.2f' % self._config.min_score if match.alone
-                else '%d rival places score within %.0f %% of it' % (
-                    match.rivals, 100.0 * (1.0 - self._config.keep))))
-            rospy.loginfo('%s: %d returns matched in %.1f s: best place x=%.2f y=%.2f '
-                          'yaw=%.2f, score %.2f: %s', rospy.get_name(), match.points,
-                          seconds, x, y, yaw, match.score, what)
-            if fix:
-                self._pub.publish(pose_with_covariance(x, y, yaw, self._covariance,
-                                                       self._config.map_frame, stamp))
-        except Exception as error:  # noqa: B902 - a bad map or match must not end the node
+        except Exception as error:  # noqa: B902 - a bad match must not end the node
             rospy.logerr_throttle(_THROTTLE, '%s: panorama match failed: %r' % (
                 rospy.get_name(), error))
-        finally:
-            with self._lock:
-                self._busy = False
-
-    def _matcher_of(self, map_msg):
-        """The matcher of ``map_msg`` (made once per map; None, logged once, when the map
-        cannot have one)."""
-        with self._build_lock:      # the map's thread and a match's
-            return self._build(map_msg)
-
-    def _build(self, map_msg):
-        if self._matcher_map is map_msg:
-            return self._matcher
-        if self._refused is map_msg:
-            return None
-        frame = map_msg.header.frame_id.lstrip('/')
-        if frame and frame != self._config.map_frame.lstrip('/'):
-            rospy.logwarn('%s: the map is in frame %r, not map_frame %r: its fixes are '
-                          'published in %r', rospy.get_name(), frame, self._config.map_frame,
-                          self._config.map_frame)
-        started = time.monotonic()
-        try:
-            matcher = PanoramaMatcher(distance_map_from_msg(map_msg), self._config)
-        except ValueError as error:
-            self._refused = map_msg
-            rospy.logerr('%s: no panorama fixes on this map: %s', rospy.get_name(), error)
-            return None
-        self._matcher, self._matcher_map = matcher, map_msg
-        rospy.loginfo('%s: map %d x %d: %d places of %.2f m to match (%.1f s of wall time)',
-                      rospy.get_name(), map_msg.info.width, map_msg.info.height,
-                      int(matcher.places.sum()), matcher.cell, time.monotonic() - started)
-        return matcher
+        with self._lock:
+            current = matcher is self._matcher
+            fix, why = self._episodes.finished(episode, match if current else None)
+            if fix:
+                x, y, yaw = match.pose
+                self._pub.publish(pose_with_covariance(x, y, yaw, self._covariance,
+                                                       self._config.map_frame, stamp))
+        if not current:
+            rospy.loginfo('%s: a new map came during the match: no fix', rospy.get_name())
+            return
+        if match is None:
+            if len(points) < self._config.min_points:
+                rospy.loginfo('%s: a full turn, but only %d returns within %.1f m (%d '
+                              'needed): no match', rospy.get_name(), len(points),
+                              self._config.max_range, self._config.min_points)
+            return
+        x, y, yaw = match.pose
+        rospy.loginfo('%s: %d returns matched in %.1f s: best place x=%.2f y=%.2f yaw=%.2f, '
+                      'score %.2f: %s', rospy.get_name(), match.points, seconds, x, y, yaw,
+                      match.score, 'fix' if fix else 'no fix: %s' % why)
 
 
 def main():
