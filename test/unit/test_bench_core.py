@@ -410,6 +410,16 @@ def test_panorama_fixes_are_judged_against_the_truth_at_their_stamp():
     assert 'Panorama fixes' not in table
 
 
+def test_the_cli_takes_panorama_on_or_off_for_recovery_only():
+    from lost_and_found.bench import cli
+    assert cli.parser().parse_args(['recovery']).panorama is None
+    assert cli.parser().parse_args(['recovery', '--panorama', 'off']).panorama == 'off'
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(['recovery', '--panorama', 'yes'])
+    with pytest.raises(SystemExit, match='--panorama is for the recovery suite only'):
+        cli.resolve_inputs(cli.parser().parse_args(['detection', '--panorama', 'on']))
+
+
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
     trial.on_state(5.0, 'LOST')

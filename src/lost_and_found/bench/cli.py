@@ -115,9 +115,9 @@ def parser():
                    'simulated laser reports beams without a valid range: inf (REP 117) or nan '
                    '(as depthimage_to_laserscan reports a Kinect\'s; default: '
                    'config/sim_world.yaml, inf)')
-    p.add_argument('--panorama', action='store_true', help='recovery: run the package with '
-                   'panorama_localizer (lost_and_found.launch use_panorama:=true; default: '
-                   'as shipped, without it)')
+    p.add_argument('--panorama', choices=('on', 'off'), help='recovery: start the package '
+                   'with panorama_localizer (on) or without (off) (lost_and_found.launch '
+                   'use_panorama; default: the launch file\'s default)')
     return p
 
 

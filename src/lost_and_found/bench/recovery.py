@@ -559,13 +559,15 @@ def run(ctx):
     plan = plan_trials(ctx.rng, free, count)
     oracle = build_oracle(ctx, grid, free)
     hint_field = build_hint_field(ctx, grid)
-    panorama = bool(getattr(args, 'panorama', False))
+    panorama = getattr(args, 'panorama', None)
+    extra = None if panorama is None else {
+        'use_panorama': 'true' if panorama == 'on' else 'false'}
     trials = []
     with SimSession(ctx, tuple(plan[0]['start']), 'recovery') as session:
         session.start(navigator=True)
         driver = Driver(session, free, ctx.rng)
         for strategy in strategies:
-            session.start_package(strategy, extra={'use_panorama': 'true'} if panorama else None)
+            session.start_package(strategy, extra=extra)
             # The recovery node must hear the user's goals: wait until it is connected to
             # this client's goal topic (move_base is the other subscriber).
             goal_pub = driver.client.action_client.pub_goal
@@ -584,7 +586,8 @@ def run(ctx):
                 session.states = []
     summary = summarize(trials, strategies)
     plots = [plot_times(ctx, trials, strategies)]
-    return {'summary': summary, 'trials': trials, 'plots': plots, 'panorama': panorama,
+    return {'summary': summary, 'trials': trials, 'plots': plots,
+            'panorama': panorama or 'the launch file\'s default',
             'markdown': markdown(summary, args.label, strategies)}
 
 
