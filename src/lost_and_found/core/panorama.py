@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.config import Checker
+from lost_and_found.state import LOCALIZED, State
 
 #: Side (m) of the squares of the map over which :meth:`PanoramaMatcher.match` compares the
 #: best place with the others (the best place of each square, at each heading), rounded to
@@ -266,7 +267,6 @@ class PanoramaEpisodes:
     def on_state(self, state):
         """A new state (a :class:`lost_and_found.state.State`); the number of returns
         forgotten, or None when the episode goes on."""
-        from lost_and_found.state import LOCALIZED, State
         before, self.state = self.state, state
         if state == State.FLYING or state in LOCALIZED or (
                 state == State.LOST and before not in (State.LOST, State.LOCALIZING)):
@@ -277,7 +277,6 @@ class PanoramaEpisodes:
 
     def gathering(self):
         """True when a scan's returns are wanted now."""
-        from lost_and_found.state import State
         return self.state == State.LOST and self.fixes < self.config.fixes
 
     def on_stamp(self, stamp):
@@ -337,7 +336,6 @@ class PanoramaEpisodes:
                 match.rivals, 100.0 * (1.0 - self.config.keep))
         if match.score < self.config.min_score:
             return False, 'its score is below min_score %.2f' % self.config.min_score
-        from lost_and_found.state import State
         if episode != self.episode:
             return False, NO_FIX_OVER
         if self.state != State.LOST:
@@ -364,7 +362,6 @@ class _Level:
         """Pool the occupied cells and the places into squares; the field of the squares."""
         from scipy import ndimage
         rows, cols = distance_map.shape
-        self.factor = factor
         self.cell = distance_map.resolution * factor
         self.shape = (-(-rows // factor), -(-cols // factor))
         pad = ((0, self.shape[0] * factor - rows), (0, self.shape[1] * factor - cols))

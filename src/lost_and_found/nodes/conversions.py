@@ -60,6 +60,22 @@ def scan_from_msg(msg):
                 msg.range_max)
 
 
+def lookup_matrix(tf_buffer, target, source, stamp, timeout, throttle):
+    """4x4 transform ``target`` <- ``source`` at ``stamp`` (rospy.Time) from a tf2 buffer,
+    waiting up to ``timeout`` s; None, with a warning at most every ``throttle`` s, when tf
+    cannot give it."""
+    import rospy
+    import tf2_ros
+    try:
+        stamped = tf_buffer.lookup_transform(target, source, stamp, rospy.Duration(timeout))
+    except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+            tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
+        rospy.logwarn_throttle(throttle, '%s: no transform %s <- %s: %s' % (
+            rospy.get_name(), target, source, error))
+        return None
+    return transform_to_matrix(stamped.transform)
+
+
 def distance_map_from_msg(msg):
     """The :class:`DistanceMap` of a nav_msgs/OccupancyGrid.
 

@@ -23,8 +23,8 @@ from lost_and_found.core.search_hint import MIN_TAG_DISTANCE, TagViewField
 from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.msg import SearchHint
-from lost_and_found.nodes.conversions import distance_map_from_msg, pose_stamped, \
-    pose_with_covariance, transform_to_matrix, yaw_from_quaternion
+from lost_and_found.nodes.conversions import distance_map_from_msg, lookup_matrix, \
+    pose_stamped, pose_with_covariance, transform_to_matrix, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient
@@ -289,16 +289,8 @@ class FiducialLocalizerNode:
 
     def _lookup_camera(self, camera_frame):
         """4x4 pose of ``camera_frame`` in the base frame, or None (logged) when unavailable."""
-        try:
-            stamped = self._tf_buffer.lookup_transform(
-                self._config.base_frame, camera_frame, rospy.Time(0),
-                rospy.Duration(self._config.tf_timeout))
-        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
-            rospy.logwarn_throttle(_THROTTLE, '%s: no transform %s <- %s: %s' % (
-                rospy.get_name(), self._config.base_frame, camera_frame, error))
-            return None
-        return transform_to_matrix(stamped.transform)
+        return lookup_matrix(self._tf_buffer, self._config.base_frame, camera_frame,
+                             rospy.Time(0), self._config.tf_timeout, _THROTTLE)
 
     def _on_fiducials(self, msg):
         if msg.header.frame_id:

@@ -6,7 +6,6 @@ The matching and every rule of when to gather, match and publish are in
 this module looks the laser and the robot up in tf, runs a match in a worker thread, and
 publishes the fix.
 """
-import math
 import threading
 import time
 import zlib
@@ -19,20 +18,15 @@ from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
 
 from lost_and_found.core.fiducial import initialpose_covariance
+from lost_and_found.core.geometry import pose2d_from_matrix
 from lost_and_found.core.panorama import PanoramaConfig, PanoramaEpisodes, PanoramaMatcher
-from lost_and_found.nodes.conversions import distance_map_from_msg, pose_with_covariance, \
-    transform_to_matrix
+from lost_and_found.nodes.conversions import distance_map_from_msg, lookup_matrix, \
+    pose_with_covariance
 from lost_and_found.nodes.params import load_config
 from lost_and_found.state import StateClient
 
 #: How often (s) a repeating problem (missing tf, a bad scan) is logged at most.
 _THROTTLE = 10.0
-
-
-def planar(matrix):
-    """``(x, y, yaw)`` of a 4x4 transform."""
-    return (float(matrix[0, 3]), float(matrix[1, 3]),
-            math.atan2(float(matrix[1, 0]), float(matrix[0, 0])))
 
 
 def map_key(msg):
@@ -163,7 +157,8 @@ class PanoramaLocalizerNode:
         ranges = np.asarray(msg.ranges, dtype=float)[::config.beam_step]
         with self._lock:
             matcher = self._matcher
-            job = self._episodes.add_scan(episode, planar(laser) + (sense,), planar(base),
+            job = self._episodes.add_scan(episode, pose2d_from_matrix(laser) + (sense,),
+                                          pose2d_from_matrix(base),
                                           angles, ranges, msg.range_min, msg.range_max) \
                 if matcher is not None else None
         if job is None:
@@ -177,17 +172,10 @@ class PanoramaLocalizerNode:
             raise
 
     def _lookup(self, target, source, stamp):
-        """4x4 transform target <- source at ``stamp``, or None (logged)."""
-        try:
-            stamped = self._tf_buffer.lookup_transform(
-                target, source, stamp, rospy.Duration(self._config.tf_timeout))
-        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
-            rospy.logwarn_throttle(_THROTTLE, '%s: no transform %s <- %s: %s' % (
-                rospy.get_name(), target, source, error))
-            return None
-        matrix = transform_to_matrix(stamped.transform)
-        return matrix if np.all(np.isfinite(matrix)) else None
+        """4x4 transform target <- source at ``stamp``, or None (logged, or not finite)."""
+        matrix = lookup_matrix(self._tf_buffer, target, source, stamp,
+                               self._config.tf_timeout, _THROTTLE)
+        return matrix if matrix is not None and np.all(np.isfinite(matrix)) else None
 
     def _match(self, matcher, stamp, episode, points, _base):
         """In the worker: match, and publish the fix the episode rules allow."""
