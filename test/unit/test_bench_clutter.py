@@ -204,18 +204,20 @@ def test_world_for_writes_the_changed_world_and_draws_poses_free_in_both(tmp_pat
 
 
 def test_the_tables_say_how_the_world_differed_and_the_cli_checks_the_densities():
-    from lost_and_found.bench import cli, detection
-    assert detection.world_changes({}) == ''
-    text = detection.world_changes({'clutter': {'density': 8.0, 'boxes': 12},
-                                    'stale': {'density': 2.0, 'openings': 3}})
+    from lost_and_found.bench import cli
+    assert clutter.world_changes({}) == ''
+    text = clutter.world_changes({'clutter': {'density': 8.0, 'boxes': 12},
+                                  'stale': {'density': 2.0, 'openings': 3}})
     assert text == (', among 12 unmapped boxes (8 per 100 m^2: --clutter), with 3 openings '
                     'in mapped obstacles (2 per 100 m^2: --stale)')
     assert cli.parser().parse_args(['detection', '--stale', '2']).stale == 2.0
     with pytest.raises(SystemExit, match='--stale -1.0'):
         cli.resolve_inputs(cli.parser().parse_args(['detection', '--stale', '-1']))
-    with pytest.raises(SystemExit, match='--stale is for the detection suite only'):
-        cli.resolve_inputs(cli.parser().parse_args(['recovery', '--stale', '1']))
-    one = detection.world_changes({'stale': {'density': 0.5, 'openings': 1}})
+    assert cli.resolve_inputs(cli.parser().parse_args(['recovery', '--clutter', '8'])).clutter \
+        == 8.0
+    with pytest.raises(SystemExit, match='--stale is for the detection and recovery suites'):
+        cli.resolve_inputs(cli.parser().parse_args(['compute', '--stale', '1']))
+    one = clutter.world_changes({'stale': {'density': 0.5, 'openings': 1}})
     assert one == ', with 1 opening in mapped obstacles (0.5 per 100 m^2: --stale)'
-    none = detection.world_changes({'stale': {'density': 0.1, 'openings': 0}})
+    none = clutter.world_changes({'stale': {'density': 0.1, 'openings': 0}})
     assert none == ', with 0 openings in mapped obstacles (0.1 per 100 m^2: --stale)'

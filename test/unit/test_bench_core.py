@@ -365,6 +365,10 @@ def test_the_recovery_table_counts_stops_beyond_its_tolerance():
     assert summary['goal_end_over'] == 1 and summary['goal_end_unknown'] == 1
     table = recovery.markdown(recovery.summarize(trials, ['spiral']), 'box', ['spiral'])
     assert 'stop from goal' in table and '0.30 / 0.40 (1)' in table
+    assert table.startswith('Map `box`: lift kidnaps')
+    cluttered = recovery.markdown(recovery.summarize(trials, ['spiral']), 'box', ['spiral'],
+                                  {'clutter': {'density': 8.0, 'boxes': 5}})
+    assert cluttered.startswith('Map `box`, among 5 unmapped boxes (8 per 100 m^2: --clutter): ')
 
 
 def test_search_hints_are_judged_against_the_way_the_truth_gives():

@@ -101,14 +101,13 @@ def parser():
                    'evaluate (default: the shipped config/lost_detector.yaml)')
     p.add_argument('--logs', help='real-logs: folder of the Carmen logs (default: '
                    '../shared/data/logs next to the package, if present)')
-    p.add_argument('--clutter', type=float, default=0.0, help='detection: unmapped boxes per '
-                   '100 m^2 of free space in the simulated world (chairs, bins, people: the '
-                   'laser sees them, the localizer\'s and the lost detector\'s map does not; '
-                   'default 0)')
-    p.add_argument('--stale', type=float, default=0.0, help='detection: openings per 100 '
-                   'm^2 of free space cut into the mapped obstacles of the simulated world '
-                   '(doors open that were shut when mapped, furniture moved away: the laser '
-                   'sees through mapped walls; default 0)')
+    p.add_argument('--clutter', type=float, default=0.0, help='detection/recovery: '
+                   'unmapped boxes per 100 m^2 of free space in the simulated world (chairs, '
+                   'bins, people: the laser sees them, the package\'s map does not; default 0)')
+    p.add_argument('--stale', type=float, default=0.0, help='detection/recovery: openings '
+                   'per 100 m^2 of free space cut into the mapped obstacles of the simulated '
+                   'world (doors open that were shut when mapped, furniture moved away: the '
+                   'laser sees through mapped walls; default 0)')
     p.add_argument('--label', help='a name for this map in the tables (default: the map '
                    'file\'s name)')
     p.add_argument('--laser-no-return', choices=NO_RETURN, help='detection/recovery: how the '
@@ -157,8 +156,9 @@ def resolve_inputs(args):
         value = getattr(args, name)
         if not (value >= 0 and value < float('inf')):
             raise SystemExit('bench: --%s %r: must be a finite number >= 0' % (name, value))
-        if value and args.suite != 'detection':
-            raise SystemExit('bench: --%s is for the detection suite only' % name)
+        if value and args.suite not in ('detection', 'recovery'):
+            raise SystemExit('bench: --%s is for the detection and recovery suites only'
+                             % name)
     if args.panorama and args.suite != 'recovery':
         raise SystemExit('bench: --panorama is for the recovery suite only')
     if args.laser_no_return and args.suite not in ('detection', 'recovery'):

@@ -223,3 +223,18 @@ def world_for(ctx, grid):
         save_map(places, nav_path)
         ctx.progress('the navigator\'s map (the openings shut): %s' % nav_path)
     return path, nav_path, places, changes
+
+
+def world_changes(changes):
+    """How a run's simulated world differed from its map, for a table's first line: a
+    suite's summary, or the ``changes`` of :func:`world_for` (empty when none)."""
+    added, cut = changes.get('clutter') or {}, changes.get('stale') or {}
+    parts = []
+    if added.get('boxes'):
+        parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
+                     % (added['boxes'], added['density']))
+    if cut.get('density'):
+        openings = cut.get('openings', 0)
+        parts.append('with %d opening%s in mapped obstacles (%g per 100 m^2: --stale)'
+                     % (openings, '' if openings == 1 else 's', cut['density']))
+    return ''.join(', ' + part for part in parts)

@@ -300,20 +300,6 @@ def summarize(trials, phases):
     return summary
 
 
-def world_changes(summary):
-    """How the run's simulated world differed from its map, for the table's first line."""
-    added, cut = summary.get('clutter') or {}, summary.get('stale') or {}
-    parts = []
-    if added.get('boxes'):
-        parts.append('among %d unmapped boxes (%g per 100 m^2: --clutter)'
-                     % (added['boxes'], added['density']))
-    if cut.get('density'):
-        openings = cut.get('openings', 0)
-        parts.append('with %d opening%s in mapped obstacles (%g per 100 m^2: --stale)'
-                     % (openings, '' if openings == 1 else 's', cut['density']))
-    return ''.join(', ' + part for part in parts)
-
-
 def markdown(summary, label):
     """The suite's tables."""
     rows = []
@@ -332,7 +318,7 @@ def markdown(summary, label):
             report.fmt(s['tier1_rate'], 1, '%') if name == 'lost_detector' else 'n/a'])
     lines = ['Map `%s`: %d trials, %.2f h (%.2f km) of normal driving%s.' % (
         label, summary['trials'], summary['normal_driving_hours'],
-        summary['normal_driving_km'], world_changes(summary)), '',
+        summary['normal_driving_km'], clutter.world_changes(summary)), '',
         '**Silent delocalizations >= %.0f m** (teleport without lift; delays over the '
         'detected ones):' % HEADLINE_DISTANCE, '',
         report.markdown_table(

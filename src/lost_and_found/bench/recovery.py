@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from lost_and_found.bench import report
+from lost_and_found.bench import clutter, report
 from lost_and_found.bench.detectors import FOUND_XY, FOUND_YAW, is_right, pose_error
 from lost_and_found.bench.places import FreeSpace
 from lost_and_found.bench.simrun import Driver, SimSession
@@ -491,8 +491,9 @@ def summarize(trials, strategies):
     return summary
 
 
-def markdown(summary, label, strategies):
-    """The suite's table, and a line on the search hints under it."""
+def markdown(summary, label, strategies, changes=None):
+    """The suite's table, and lines on the search hints and panorama fixes under it;
+    ``changes`` says how the world differed from the map (:func:`clutter.world_for`)."""
     hint_notes = ''.join(
         '\nSearch hints (`%s`): fiducial_localizer published %d from the put-downs on; %d '
         'from a true pose with a way to a tag (%s within %.0f deg of that way).\n' % (
@@ -528,15 +529,15 @@ def markdown(summary, label, strategies):
             '%s / %s (%d)' % (report.fmt(s['goal_end_error']['median'], 2),
                               report.fmt(s['goal_end_error']['max'], 2), s['goal_end_over']),
             s['need_help'], s['collisions'], report.fmt(s['driven_m']['median'], 1)])
-    return 'Map `%s`: lift kidnaps (3 s, put down >= %.0f m away) while driving to a goal; ' \
+    return 'Map `%s`%s: lift kidnaps (3 s, put down >= %.0f m away) while driving to a goal; ' \
         'recovered = within %.2f m / %.2f rad of the truth for %.0f s, within %.0f s of the ' \
         'put-down. Times in sim s from the put-down (median / p90); the ratio to the oracle ' \
         'is over trials whose bound is > 0. The oracle bound counts every tag the camera ' \
         'reports; the fix bound only the detections fiducial_localizer keeps. The stop is ' \
         'the truth\'s distance from the resumed goal when the package ended the errand ' \
         '(median / max m, and how many over %.1f m).\n\n%s\n' % (
-            label, KIDNAP_DISTANCE, FOUND_XY, FOUND_YAW, FOUND_HOLD, RECOVERY_BUDGET,
-            GOAL_END_TOLERANCE,
+            label, clutter.world_changes(changes or {}), KIDNAP_DISTANCE, FOUND_XY,
+            FOUND_YAW, FOUND_HOLD, RECOVERY_BUDGET, GOAL_END_TOLERANCE,
             report.markdown_table(
                 ['strategy', 'trials', 'recovered', 'goal resumed', 'time to recover',
                  'time to goal', 'oracle bound', 'recover / oracle (median)',
@@ -555,15 +556,21 @@ def run(ctx):
                          % (args.strategies, ', '.join(STRATEGIES)))
     count = args.trials or (QUICK_TRIALS if args.quick else DEFAULT_TRIALS)
     grid = load_map(args.map)
-    free = FreeSpace(grid)
+    # With --clutter/--stale the robot lives in a world its map does not show: its poses are
+    # drawn where both let it stand, the oracle bound is of the world (what the camera sees
+    # past its boxes and through its openings: still a lower bound), and the search hints
+    # are judged on the map the package has.
+    world_map, nav_map, places, changes = clutter.world_for(ctx, grid)
+    free = FreeSpace(places)
     plan = plan_trials(ctx.rng, free, count)
-    oracle = build_oracle(ctx, grid, free)
+    oracle = build_oracle(ctx, grid if world_map == args.map else load_map(world_map), free)
     hint_field = build_hint_field(ctx, grid)
     panorama = getattr(args, 'panorama', None)
     extra = None if panorama is None else {
         'use_panorama': 'true' if panorama == 'on' else 'false'}
     trials = []
-    with SimSession(ctx, tuple(plan[0]['start']), 'recovery') as session:
+    with SimSession(ctx, tuple(plan[0]['start']), 'recovery', world_map=world_map,
+                    nav_map=nav_map) as session:
         session.start(navigator=True)
         driver = Driver(session, free, ctx.rng)
         for strategy in strategies:
@@ -587,8 +594,8 @@ def run(ctx):
     summary = summarize(trials, strategies)
     plots = [plot_times(ctx, trials, strategies)]
     return {'summary': summary, 'trials': trials, 'plots': plots,
-            'panorama': panorama or 'the launch file\'s default',
-            'markdown': markdown(summary, args.label, strategies)}
+            'panorama': panorama or 'the launch file\'s default', 'world': changes,
+            'markdown': markdown(summary, args.label, strategies, changes)}
 
 
 def describe(record):
