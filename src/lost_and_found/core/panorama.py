@@ -51,8 +51,10 @@ COARSE = 2
 COARSE_KEEP = 0.75
 #: Most places of the first search searched again.
 MAX_CANDIDATES = 100
-#: Most cells of the search grid a map may have (the matcher keeps a few arrays of floats of
-#: that size and an FFT of it): 8 million cells of 10 cm are 80 000 m2.
+#: Most cells of the search grid a map may have: 8 million cells of 10 cm are 80 000 m2. The
+#: matcher keeps a few arrays of floats of that size, an FFT of the coarse level (COARSE^2
+#: times fewer cells), and during a match a float32 score per coarse place and coarse
+#: heading: at most 36 x 2 million x 4 bytes (288 MB) with the default 72 headings.
 MAX_CELLS = 8000000
 
 
