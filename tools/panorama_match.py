@@ -47,12 +47,20 @@ def panorama(laser, pose, scans, drift, rng):
     """``(n, 2)`` returns of one turn from ``pose``, in the put-down's base frame, with a
     heading error growing linearly to a normal(0, ``drift``) draw by the turn's end."""
     import numpy as np
+    points = turn_scans(laser, pose, scans, drift, rng)
+    return np.concatenate(points) if points else np.zeros((0, 2))
+
+
+def turn_scans(laser, pose, scans, drift, rng, count=None):
+    """The returns of each of the first ``count`` (default all) of the ``scans`` scans of
+    one turn, as :func:`panorama` places them: a list of ``(n, 2)`` arrays."""
+    import numpy as np
     x, y, yaw = pose
     error = rng.normal(0.0, drift) if drift > 0 else 0.0
     points = []
     beams = laser.angles[::BEAM_STEP]
     offsets = laser.config.x, laser.config.y
-    for k in range(scans):
+    for k in range(scans if count is None else count):
         turned = 2.0 * math.pi * k / scans
         ranges = laser.scan((x, y, yaw + turned))[::BEAM_STEP]
         ok = np.isfinite(ranges)
@@ -63,7 +71,7 @@ def panorama(laser, pose, scans, drift, rng):
         ly = s * offsets[0] + c * offsets[1]
         a = believed + laser.config.yaw + beams[ok]
         points.append(np.stack([lx + ranges[ok] * np.cos(a), ly + ranges[ok] * np.sin(a)], 1))
-    return np.concatenate(points) if points else np.zeros((0, 2))
+    return points
 
 
 def main(argv):
@@ -97,7 +105,16 @@ def main(argv):
                         help='a place scoring this share of the best is a rival')
     parser.add_argument('--turn-drift', type=float, default=0.02,
                         help='odometry heading error by the end of the turn (rad, sd)')
+    parser.add_argument('--parts', default='',
+                        help='body turns (deg, comma-separated) at which the turn so far is '
+                        'matched too (partial_share); a second table says how each fares')
     args = parser.parse_args(argv)
+    try:
+        parts = sorted(float(v) for v in args.parts.split(',') if v.strip())
+    except ValueError:
+        sys.exit('panorama_match: --parts %r: give degrees, comma-separated' % args.parts)
+    if any(not 0.0 < v < 360.0 for v in parts):
+        sys.exit('panorama_match: --parts %r: each must be between 0 and 360' % args.parts)
     try:
         grid = load_map(args.map)
         fiducials = load_fiducial_map(args.fiducials)
@@ -121,6 +138,9 @@ def main(argv):
     rng = np.random.default_rng(args.seed)
     tried = right_place = unambiguous = unambiguous_right = fixes = fixes_right = 0
     seconds, scores, wrong_scores = [], [], []
+    # per part: fixes right and wrong; put-downs whose first fix (over the parts so far)
+    # came here or earlier, right and wrong
+    part_counts = {v: [0, 0, 0, 0] for v in parts}
     for _ in range(args.poses):
         pose = free.sample(rng)
         if not args.all:
@@ -129,8 +149,24 @@ def main(argv):
                 continue
         tried += 1
         gathered = Panorama(config.cell)
-        points = panorama(laser, pose, scans, args.turn_drift, rng)
+        per_scan = turn_scans(laser, pose, scans, args.turn_drift, rng)
+        points = np.concatenate(per_scan) if per_scan else np.zeros((0, 2))
         gathered.add(points[:, 0], points[:, 1])
+        first = None
+        for degrees in parts:
+            count = min(scans, int(math.ceil(degrees / 360.0 * scans)))
+            part = Panorama(config.cell)
+            if count:
+                some = np.concatenate(per_scan[:count])
+                part.add(some[:, 0], some[:, 1])
+            found = matcher.match(part.around((0.0, 0.0, 0.0), config.max_range))
+            if found is not None and found.is_fix(config):
+                error_xy, error_yaw = pose_error(found.pose, pose)
+                ok = error_xy <= FOUND_XY and error_yaw <= FOUND_YAW
+                part_counts[degrees][0 if ok else 1] += 1
+                first = ok if first is None else first
+            if first is not None:
+                part_counts[degrees][2 if first else 3] += 1
         start = time.perf_counter()
         match = matcher.match(gathered.around((0.0, 0.0, 0.0), config.max_range))
         seconds.append(time.perf_counter() - start)
@@ -160,6 +196,14 @@ def main(argv):
         '%.2f' % statistics.median(scores) if scores else '-',
         ', '.join('%.2f' % v for v in sorted(wrong_scores)) or '-',
         '%.2f' % statistics.median(seconds) if seconds else '-'))
+    if parts:
+        print('\n| body turn (deg) | s into the turn | fixes right | fixes wrong | put-downs '
+              'fixed by here: first fix right | first fix wrong |')
+        print('|---|---|---|---|---|---|')
+        for degrees in parts:
+            counts = part_counts[degrees]
+            print('| %.0f | %.1f | %d | %d | %d | %d |' % (
+                degrees, math.radians(degrees) / spin_speed, *counts))
     return 0
 
 

@@ -424,6 +424,24 @@ def test_the_cli_takes_panorama_on_or_off_for_recovery_only():
         cli.resolve_inputs(cli.parser().parse_args(['detection', '--panorama', 'on']))
 
 
+def test_the_cli_takes_a_panorama_config_that_exists_for_a_running_node(tmp_path):
+    from lost_and_found.bench import cli
+    path = tmp_path / 'panorama.yaml'
+    path.write_text('partial_share: 0.6\n')
+    args = cli.resolve_inputs(cli.parser().parse_args(
+        ['recovery', '--panorama-config', str(path)]))
+    assert args.panorama_config == str(path)
+    with pytest.raises(SystemExit, match='no such file'):
+        cli.resolve_inputs(cli.parser().parse_args(
+            ['recovery', '--panorama-config', str(tmp_path / 'missing.yaml')]))
+    with pytest.raises(SystemExit, match='the node does not run'):
+        cli.resolve_inputs(cli.parser().parse_args(
+            ['recovery', '--panorama', 'off', '--panorama-config', str(path)]))
+    with pytest.raises(SystemExit, match='for the recovery suite only'):
+        cli.resolve_inputs(cli.parser().parse_args(
+            ['detection', '--panorama-config', str(path)]))
+
+
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
     trial.on_state(5.0, 'LOST')

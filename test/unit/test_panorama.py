@@ -161,6 +161,8 @@ def test_a_scan_looking_back_and_forth_marks_only_what_it_saw():
     ('clearance', -0.1), ('tf_timeout', 2.0), ('fixes', 0), ('sigma_xy', 0.0),
     ('sigma_yaw', math.inf), ('beam_step', 0), ('odom_frame', '/odom'), ('map_frame', ''),
     ('base_frame', 'base footprint'), ('tf_timeout', -1.0), ('state_namespace', ''),
+    ('partial_share', 1.0), ('partial_share', -0.1), ('partial_step', 0.0),
+    ('partial_step', 1.5),
 ])
 def test_bad_values_are_named(field, value):
     with pytest.raises(ConfigError, match=field):
@@ -221,8 +223,8 @@ def test_a_full_turn_starts_one_match_at_a_time():
     job, scans = turn_until_a_job(episodes)
     assert job is not None and episodes.busy
     assert 2.0 * math.pi - 1.0 <= 0.3 * scans <= 2.0 * math.pi + 0.6
-    episode, points, base = job
-    assert episode == episodes.episode
+    episode, points, base, share = job
+    assert episode == episodes.episode and share == 1.0
     # every return 2 m from a laser 0.1 m ahead of the robot: 1.9-2.1 m from the robot
     assert np.all(np.abs(np.hypot(points[:, 0], points[:, 1]) - 2.05) <= 0.06)
     assert len(episodes.panorama) == 0          # the next match is of the next turn
@@ -292,3 +294,37 @@ def test_a_clock_that_jumps_back_forgets_and_drops_the_running_match():
     assert episodes.on_stamp(10.0) == pytest.approx(90.2)
     assert episodes.finished(job[0], a_match()) == (False, NO_FIX_OVER)
     assert episodes.gathering()                 # still LOST: a new episode goes on
+
+
+def turn_matching(episodes, fix=False, steps=40):
+    """Scans turning 0.3 rad each, each match finished at once (a fix when ``fix``): the
+    share of the headings of every match started, and the returns kept after each."""
+    shares, kept = [], []
+    for k in range(steps):
+        yaw = 0.3 * k
+        job = episodes.add_scan(episodes.episode, (0.0, 0.0, yaw, 1.0), (0.0, 0.0, yaw),
+                                ANGLES, RANGES, 0.45, 5.0)
+        if job is not None:
+            shares.append(job[3])
+            episodes.finished(job[0], a_match() if fix else None)
+            kept.append(len(episodes.panorama))
+    return shares, kept
+
+
+def test_parts_of_a_turn_are_matched_from_partial_share_every_partial_step():
+    shares, kept = turn_matching(lost(partial_share=0.5, partial_step=0.2), steps=20)
+    assert len(shares) >= 3 and shares[-1] == 1.0
+    assert 0.5 <= shares[0] < 0.6
+    assert all(b >= a + 0.2 - 1e-9 for a, b in zip(shares[:-2], shares[1:-1]))
+    # a part that gave no fix is kept and grows; the full turn starts the panorama again
+    assert all(n > 0 for n in kept[:-1]) and kept[-1] == 0
+    # off (the default): only full turns
+    assert turn_matching(lost(), steps=20)[0] == [1.0]
+
+
+def test_a_part_that_gives_a_fix_starts_the_panorama_again():
+    episodes = lost(partial_share=0.5, fixes=2)
+    shares, kept = turn_matching(episodes, fix=True, steps=60)
+    # each fix's part is forgotten: the next match waits for half the headings again
+    assert len(shares) == 2 and all(0.5 <= share < 0.6 for share in shares)
+    assert kept == [0, 0] and episodes.fixes == 2 and not episodes.gathering()

@@ -117,6 +117,9 @@ def parser():
     p.add_argument('--panorama', choices=('on', 'off'), help='recovery: start the package '
                    'with panorama_localizer (on) or without (off) (lost_and_found.launch '
                    'use_panorama; default: the launch file\'s default)')
+    p.add_argument('--panorama-config', help='recovery: panorama_localizer YAML to start it '
+                   'with (lost_and_found.launch panorama_localizer_config; default: the '
+                   'shipped config/panorama_localizer.yaml)')
     return p
 
 
@@ -161,6 +164,15 @@ def resolve_inputs(args):
                              % name)
     if args.panorama and args.suite != 'recovery':
         raise SystemExit('bench: --panorama is for the recovery suite only')
+    if args.panorama_config:
+        if args.suite != 'recovery':
+            raise SystemExit('bench: --panorama-config is for the recovery suite only')
+        if args.panorama == 'off':
+            raise SystemExit('bench: --panorama-config with --panorama off: the node does not '
+                             'run')
+        args.panorama_config = os.path.abspath(args.panorama_config)
+        if not os.path.isfile(args.panorama_config):
+            raise SystemExit('bench: --panorama-config %s: no such file' % args.panorama_config)
     if args.laser_no_return and args.suite not in ('detection', 'recovery'):
         raise SystemExit('bench: --laser-no-return is for the detection and recovery suites '
                          'only (the others do not run the simulated laser)')

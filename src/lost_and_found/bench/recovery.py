@@ -566,8 +566,10 @@ def run(ctx):
     oracle = build_oracle(ctx, grid if world_map == args.map else load_map(world_map), free)
     hint_field = build_hint_field(ctx, grid)
     panorama = getattr(args, 'panorama', None)
-    extra = None if panorama is None else {
+    extra = {} if panorama is None else {
         'use_panorama': 'true' if panorama == 'on' else 'false'}
+    if getattr(args, 'panorama_config', None):
+        extra['panorama_localizer_config'] = args.panorama_config
     trials = []
     with SimSession(ctx, tuple(plan[0]['start']), 'recovery', world_map=world_map,
                     nav_map=nav_map) as session:
@@ -594,7 +596,9 @@ def run(ctx):
     summary = summarize(trials, strategies)
     plots = [plot_times(ctx, trials, strategies)]
     return {'summary': summary, 'trials': trials, 'plots': plots,
-            'panorama': panorama or 'the launch file\'s default', 'world': changes,
+            'panorama': panorama or 'the launch file\'s default',
+            'panorama_config': getattr(args, 'panorama_config', None) or 'the shipped file',
+            'world': changes,
             'markdown': markdown(summary, args.label, strategies, changes)}
 
 

@@ -76,7 +76,12 @@ class PanoramaConfig:
         min_points: the fewest returns (one per ``cell`` square) a panorama needs.
         max_range: returns farther than this (m) from the robot are not used (at most 30).
         clearance: the robot's radius (m): a place nearer an obstacle is not tried.
-        fixes: fixes published per lost episode, at most (one per full turn).
+        fixes: fixes published per lost episode, at most (one per match).
+        partial_share: match a part of a turn once this share of the headings has been
+            looked at (0: only full turns). A part that gives no fix is kept and grows; the
+            full turn is matched as without it.
+        partial_step: a share of the headings newly looked at between two matches of parts
+            of one turn.
         sigma_xy: standard deviation (m) of x and y of a published fix.
         sigma_yaw: standard deviation (rad) of the yaw of a published fix.
         beam_step: every this-many-th beam of a scan is used.
@@ -98,6 +103,8 @@ class PanoramaConfig:
     max_range: float = 6.0
     clearance: float = 0.18
     fixes: int = 2
+    partial_share: float = 0.0
+    partial_step: float = 0.1
     sigma_xy: float = 0.25
     sigma_yaw: float = 0.1
     beam_step: int = 8
@@ -126,6 +133,8 @@ class PanoramaConfig:
         check.in_range('max_range', 0.0, 30.0, low_open=True)
         check.non_negative('clearance')
         check.positive_int('fixes')
+        check.in_range('partial_share', 0.0, 1.0, high_open=True)
+        check.in_range('partial_step', 0.0, 1.0, low_open=True)
         check.positive('sigma_xy')
         check.positive('sigma_yaw')
         check.positive_int('beam_step')
@@ -214,6 +223,10 @@ class Panorama:
         """True when every heading has been looked at since the last :meth:`clear`."""
         return bool(self._looked.all())
 
+    def looked_share(self):
+        """The share (0 to 1) of the headings looked at since the last :meth:`clear`."""
+        return float(self._looked.mean())
+
     def around(self, pose, max_range):
         """``(n, 2)`` returns within ``max_range`` (m) of odometry pose ``(x, y, yaw)``, in
         the robot's frame there."""
@@ -241,7 +254,11 @@ class PanoramaEpisodes:
     (the robot is carried off), ``IDLE`` or ``NAVIGATING`` (localized): its returns are
     forgotten and its fixes counted from zero. Returns are gathered only in ``LOST`` and
     while fixes are left. After a full turn a match starts (one at a time: the returns
-    gathered while it runs wait for the next). A clock that jumps back by more than
+    gathered while it runs wait for the next), and the next match is of the next full turn.
+    With ``partial_share`` a match also starts once that share of the headings has been
+    looked at, and again after every ``partial_step`` more, until the turn is full; the
+    returns of a part are kept for the next match unless it gave a fix. A clock that jumps
+    back by more than
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
     dropped).
 
@@ -260,9 +277,15 @@ class PanoramaEpisodes:
         self.fixes = 0
         self.busy = False
         self._last_stamp = None
+        self._matched_share = 0.0       # of the part last matched (0: none of this turn)
+        self._partial = False           # the running match is of a part of a turn
+
+    def _restart(self):
+        self.panorama.clear()
+        self._matched_share = 0.0
 
     def _new_episode(self):
-        self.panorama.clear()
+        self._restart()
         self.episode += 1
         self.fixes = 0
 
@@ -305,9 +328,10 @@ class PanoramaEpisodes:
                 as ``range_max``).
 
         Returns:
-            ``(episode, points, base)``: the returns within ``max_range`` of ``base`` in its
-            frame, to match; the panorama then starts again and :attr:`busy` is set until
-            :meth:`finished`.
+            ``(episode, points, base, share)``: the returns within ``max_range`` of ``base``
+            in its frame, to match, and the share of the headings they were looked for at
+            (1 for a full turn, after which the panorama starts again); :attr:`busy` is set
+            until :meth:`finished`.
         """
         if episode != self.episode or not self.gathering():
             return None
@@ -320,12 +344,21 @@ class PanoramaEpisodes:
                           y + ranges[ok] * np.sin(beams[ok]))
         if angles.size:
             self.panorama.look(beams[0], beams[-1])
-        if self.busy or not self.panorama.looked_round():
+        if self.busy:
             return None
-        points = self.panorama.around(base, self.config.max_range)
-        self.panorama.clear()
+        share, config = self.panorama.looked_share(), self.config
+        self._partial = share < 1.0
+        if self._partial and not (
+                0.0 < config.partial_share <= share and
+                share >= self._matched_share + config.partial_step - 1e-9):
+            return None
+        points = self.panorama.around(base, config.max_range)
+        if self._partial:
+            self._matched_share = share
+        else:
+            self._restart()
         self.busy = True
-        return self.episode, points, tuple(base)
+        return self.episode, points, tuple(base), share
 
     def finished(self, episode, match):
         """A match of ``episode`` is over (``match`` None: too few returns, or it failed):
@@ -345,6 +378,8 @@ class PanoramaEpisodes:
         if self.fixes >= self.config.fixes:
             return False, NO_FIX_SPENT
         self.fixes += 1
+        if self._partial:
+            self._restart()         # the part's returns gave their fix
         return True, None
 
 

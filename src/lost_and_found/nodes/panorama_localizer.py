@@ -55,8 +55,9 @@ class PanoramaLocalizerNode:
     Parameters: the fields of :class:`PanoramaConfig` (``~cell`` 0.1 m, ``~headings`` 72,
     ``~sigma`` 0.2 m, ``~keep`` 0.9, ``~alone_xy`` 1.0 m, ``~alone_yaw`` 0.35 rad,
     ``~min_score`` 0.5, ``~min_points`` 100, ``~max_range`` 6.0 m, ``~clearance`` 0.18 m,
-    ``~fixes`` 2, ``~sigma_xy`` 0.25 m, ``~sigma_yaw`` 0.1 rad, ``~beam_step`` 8,
-    ``~map_frame`` map, ``~odom_frame`` odom, ``~base_frame`` base_footprint,
+    ``~fixes`` 2, ``~sigma_xy`` 0.25 m, ``~sigma_yaw`` 0.1 rad, ``~partial_share`` 0 (off),
+    ``~partial_step`` 0.1, ``~beam_step`` 8, ``~map_frame`` map, ``~odom_frame`` odom,
+    ``~base_frame`` base_footprint,
     ``~tf_timeout`` 0.1 s, ``~state_namespace`` /lost_service).
     """
 
@@ -136,7 +137,8 @@ class PanoramaLocalizerNode:
                 rospy.get_name(), error))
 
     def _handle(self, msg):
-        """Gather the scan's returns while LOST; start a match after a full turn."""
+        """Gather the scan's returns while LOST; start a match after a full turn (or a part,
+        with ``~partial_share``)."""
         config = self._config
         with self._lock:
             jumped = self._episodes.on_stamp(msg.header.stamp.to_sec())
@@ -177,7 +179,7 @@ class PanoramaLocalizerNode:
                                self._config.tf_timeout, _THROTTLE)
         return matrix if matrix is not None and np.all(np.isfinite(matrix)) else None
 
-    def _match(self, matcher, stamp, episode, points, _base):
+    def _match(self, matcher, stamp, episode, points, _base, share):
         """In the worker: match, and publish the fix the episode rules allow."""
         match = None
         try:
@@ -197,16 +199,18 @@ class PanoramaLocalizerNode:
         if not current:
             rospy.loginfo('%s: a new map came during the match: no fix', rospy.get_name())
             return
+        turn = 'a full turn' if share >= 1.0 else \
+            'part of a turn (%.0f %% of the headings)' % (100.0 * share)
         if match is None:
             if len(points) < self._config.min_points:
-                rospy.loginfo('%s: a full turn, but only %d returns within %.1f m (%d '
-                              'needed): no match', rospy.get_name(), len(points),
+                rospy.loginfo('%s: %s, but only %d returns within %.1f m (%d needed): no '
+                              'match', rospy.get_name(), turn, len(points),
                               self._config.max_range, self._config.min_points)
             return
         x, y, yaw = match.pose
-        rospy.loginfo('%s: %d returns matched in %.1f s: best place x=%.2f y=%.2f yaw=%.2f, '
-                      'score %.2f: %s', rospy.get_name(), match.points, seconds, x, y, yaw,
-                      match.score, 'fix' if fix else 'no fix: %s' % why)
+        rospy.loginfo('%s: %d returns of %s matched in %.1f s: best place x=%.2f y=%.2f '
+                      'yaw=%.2f, score %.2f: %s', rospy.get_name(), match.points, turn,
+                      seconds, x, y, yaw, match.score, 'fix' if fix else 'no fix: %s' % why)
 
 
 def main():
@@ -215,6 +219,9 @@ def main():
     config = load_config(PanoramaConfig)
     node = PanoramaLocalizerNode(config)
     node.start()
-    rospy.loginfo('%s: matching a full turn\'s returns against the map while LOST (at most '
-                  '%d fixes per lost episode)', rospy.get_name(), config.fixes)
+    rospy.loginfo('%s: matching a full turn\'s returns against the map while LOST%s (at most '
+                  '%d fixes per lost episode)', rospy.get_name(),
+                  ', and parts of a turn from %.0f %% of the headings on' % (
+                      100.0 * config.partial_share) if config.partial_share else '',
+                  config.fixes)
     rospy.spin()
