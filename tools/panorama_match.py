@@ -4,6 +4,7 @@ offline.
 
 Usage: tools/panorama_match.py MAP.yaml --fiducials FID.yaml [--poses 200] [--seed 7]
        [--all] [--cell C] [--headings N] [--sigma S] [--keep K] [--turn-drift D]
+       [--parts DEG,DEG,...]
 
 panorama_localizer (core/panorama.py) matches the returns of a full turn, placed by odometry,
 against every free place and heading of the map, and publishes the best place as a fix only
@@ -25,7 +26,11 @@ Prints, per map, a Markdown table: put-downs tried; the best place within the re
 suite's tolerance of the truth (0.45 m, 0.35 rad: "recovered"); best places that stand alone,
 and of those the right ones; fixes (alone and scoring at least ``min_score``) and the right
 ones; the median best score; the scores of lone places that were wrong; the median seconds
-per match. Writes nothing.
+per match. With ``--parts``, a second table: for each body turn given, the share of the
+headings the laser has looked at by then (``partial_share``'s measure), the fixes a match of
+the turn so far gives (right, wrong: every part is matched, also after an earlier part's fix,
+which the node would not do), and the put-downs whose first fix over the parts up to it is
+right or wrong. Writes nothing.
 """
 import argparse
 import math
@@ -43,24 +48,17 @@ SIM_WORLD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
                          'sim_world.yaml')
 
 
-def panorama(laser, pose, scans, drift, rng):
-    """``(n, 2)`` returns of one turn from ``pose``, in the put-down's base frame, with a
-    heading error growing linearly to a normal(0, ``drift``) draw by the turn's end."""
-    import numpy as np
-    points = turn_scans(laser, pose, scans, drift, rng)
-    return np.concatenate(points) if points else np.zeros((0, 2))
-
-
-def turn_scans(laser, pose, scans, drift, rng, count=None):
-    """The returns of each of the first ``count`` (default all) of the ``scans`` scans of
-    one turn, as :func:`panorama` places them: a list of ``(n, 2)`` arrays."""
+def turn_scans(laser, pose, scans, drift, rng):
+    """The returns of each of the ``scans`` scans of one turn from ``pose`` (scan k at
+    360 k / ``scans`` deg), in the put-down's base frame, with a heading error growing
+    linearly to a normal(0, ``drift``) draw by the turn's end: a list of ``(n, 2)`` arrays."""
     import numpy as np
     x, y, yaw = pose
     error = rng.normal(0.0, drift) if drift > 0 else 0.0
     points = []
     beams = laser.angles[::BEAM_STEP]
     offsets = laser.config.x, laser.config.y
-    for k in range(scans if count is None else count):
+    for k in range(scans):
         turned = 2.0 * math.pi * k / scans
         ranges = laser.scan((x, y, yaw + turned))[::BEAM_STEP]
         ok = np.isfinite(ranges)
@@ -110,7 +108,7 @@ def main(argv):
                         'matched too (partial_share); a second table says how each fares')
     args = parser.parse_args(argv)
     try:
-        parts = sorted(float(v) for v in args.parts.split(',') if v.strip())
+        parts = sorted({float(v) for v in args.parts.split(',') if v.strip()})
     except ValueError:
         sys.exit('panorama_match: --parts %r: give degrees, comma-separated' % args.parts)
     if any(not 0.0 < v < 360.0 for v in parts):
@@ -141,6 +139,15 @@ def main(argv):
     # per part: fixes right and wrong; put-downs whose first fix (over the parts so far)
     # came here or earlier, right and wrong
     part_counts = {v: [0, 0, 0, 0] for v in parts}
+    part_scans = {v: min(scans, int(math.floor(v / 360.0 * scans + 1e-9)) + 1) for v in parts}
+    part_shares = {}
+    beams = laser.config.yaw + laser.angles[::BEAM_STEP]
+    for degrees in parts:          # the headings a part has looked at, as the node marks them
+        marks = Panorama(config.cell)
+        for k in range(part_scans[degrees]):
+            turned = 2.0 * math.pi * k / scans
+            marks.look(turned + beams[0], turned + beams[-1])
+        part_shares[degrees] = marks.looked_share()
     for _ in range(args.poses):
         pose = free.sample(rng)
         if not args.all:
@@ -154,11 +161,9 @@ def main(argv):
         gathered.add(points[:, 0], points[:, 1])
         first = None
         for degrees in parts:
-            count = min(scans, int(math.ceil(degrees / 360.0 * scans)))
             part = Panorama(config.cell)
-            if count:
-                some = np.concatenate(per_scan[:count])
-                part.add(some[:, 0], some[:, 1])
+            some = np.concatenate(per_scan[:part_scans[degrees]])
+            part.add(some[:, 0], some[:, 1])
             found = matcher.match(part.around((0.0, 0.0, 0.0), config.max_range))
             if found is not None and found.is_fix(config):
                 error_xy, error_yaw = pose_error(found.pose, pose)
@@ -197,13 +202,13 @@ def main(argv):
         ', '.join('%.2f' % v for v in sorted(wrong_scores)) or '-',
         '%.2f' % statistics.median(seconds) if seconds else '-'))
     if parts:
-        print('\n| body turn (deg) | s into the turn | fixes right | fixes wrong | put-downs '
-              'fixed by here: first fix right | first fix wrong |')
-        print('|---|---|---|---|---|---|')
+        print('\n| body turn (deg) | s into the turn | headings looked at | fixes right | '
+              'fixes wrong | put-downs fixed by here: first fix right | first fix wrong |')
+        print('|---|---|---|---|---|---|---|')
         for degrees in parts:
             counts = part_counts[degrees]
-            print('| %.0f | %.1f | %d | %d | %d | %d |' % (
-                degrees, math.radians(degrees) / spin_speed, *counts))
+            print('| %.0f | %.1f | %.2f | %d | %d | %d | %d |' % (
+                degrees, math.radians(degrees) / spin_speed, part_shares[degrees], *counts))
     return 0
 
 

@@ -52,8 +52,9 @@ def test_detection_quick(tmp_path):
         assert trial['t_normal'] < trial['t_event'] < trial['t_end']
     # One trial may legitimately give no reading after its event: a silent teleport can put the
     # robot nose to a wall its navigator does not know of, and amcl publishes only after motion;
-    # the navigator gives up only after its progress timeout (10 s, twice), most of a quick
-    # trial's 15 s. The driver must still keep some robot moving after the events.
+    # the navigator's first way out (a rotation) comes only after its progress timeout, 10 s,
+    # twice: longer than a quick trial's 15 s. The driver must still keep some robot moving
+    # after the events.
     assert sum(t['readings_after'] for t in result['trials']) > 0, \
         'the robot stopped driving after the events'
     with open(tmp_path / 'detection_stream.json') as stream:

@@ -328,3 +328,65 @@ def test_a_part_that_gives_a_fix_starts_the_panorama_again():
     # each fix's part is forgotten: the next match waits for half the headings again
     assert len(shares) == 2 and all(0.5 <= share < 0.6 for share in shares)
     assert kept == [0, 0] and episodes.fixes == 2 and not episodes.gathering()
+
+
+def test_mark_and_forget_marked_keep_only_what_came_since():
+    panorama = Panorama(0.1)
+    panorama.add([1.0, 2.0], [0.0, 0.0])
+    panorama.look(0.0, 1.0)
+    panorama.mark()
+    panorama.add([2.0, 3.0], [0.0, 0.0])       # 2.0 falls in a square already kept
+    panorama.look(2.0, 3.0)
+    panorama.forget_marked()
+    assert panorama.around((0.0, 0.0, 0.0), 10.0).tolist() == [[3.0, 0.0]]
+    assert panorama.looked_share() == pytest.approx(7 / 36)    # 2.0-3.0 rad only
+
+
+def scan_at(episodes, yaw):
+    return episodes.add_scan(episodes.episode, (0.0, 0.0, yaw, 1.0), (0.0, 0.0, yaw),
+                             ANGLES, RANGES, 0.45, 5.0)
+
+
+def test_the_first_part_waits_for_partial_share_only():
+    shares, _ = turn_matching(lost(partial_share=0.2, partial_step=0.4), steps=20)
+    assert 0.2 <= shares[0] < 0.3 and shares[1] >= shares[0] + 0.4 - 1e-9
+
+
+@pytest.mark.parametrize('fix', [False, True])
+def test_a_turn_that_becomes_full_while_a_part_is_matched(fix):
+    episodes = lost(partial_share=0.5)
+    yaw, job = 0.0, None
+    while job is None:
+        yaw += 0.3
+        job = scan_at(episodes, yaw)
+    assert job[3] < 1.0
+    before = len(episodes.panorama)
+    for _ in range(12):                         # the turn goes on while the part is matched
+        yaw += 0.3
+        assert scan_at(episodes, yaw) is None
+    assert episodes.panorama.looked_round()
+    assert episodes.finished(job[0], a_match() if fix else None)[0] == fix
+    if fix:
+        # the part is forgotten, what came while it was matched is kept
+        assert 0 < len(episodes.panorama) < before + 12 * len(ANGLES)
+        assert not episodes.panorama.looked_round()
+    else:
+        full = scan_at(episodes, yaw + 0.3)     # the full turn, at the next scan
+        assert full[3] == 1.0 and len(full[1]) > before and len(episodes.panorama) == 0
+
+
+def test_a_part_refused_for_the_state_is_kept_and_a_new_episode_starts_over():
+    episodes = lost(partial_share=0.5)
+    yaw, job = 0.0, None
+    while job is None:
+        yaw += 0.3
+        job = scan_at(episodes, yaw)
+    episodes.on_state(State.LOCALIZING)         # a tag's fix came first
+    assert episodes.finished(job[0], a_match()) == (False, NO_FIX_STATE)
+    assert len(episodes.panorama) > 0           # amcl may not settle the tag's fix
+    episodes.on_state(State.LOST)
+    assert len(episodes.panorama) > 0 and episodes.fixes == 0
+    assert episodes.on_stamp(100.0) is None
+    assert episodes.on_stamp(10.0) is not None  # the clock jumps back: a new episode
+    assert len(episodes.panorama) == 0
+    assert 0.5 <= turn_matching(episodes, steps=20)[0][0] < 0.6

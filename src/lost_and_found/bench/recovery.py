@@ -597,7 +597,8 @@ def run(ctx):
     plots = [plot_times(ctx, trials, strategies)]
     return {'summary': summary, 'trials': trials, 'plots': plots,
             'panorama': panorama or 'the launch file\'s default',
-            'panorama_config': getattr(args, 'panorama_config', None) or 'the shipped file',
+            'panorama_config': None if panorama == 'off' else (
+                getattr(args, 'panorama_config', None) or 'the shipped file'),
             'world': changes,
             'markdown': markdown(summary, args.label, strategies, changes)}
 

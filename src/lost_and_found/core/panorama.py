@@ -31,6 +31,7 @@ declaration that the robot is localized.
 Pure numpy/scipy: no ROS.
 """
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -171,7 +172,8 @@ class PanoramaMatch:
 
 
 class Panorama:
-    """The laser returns of one full turn, in the odometry frame.
+    """The laser returns of one turn (or of the part of it gathered so far), in the odometry
+    frame.
 
     Args:
         cell: one return is kept per square of this side (m), the first.
@@ -180,8 +182,10 @@ class Panorama:
     def __init__(self, cell):
         """An empty panorama."""
         self.cell = float(cell)
-        self._points = {}
+        self._points = {}       # in the order they came (a dict keeps it)
         self._looked = np.zeros(int(round(2.0 * math.pi / LOOK_BIN)), dtype=bool)
+        self._marked = 0                    # returns kept when :meth:`mark` was called
+        self._looked_since = np.zeros_like(self._looked)
 
     def __len__(self):
         """How many returns are kept."""
@@ -193,6 +197,22 @@ class Panorama:
         carry odometry's drift into it)."""
         self._points.clear()
         self._looked[:] = False
+        self._marked = 0
+        self._looked_since[:] = False
+
+    def mark(self):
+        """Remember what is kept now, for :meth:`forget_marked`."""
+        self._marked = len(self._points)
+        self._looked_since[:] = False
+
+    def forget_marked(self):
+        """Forget the returns kept at the last :meth:`mark` and the headings looked at before
+        it; keep what came since (a return since that fell in a square already kept was not
+        kept, and is not there)."""
+        for key in list(itertools.islice(self._points, self._marked)):
+            del self._points[key]
+        self._looked[:] = self._looked_since
+        self._marked = 0
 
     def add(self, xs, ys):
         """Keep returns at odometry-frame points ``xs``, ``ys`` (m; non-finite ones are
@@ -213,11 +233,11 @@ class Panorama:
             return
         bins = self._looked.size
         if high - low >= 2.0 * math.pi:
-            self._looked[:] = True
+            self._looked[:] = self._looked_since[:] = True
             return
         steps = int(math.ceil((high - low) / LOOK_BIN)) + 1
         index = np.floor(np.linspace(low, high, steps) / LOOK_BIN).astype(int) % bins
-        self._looked[index] = True
+        self._looked[index] = self._looked_since[index] = True
 
     def looked_round(self):
         """True when every heading has been looked at since the last :meth:`clear`."""
@@ -256,9 +276,10 @@ class PanoramaEpisodes:
     while fixes are left. After a full turn a match starts (one at a time: the returns
     gathered while it runs wait for the next), and the next match is of the next full turn.
     With ``partial_share`` a match also starts once that share of the headings has been
-    looked at, and again after every ``partial_step`` more, until the turn is full; the
-    returns of a part are kept for the next match unless it gave a fix. A clock that jumps
-    back by more than
+    looked at, and again after every ``partial_step`` more, until the turn is full (a turn
+    that becomes full while a part's match runs waits for it); the returns of a part are
+    kept for the next match unless it gave a fix, which forgets them (those gathered while
+    its match ran are kept). A clock that jumps back by more than
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
     dropped).
 
@@ -349,12 +370,14 @@ class PanoramaEpisodes:
         share, config = self.panorama.looked_share(), self.config
         self._partial = share < 1.0
         if self._partial and not (
-                0.0 < config.partial_share <= share and
-                share >= self._matched_share + config.partial_step - 1e-9):
+                0.0 < config.partial_share <= share and (
+                    self._matched_share == 0.0 or
+                    share >= self._matched_share + config.partial_step - 1e-9)):
             return None
         points = self.panorama.around(base, config.max_range)
         if self._partial:
             self._matched_share = share
+            self.panorama.mark()
         else:
             self._restart()
         self.busy = True
@@ -379,7 +402,9 @@ class PanoramaEpisodes:
             return False, NO_FIX_SPENT
         self.fixes += 1
         if self._partial:
-            self._restart()         # the part's returns gave their fix
+            # the part's returns gave their fix; those gathered since wait for the next
+            self.panorama.forget_marked()
+            self._matched_share = 0.0
         return True, None
 
 
