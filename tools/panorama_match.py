@@ -4,7 +4,7 @@ offline.
 
 Usage: tools/panorama_match.py MAP.yaml --fiducials FID.yaml [--poses 200] [--seed 7]
        [--all] [--cell C] [--headings N] [--sigma S] [--keep K] [--turn-drift D]
-       [--parts DEG,DEG,...]
+       [--parts DEG,DEG,...] [--clutter D]
 
 panorama_localizer (core/panorama.py) matches the returns of a full turn, placed by odometry,
 against every free place and heading of the map, and publishes the best place as a fix only
@@ -19,18 +19,21 @@ Each put-down's turn is simulated with the laser of ``config/sim_world.yaml`` (o
 node's ``beam_step``), each return placed in the frame of the robot at the put-down with a
 heading error growing to ``--turn-drift`` (rad, standard deviation) by the end of the turn
 (odometry's). The world is the map itself: nothing unmapped stands in it, so this is the
-matcher's best case. ``--cell``, ``--headings``, ``--sigma`` and ``--keep`` default to
-``config/panorama_localizer.yaml``'s values (PanoramaConfig's).
+matcher's best case; ``--clutter D`` puts about D unmapped boxes per 100 m^2 of free space
+into the world the laser and the camera see (as ``bench --clutter``: ``bench/clutter.py``,
+the same boxes for the same seed), while the matcher keeps the map. ``--cell``,
+``--headings``, ``--sigma`` and ``--keep`` default to ``config/panorama_localizer.yaml``'s
+values (PanoramaConfig's).
 
 Prints, per map, a Markdown table: put-downs tried; the best place within the recovery
 suite's tolerance of the truth (0.45 m, 0.35 rad: "recovered"); best places that stand alone,
 and of those the right ones; fixes (alone and scoring at least ``min_score``) and the right
-ones; the median best score; the scores of lone places that were wrong; the median seconds
-per match. With ``--parts``, a second table: for each body turn given, the share of the
-headings the laser has looked at by then (``partial_share``'s measure), the fixes a match of
-the turn so far gives (right, wrong: every part is matched, also after an earlier part's fix,
-which the node would not do), and the put-downs whose first fix over the parts up to it is
-right or wrong. Writes nothing.
+ones; the median best score; the scores of lone places that were wrong; the lowest score of
+a right fix; the median seconds per match. With ``--parts``, a second table: for each body
+turn given, the share of the headings the laser has looked at by then (``partial_share``'s
+measure), the fixes a match of the turn so far gives (right, wrong: every part is matched,
+also after an earlier part's fix, which the node would not do), and the put-downs whose
+first fix over the parts up to it is right or wrong. Writes nothing.
 """
 import argparse
 import math
@@ -83,7 +86,8 @@ def main(argv):
     from lost_and_found.core.fiducial import load_fiducial_map
     from lost_and_found.core.recovery import RecoveryConfig
     from lost_and_found.core.panorama import Panorama, PanoramaConfig, PanoramaMatcher
-    from lost_and_found.sim.gridmap import load_map
+    from lost_and_found.bench.clutter import STREAM as CLUTTER_STREAM, add_clutter
+    from lost_and_found.sim.gridmap import GridMap, load_map
     from lost_and_found.sim.laser import LaserModel
     from remeasure_scan import laser_config
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -103,6 +107,8 @@ def main(argv):
                         help='a place scoring this share of the best is a rival')
     parser.add_argument('--turn-drift', type=float, default=0.02,
                         help='odometry heading error by the end of the turn (rad, sd)')
+    parser.add_argument('--clutter', type=float, default=0.0,
+                        help='unmapped boxes per 100 m^2 of free space in the world (default 0)')
     parser.add_argument('--parts', default='',
                         help='body turns (deg, comma-separated) at which the turn so far is '
                         'matched too (partial_share); a second table says how each fares')
@@ -117,10 +123,17 @@ def main(argv):
         grid = load_map(args.map)
         fiducials = load_fiducial_map(args.fiducials)
         _ids, tags = _tag_arrays(fiducials)
-        free = FreeSpace(grid, CLEARANCE)
+        world = grid
+        if args.clutter:
+            world, boxes = add_clutter(grid, np.random.default_rng([args.seed, CLUTTER_STREAM]),
+                                       args.clutter)
+            print('clutter: %d boxes (%g per 100 m^2 of free space)\n' % (len(boxes),
+                                                                          args.clutter))
+        free = FreeSpace(GridMap(grid.occupied | world.occupied, grid.free & world.free,
+                                 grid.resolution, grid.origin), CLEARANCE)
         camera_rate = _config_number(None, 'sim_world.yaml', 'camera_rate')
         scan_rate = _config_number(None, 'sim_world.yaml', 'scan_rate')
-        laser = LaserModel(laser_config(SIM_WORLD), grid, np.random.default_rng(args.seed + 1))
+        laser = LaserModel(laser_config(SIM_WORLD), world, np.random.default_rng(args.seed + 1))
     except (ValueError, ConfigError, PlacesError, OSError) as error:
         sys.exit('panorama_match: %s' % error)
     camera, acceptance = load_camera_config(None, exact=False), localizer_acceptance()
@@ -135,7 +148,7 @@ def main(argv):
         sys.exit('panorama_match: %s' % error)
     rng = np.random.default_rng(args.seed)
     tried = right_place = unambiguous = unambiguous_right = fixes = fixes_right = 0
-    seconds, scores, wrong_scores = [], [], []
+    seconds, scores, wrong_scores, right_fix_scores = [], [], [], []
     # per part: fixes right and wrong; put-downs whose first fix (over the parts so far)
     # came here or earlier, right and wrong
     part_counts = {v: [0, 0, 0, 0] for v in parts}
@@ -151,7 +164,7 @@ def main(argv):
     for _ in range(args.poses):
         pose = free.sample(rng)
         if not args.all:
-            seen, _kept = spin_views(grid, camera, tags, acceptance, pose, frames)
+            seen, _kept = spin_views(world, camera, tags, acceptance, pose, frames)
             if any(seen):
                 continue
         tried += 1
@@ -185,21 +198,24 @@ def main(argv):
         unambiguous_right += match.alone and right
         fixes += match.is_fix(config)
         fixes_right += match.is_fix(config) and right
+        if match.is_fix(config) and right:
+            right_fix_scores.append(match.score)
         if match.alone and not right:
             wrong_scores.append(match.score)
     print('## %s (%s put-downs)\n' % (args.map, 'all' if args.all else 'turn shows no tag'))
     print('| put-downs | best place right | stands alone | alone and right | fixes (alone, '
           'score >= %.2f) | fixes right | best score (median) | scores of wrong lone places '
-          '| s per match (median) |' % config.min_score)
-    print('|---|---|---|---|---|---|---|---|---|')
+          '| lowest score of a right fix | s per match (median) |' % config.min_score)
+    print('|---|---|---|---|---|---|---|---|---|---|')
 
     def pct(a, b):
         return '%d (%.0f %%)' % (a, 100.0 * a / b) if b else '%d' % a
-    print('| %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+    print('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
         tried, pct(right_place, tried), pct(unambiguous, tried),
         pct(unambiguous_right, unambiguous), pct(fixes, tried), pct(fixes_right, fixes),
         '%.2f' % statistics.median(scores) if scores else '-',
         ', '.join('%.2f' % v for v in sorted(wrong_scores)) or '-',
+        '%.2f' % min(right_fix_scores) if right_fix_scores else '-',
         '%.2f' % statistics.median(seconds) if seconds else '-'))
     if parts:
         print('\n| body turn (deg) | s into the turn | headings looked at | fixes right | '
