@@ -200,6 +200,7 @@ def turn_until_a_job(episodes, episode=None, steps=40):
 
 
 def lost(**config):
+    config.setdefault('partial_share', 0.0)     # full turns only, unless a test asks
     episodes = PanoramaEpisodes(PanoramaConfig(**config).validate())
     episodes.on_state(State.IDLE)
     episodes.on_state(State.LOST)
@@ -318,7 +319,7 @@ def test_parts_of_a_turn_are_matched_from_partial_share_every_partial_step():
     assert all(b >= a + 0.2 - 1e-9 for a, b in zip(shares[:-2], shares[1:-1]))
     # a part that gave no fix is kept and grows; the full turn starts the panorama again
     assert all(n > 0 for n in kept[:-1]) and kept[-1] == 0
-    # off (the default): only full turns
+    # off: only full turns
     assert turn_matching(lost(), steps=20)[0] == [1.0]
 
 
