@@ -186,6 +186,8 @@ class Panorama:
         self._looked = np.zeros(int(round(2.0 * math.pi / LOOK_BIN)), dtype=bool)
         self._marked = 0                    # returns kept when :meth:`mark` was called
         self._looked_since = np.zeros_like(self._looked)
+        #: The share of the headings looked at when :meth:`mark` was called (0: no mark).
+        self.marked_share = 0.0
 
     def __len__(self):
         """How many returns are kept."""
@@ -199,11 +201,13 @@ class Panorama:
         self._looked[:] = False
         self._marked = 0
         self._looked_since[:] = False
+        self.marked_share = 0.0
 
     def mark(self):
         """Remember what is kept now, for :meth:`forget_marked`."""
         self._marked = len(self._points)
         self._looked_since[:] = False
+        self.marked_share = self.looked_share()
 
     def forget_marked(self):
         """Forget the returns kept at the last :meth:`mark` and the headings looked at before
@@ -213,6 +217,7 @@ class Panorama:
             del self._points[key]
         self._looked[:] = self._looked_since
         self._marked = 0
+        self.marked_share = 0.0
 
     def add(self, xs, ys):
         """Keep returns at odometry-frame points ``xs``, ``ys`` (m; non-finite ones are
@@ -298,15 +303,9 @@ class PanoramaEpisodes:
         self.fixes = 0
         self.busy = False
         self._last_stamp = None
-        self._matched_share = 0.0       # of the part last matched (0: none of this turn)
-        self._partial = False           # the running match is of a part of a turn
-
-    def _restart(self):
-        self.panorama.clear()
-        self._matched_share = 0.0
 
     def _new_episode(self):
-        self._restart()
+        self.panorama.clear()
         self.episode += 1
         self.fixes = 0
 
@@ -368,18 +367,18 @@ class PanoramaEpisodes:
         if self.busy:
             return None
         share, config = self.panorama.looked_share(), self.config
-        self._partial = share < 1.0
-        if self._partial and not (
-                0.0 < config.partial_share <= share and (
-                    self._matched_share == 0.0 or
-                    share >= self._matched_share + config.partial_step - 1e-9)):
+        # a part is due from partial_share on, then after every partial_step more; the mark
+        # of the last part matched (none: 0) says how much it had
+        last = self.panorama.marked_share
+        part_due = 0.0 < config.partial_share <= share and (
+            last == 0.0 or share >= last + config.partial_step - 1e-9)
+        if share < 1.0 and not part_due:
             return None
         points = self.panorama.around(base, config.max_range)
-        if self._partial:
-            self._matched_share = share
-            self.panorama.mark()
+        if share < 1.0:
+            self.panorama.mark()        # the running match is of a part
         else:
-            self._restart()
+            self.panorama.clear()
         self.busy = True
         return self.episode, points, tuple(base), share
 
@@ -401,10 +400,9 @@ class PanoramaEpisodes:
         if self.fixes >= self.config.fixes:
             return False, NO_FIX_SPENT
         self.fixes += 1
-        if self._partial:
-            # the part's returns gave their fix; those gathered since wait for the next
+        if self.panorama.marked_share:
+            # a part's returns gave their fix; those gathered since wait for the next
             self.panorama.forget_marked()
-            self._matched_share = 0.0
         return True, None
 
 
