@@ -229,8 +229,9 @@ class Trial:
         }
 
 
-def build_oracle(ctx, grid, free):
-    """The oracle bounds for this map, or None without fiducials.
+def build_oracle(ctx, grid):
+    """The oracle bounds in ``grid``, the world the robot lives in (the map itself without
+    --clutter or --stale), or None without fiducials.
 
     Returns ``{'camera': Oracle, 'fix': Oracle}``: the first counts every tag the simulated
     camera reports (the issue's bound), the second only detections fiducial_localizer keeps
@@ -241,7 +242,7 @@ def build_oracle(ctx, grid, free):
     from lost_and_found.bench.oracle import Oracle, localizer_acceptance
     from lost_and_found.core.fiducial import load_fiducial_map
     fiducials = load_fiducial_map(ctx.args.fiducials)
-    ctx.progress('oracle: what the camera sees from every place of the map...')
+    ctx.progress('oracle: what the camera sees from every place of the simulated world...')
     built = {'camera': Oracle(grid, fiducials)}
     ctx.progress('oracle: ... and what the fiducial node keeps of it')
     built['fix'] = Oracle(grid, fiducials, acceptance=localizer_acceptance())
@@ -563,7 +564,7 @@ def run(ctx):
     world_map, nav_map, places, changes = clutter.world_for(ctx, grid)
     free = FreeSpace(places)
     plan = plan_trials(ctx.rng, free, count)
-    oracle = build_oracle(ctx, grid if world_map == args.map else load_map(world_map), free)
+    oracle = build_oracle(ctx, grid if world_map == args.map else load_map(world_map))
     hint_field = build_hint_field(ctx, grid)
     panorama = getattr(args, 'panorama', None)
     extra = {} if panorama is None else {
