@@ -333,3 +333,85 @@ def test_frozen_heap_hides_existing_objects_from_the_collector_and_restores_it()
     with compute.frozen_heap():
         assert gc.get_freeze_count() >= len(kept)
     assert gc.get_freeze_count() == 0
+
+
+def _turn_recording(tmp_path, lost_from=0.0):
+    """A recording of a robot turning once in place in a 10 x 6 m room with a wall half across
+    it (10 scans a second at 72 deg/s, the odometry exact), LOST from ``lost_from`` s."""
+    import rospy
+    from geometry_msgs.msg import TransformStamped
+    from sensor_msgs.msg import LaserScan
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+    from lost_and_found.nodes.conversions import quaternion_from_yaw
+    from lost_and_found.sim.gridmap import save_map
+    from lost_and_found.sim.laser import cast_rays
+    from test_bench_oracle import box_map
+    grid = box_map(10.0, 6.0, walls=[(3.9, 0.0, 4.1, 3.5), (7.0, 4.0, 8.0, 5.0)])
+    save_map(grid, str(tmp_path / 'room.yaml'))
+
+    def transform(parent, child, t, x=0.0, y=0.0, yaw=0.0):
+        msg = TransformStamped()
+        msg.header.frame_id, msg.child_frame_id = parent, child
+        msg.header.stamp = rospy.Time.from_sec(t)
+        msg.transform.translation.x, msg.transform.translation.y = x, y
+        msg.transform.rotation = quaternion_from_yaw(yaw)
+        return msg
+    events = [(0.0, '/tf_static', TFMessage([transform('base_footprint', 'laser', 0.0)])),
+              (0.0, '/lost_service/state', String('LOST' if lost_from <= 0.0 else 'NAVIGATING'))]
+    angles = np.linspace(-0.5, 0.5, 160)
+    for k in range(60):
+        t, yaw = 0.1 * (k + 1), 0.1 * (k + 1) * 2.0 * math.pi / 5.0
+        if 0.0 < lost_from <= t and lost_from > t - 0.1:
+            events.append((t, '/lost_service/state', String('LOST')))
+        # odometry starts where the robot stands in the map: (2, 2), heading east
+        events.append((t, '/tf', TFMessage([transform('odom', 'base_footprint', t, yaw=yaw)])))
+        ranges = cast_rays(grid, 2.0, 2.0, yaw + angles, 6.0)
+        scan = LaserScan(angle_min=-0.5, angle_max=0.5, angle_increment=1.0 / 159,
+                         range_min=0.1, range_max=6.0,
+                         ranges=[float(r) if r < 6.0 else float('inf') for r in ranges])
+        scan.header.frame_id, scan.header.stamp = 'laser', rospy.Time.from_sec(t)
+        events.append((t + 0.001, '/scan', scan))
+    params = {'sim_localizer': {'map_file': str(tmp_path / 'room.yaml')},
+              'panorama_localizer': {'min_points': 20}}
+    return compute.Recording(events, params, {}, {})
+
+
+@pytest.mark.parametrize('open_gate', [False, True])
+def test_panorama_harnesses_time_the_scans_and_the_matches_they_start(tmp_path, open_gate):
+    recording = _turn_recording(tmp_path)
+    sent = []
+
+    class Kept(compute.NullPublisher):
+        def publish(self, msg):
+            sent.append(msg)
+            super().publish(msg)
+    harness = (compute.PanoramaOpenHarness if open_gate else compute.PanoramaHarness)(recording)
+    harness.pub = Kept
+    with compute.replay_environment() as (clock, log):
+        watch, passes = compute.measure_harness(harness, recording.events, 60, 1, 60.0, clock)
+    scans = watch.samples[harness.primary[0]]
+    assert passes == 1 and len(scans) == 60
+    # a part from half the headings on (about 125 deg of turn), then every 10 % more and the
+    # full turn, in each episode
+    matches = watch.samples[compute.PanoramaHarness.match_series]
+    assert 1 <= len(matches) <= 6
+    # the fixes went out on initialpose (in the warm-up pass and the timed one), right where
+    # the robot stands
+    assert sent and harness.adapter._pub.count >= 1
+    for msg in sent:
+        position = msg.pose.pose.position
+        assert math.hypot(position.x - 2.0, position.y - 2.0) < 0.2
+    assert log.counts.get('error', 0) == 0 and log.counts.get('warning', 0) == 0
+    assert harness.buffer.missed == 0
+
+
+def test_the_recorded_states_gate_the_panorama_harness(tmp_path):
+    # LOST only for the last 0.5 s: too little of the turn for a match
+    recording = _turn_recording(tmp_path, lost_from=5.55)
+    harness = compute.PanoramaHarness(recording)
+    with compute.replay_environment() as (clock, _log):
+        watch, _passes = compute.measure_harness(harness, recording.events, 60, 1, 60.0, clock)
+    assert len(watch.samples['scan']) == 60
+    assert not watch.samples.get(compute.PanoramaHarness.match_series)
+    assert harness.adapter._pub.count == 0

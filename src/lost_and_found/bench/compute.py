@@ -95,10 +95,10 @@ LATCHED_TOPICS = ('/tf_static', '/amcl_pose', '/lost_service/state', '/lost_dete
 #: The nodes of the graph whose CPU time Part B reads (roscore's rosout included).
 GRAPH_NODES = ('/sim_world', '/sim_localizer', '/sim_navigator', '/kidnap_monitor',
                '/lost_detector', '/lost_service', '/lost_and_found', '/fiducial_localizer',
-               '/rosout')
+               '/panorama_localizer', '/rosout')
 #: The package's own nodes (the rest of GRAPH_NODES is the simulator and roscore).
 PACKAGE_NODES = ('/kidnap_monitor', '/lost_detector', '/lost_service', '/lost_and_found',
-                 '/fiducial_localizer')
+                 '/fiducial_localizer', '/panorama_localizer')
 #: Names of the bench's own subscribers in a graph run (not counted as the graph's).
 CHILD_NODE = '/bench_compute'
 RECORDER_NODE = '/bench_record'
@@ -1197,6 +1197,132 @@ class FiducialOpenHarness(FiducialHarness):
         watch.measure('fiducial_transforms (LOST, gate open)', self.adapter._on_fiducials, msg)
 
 
+class PanoramaHarness(Harness):
+    """panorama_localizer: PanoramaLocalizerNode, fed as recorded (state from the run); the
+    matches it starts are run, and timed, after the scan that started them."""
+
+    node = 'panorama_localizer'
+    primary = ('scan',)
+    match_series = 'match (worker thread)'
+    order = ('scan', match_series)
+    inputs = {'scan': '/scan'}
+    covers = {
+        'scan': 'PanoramaLocalizerNode._on_scan in the recorded robot states: the clock '
+        'check under the lock; in LOST (while fixes are left) two tf lookups (odom <- laser '
+        'and odom <- base at the scan stamp), every beam_step-th return placed in the '
+        'odometry frame and kept one per cell, the headings marked and the rule of when a '
+        'match is due (the match runs in a worker thread: the next row).',
+        match_series: 'PanoramaLocalizerNode._match: PanoramaMatcher.match (the FFT '
+        'correlation over the whole map at every second heading, then the fine search '
+        'around the candidates), PanoramaEpisodes.finished, the initialpose message of a '
+        'fix and the log line. Its samples are the matches the replay starts (a few per '
+        'pass); the wall time is the one that counts, a match holds no lock the callbacks '
+        'wait for.',
+    }
+    gate_open = False
+    _built = None       # (map file, config, matcher, map key): the matcher is built once
+
+    def reset(self):
+        """A fresh node with a replay tf buffer, its matcher of the recorded map, and matches
+        queued instead of started in a thread."""
+        import rospy
+        from lost_and_found.core.panorama import PanoramaConfig
+        from lost_and_found.nodes.panorama_localizer import PanoramaLocalizerNode
+        from lost_and_found.nodes.sim_localizer import occupancy_grid_msg
+        from lost_and_found.sim.gridmap import load_map
+        from lost_and_found.sim.particle_filter import SimLocalizerConfig
+        from lost_and_found.state import State
+        config = _config(PanoramaConfig, self.recording.node_params('panorama_localizer'))
+        node = PanoramaLocalizerNode(config)
+        self.buffer = _replay_buffer_class()(rospy.Duration(30.0))
+        self.jobs = []
+        install(node, _tf_buffer=self.buffer, _pub=self.pub('/initialpose'),
+                _start_match=lambda matcher, stamp, job: self.jobs.append((matcher, stamp,
+                                                                           job)))
+        # the map sim_localizer publishes on /map (as map_server would)
+        map_file = _config(SimLocalizerConfig,
+                           self.recording.node_params('sim_localizer')).map_file
+        built = PanoramaHarness._built
+        if built is None or built[:2] != (map_file, config):
+            node._on_map(occupancy_grid_msg(load_map(map_file), config.map_frame,
+                                            rospy.Time(0)))
+            if node._matcher is None:
+                raise ComputeError('panorama_localizer built no matcher of %s' % map_file)
+            PanoramaHarness._built = (map_file, config, node._matcher, node._map_key)
+        else:
+            install(node, _matcher=built[2], _map_key=built[3])
+        if self.gate_open:
+            node._on_state(State.LOST)
+        self.adapter = node
+        self.config = config
+        self.pending = []
+
+    def odometry_at(self, stamp):
+        """Whether the buffer has odom -> base at ``stamp``."""
+        return self.buffer.can_transform_core(self.config.odom_frame, self.config.base_frame,
+                                              stamp)[0]
+
+    def handlers(self, watch):
+        """scan, tf, tf_static and the robot state."""
+        node = self.adapter
+
+        def on_tf(t, msg):
+            for transform in msg.transforms:
+                self.buffer.set_transform(transform, 'bench')
+            while self.pending and (self.odometry_at(self.pending[0].header.stamp) or
+                                    t - self.pending[0].header.stamp.to_sec() > ODOM_WAIT):
+                scan(self.pending.pop(0))
+
+        def on_scan(t, msg):
+            # The node waits (up to tf_timeout) for the odometry at the scan's stamp: hold the
+            # scan until the recording's tf has it, as LocalizerHarness does.
+            if self.pending or not self.odometry_at(msg.header.stamp):
+                self.pending.append(msg)
+            else:
+                scan(msg)
+
+        def scan(msg):
+            watch.measure(self.primary[0], node._on_scan, msg)
+            while self.jobs:
+                matcher, stamp, job = self.jobs.pop(0)
+                watch.measure(self.match_series, node._match, matcher, stamp, *job)
+                self.after_match()
+
+        def on_state(t, msg):
+            if not self.gate_open:
+                node._on_state(_state_of(msg))
+        return {'/scan': on_scan, '/tf': on_tf,
+                '/tf_static': lambda t, m: self.buffer.feed(m, static=True),
+                '/lost_service/state': on_state}
+
+    def after_match(self):
+        """After each match (the recorded states: nothing)."""
+
+
+class PanoramaOpenHarness(PanoramaHarness):
+    """panorama_localizer as if LOST throughout: every scan is gathered and a match starts
+    whenever the rules say one is due, so that the recording gives matches to time."""
+
+    primary = ('scan (LOST throughout)',)
+    order = (primary[0], PanoramaHarness.match_series)
+    inputs = {primary[0]: '/scan'}
+    covers = {
+        primary[0]: 'PanoramaLocalizerNode._on_scan with the robot LOST throughout (a new '
+        'lost episode after each match, so that fixes are never spent): the gathering path '
+        'of the row "scan" above for every scan, and starting a match when half the headings '
+        '(partial_share), then every partial_step more, then the full turn have been looked '
+        'at. While the robot drives, its returns of a turn lie along its path, more of them '
+        'than a turn in place gives: the matches are the dearer for it.',
+    }
+    gate_open = True
+
+    def after_match(self):
+        """A new lost episode: the fixes of the last one are not spent."""
+        from lost_and_found.state import State
+        self.adapter._on_state(State.FLYING)
+        self.adapter._on_state(State.LOST)
+
+
 class LocalizerHarness(Harness):
     """sim_localizer: SimLocalizerNode around a ParticleFilter with a fixed-size cloud."""
 
@@ -1519,6 +1645,7 @@ def part_a(ctx, recording, counts, quick):
                  WanderHarness(recording)]
     if ctx.args.fiducials:
         harnesses += [FiducialHarness(recording), FiducialOpenHarness(recording)]
+    harnesses += [PanoramaHarness(recording), PanoramaOpenHarness(recording)]
     harnesses += [LocalizerHarness(recording, n, seed=ctx.args.seed) for n in counts]
     harnesses += [NavigatorHarness(recording), WorldHarness(recording)]
     results = []

@@ -163,10 +163,14 @@ class PanoramaLocalizerNode:
                                           pose2d_from_matrix(base),
                                           angles, ranges, msg.range_min, msg.range_max) \
                 if matcher is not None else None
-        if job is None:
-            return
+        if job is not None:
+            self._start_match(matcher, msg.header.stamp, job)
+
+    def _start_match(self, matcher, stamp, job):
+        """Run :meth:`_match` of ``job`` (PanoramaEpisodes.add_scan's) in a worker thread: a
+        match takes 0.1-0.5 s of wall time, scans keep coming meanwhile."""
         try:
-            threading.Thread(target=self._match, args=(matcher, msg.header.stamp) + job,
+            threading.Thread(target=self._match, args=(matcher, stamp) + job,
                              daemon=True).start()
         except RuntimeError:
             with self._lock:
