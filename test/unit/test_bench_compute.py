@@ -394,7 +394,7 @@ def test_panorama_harnesses_time_the_scans_and_the_matches_they_start(tmp_path, 
     assert passes == 1 and len(scans) == 60
     # a part from half the headings on (about 125 deg of turn), then every 10 % more and the
     # full turn, in each episode
-    matches = watch.samples[compute.PanoramaHarness.match_series]
+    matches = watch.samples[harness.match_series]
     assert 1 <= len(matches) <= 6
     # the fixes went out on initialpose (in the warm-up pass and the timed one), right where
     # the robot stands
@@ -413,5 +413,5 @@ def test_the_recorded_states_gate_the_panorama_harness(tmp_path):
     with compute.replay_environment() as (clock, _log):
         watch, _passes = compute.measure_harness(harness, recording.events, 60, 1, 60.0, clock)
     assert len(watch.samples['scan']) == 60
-    assert not watch.samples.get(compute.PanoramaHarness.match_series)
+    assert not watch.samples.get(harness.match_series)
     assert harness.adapter._pub.count == 0

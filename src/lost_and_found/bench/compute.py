@@ -1304,7 +1304,8 @@ class PanoramaOpenHarness(PanoramaHarness):
     whenever the rules say one is due, so that the recording gives matches to time."""
 
     primary = ('scan (LOST throughout)',)
-    order = (primary[0], PanoramaHarness.match_series)
+    match_series = 'match (worker thread; LOST throughout)'
+    order = (primary[0], match_series)
     inputs = {primary[0]: '/scan'}
     covers = {
         primary[0]: 'PanoramaLocalizerNode._on_scan with the robot LOST throughout (a new '
@@ -1313,6 +1314,8 @@ class PanoramaOpenHarness(PanoramaHarness):
         '(partial_share), then every partial_step more, then the full turn have been looked '
         'at. While the robot drives, its returns of a turn lie along its path, more of them '
         'than a turn in place gives: the matches are the dearer for it.',
+        match_series: 'PanoramaLocalizerNode._match, as in the row "match (worker thread)", '
+        'for the matches of the row above.',
     }
     gate_open = True
 
