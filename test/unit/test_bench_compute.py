@@ -415,3 +415,39 @@ def test_the_recorded_states_gate_the_panorama_harness(tmp_path):
     assert len(watch.samples['scan']) == 60
     assert not watch.samples.get(harness.match_series)
     assert harness.adapter._pub.count == 0
+
+
+def test_scan_hold_lets_scans_through_in_order_once_their_odometry_is_there():
+    import rospy
+    from geometry_msgs.msg import TransformStamped
+    from sensor_msgs.msg import LaserScan
+    from tf2_msgs.msg import TFMessage
+    buffer = compute._replay_buffer_class()(rospy.Duration(30.0))
+    handled = []
+
+    def tf(t, parent='odom', child='base'):
+        msg = TransformStamped()
+        msg.header.frame_id, msg.child_frame_id = parent, child
+        msg.header.stamp = rospy.Time.from_sec(t)
+        msg.transform.rotation.w = 1.0
+        return TFMessage([msg])
+
+    def scan(t):
+        msg = LaserScan()
+        msg.header.stamp = rospy.Time.from_sec(t)
+        return msg
+    hold = compute.ScanHold(buffer, 'odom', 'base', lambda m: handled.append(
+        m.header.stamp.to_sec()), skip=lambda tr: tr.header.frame_id == 'map')
+    hold.on_tf(1.0, tf(1.0))
+    hold.on_scan(1.0, scan(1.0))        # its odometry is there: at once
+    hold.on_scan(1.1, scan(1.1))        # not yet (odometry up to 1.0)
+    hold.on_scan(1.15, scan(1.15))      # behind it
+    assert handled == [1.0]
+    hold.on_tf(1.1, tf(1.1))            # completes the first held one only
+    assert handled == [1.0, 1.1]
+    hold.on_tf(1.2, tf(1.2, parent='map', child='odom'))   # skipped: not fed
+    assert not buffer.can_transform_core('map', 'odom', rospy.Time.from_sec(1.2))[0]
+    assert handled == [1.0, 1.1]
+    # the node gives up waiting ODOM_WAIT s past the stamp: handled without its odometry
+    hold.on_tf(1.15 + compute.ODOM_WAIT + 0.01, tf(1.05, parent='map', child='odom'))
+    assert handled == pytest.approx([1.0, 1.1, 1.15]) and not hold.pending

@@ -813,6 +813,47 @@ def _config(cls, params):
 
 # ------------------------------------------------------------------ harnesses (one per node)
 
+class ScanHold:
+    """Scans held back until a replay's tf has the odometry at their stamp.
+
+    A node looks up odom -> base at a scan's stamp and waits (up to its tf timeout, about
+    0.1 s) for it; rosbag may have recorded the scan before that tf. A scan goes to ``handle``
+    once the buffer has the transform, or once the replayed tf is :data:`ODOM_WAIT` s past its
+    stamp (the node would have given up by then); scans keep their order.
+
+    Args:
+        buffer: the replay's tf buffer, fed by :meth:`on_tf`.
+        odom_frame, base_frame: the transform waited for.
+        handle: ``callable(msg)`` for each scan let through.
+        skip: ``callable(transform)``: True for a recorded transform not to feed (None: all).
+    """
+
+    def __init__(self, buffer, odom_frame, base_frame, handle, skip=None):
+        """Nothing held yet."""
+        self.buffer, self.frames, self.handle, self.skip = buffer, (odom_frame, base_frame), \
+            handle, skip
+        self.pending = []
+
+    def _ready(self, stamp):
+        return self.buffer.can_transform_core(self.frames[0], self.frames[1], stamp)[0]
+
+    def on_tf(self, t, msg):
+        """A recorded /tf message: feed it, then let through the scans it completes."""
+        for transform in msg.transforms:
+            if self.skip is None or not self.skip(transform):
+                self.buffer.set_transform(transform, 'bench')
+        while self.pending and (self._ready(self.pending[0].header.stamp) or
+                                t - self.pending[0].header.stamp.to_sec() > ODOM_WAIT):
+            self.handle(self.pending.pop(0))
+
+    def on_scan(self, t, msg):
+        """A recorded scan: handled now, or held behind earlier ones or its odometry."""
+        if self.pending or not self._ready(msg.header.stamp):
+            self.pending.append(msg)
+        else:
+            self.handle(msg)
+
+
 class Harness:
     """One node's callbacks fed from a :class:`Recording`.
 
@@ -1255,31 +1296,10 @@ class PanoramaHarness(Harness):
             node._on_state(State.LOST)
         self.adapter = node
         self.config = config
-        self.pending = []
-
-    def odometry_at(self, stamp):
-        """Whether the buffer has odom -> base at ``stamp``."""
-        return self.buffer.can_transform_core(self.config.odom_frame, self.config.base_frame,
-                                              stamp)[0]
 
     def handlers(self, watch):
         """scan, tf, tf_static and the robot state."""
         node = self.adapter
-
-        def on_tf(t, msg):
-            for transform in msg.transforms:
-                self.buffer.set_transform(transform, 'bench')
-            while self.pending and (self.odometry_at(self.pending[0].header.stamp) or
-                                    t - self.pending[0].header.stamp.to_sec() > ODOM_WAIT):
-                scan(self.pending.pop(0))
-
-        def on_scan(t, msg):
-            # The node waits (up to tf_timeout) for the odometry at the scan's stamp: hold the
-            # scan until the recording's tf has it, as LocalizerHarness does.
-            if self.pending or not self.odometry_at(msg.header.stamp):
-                self.pending.append(msg)
-            else:
-                scan(msg)
 
         def scan(msg):
             watch.measure(self.primary[0], node._on_scan, msg)
@@ -1291,7 +1311,8 @@ class PanoramaHarness(Harness):
         def on_state(t, msg):
             if not self.gate_open:
                 node._on_state(_state_of(msg))
-        return {'/scan': on_scan, '/tf': on_tf,
+        hold = ScanHold(self.buffer, self.config.odom_frame, self.config.base_frame, scan)
+        return {'/scan': hold.on_scan, '/tf': hold.on_tf,
                 '/tf_static': lambda t, m: self.buffer.feed(m, static=True),
                 '/lost_service/state': on_state}
 
@@ -1385,35 +1406,16 @@ class LocalizerHarness(Harness):
             self.recording.is_subscribed('/tf')), _pose_pub=self.pub('/amcl_pose'),
             _cloud_pub=self.pub('/particlecloud'))
         self.adapter = node
-        self.pending = []
-
-    def odometry_at(self, stamp):
-        """Whether the buffer has odom -> base at ``stamp``."""
-        return self.buffer.can_transform_core(self.config.odom_frame_id,
-                                              self.config.base_frame_id, stamp)[0]
 
     def handlers(self, watch):
         """scan, initialpose and the odometry tf (not the localizer's own map -> odom)."""
         from lost_and_found.nodes.sim_localizer import cloud_msg
         node, c = self.adapter, self.config
 
-        def on_tf(t, msg):
-            for transform in msg.transforms:
-                if transform.header.frame_id.lstrip('/') == c.global_frame_id and \
-                        transform.child_frame_id.lstrip('/') == c.odom_frame_id:
-                    continue        # the recorded localizer's own output
-                self.buffer.set_transform(transform, 'bench')
-            while self.pending and (self.odometry_at(self.pending[0].header.stamp) or
-                                    t - self.pending[0].header.stamp.to_sec() > ODOM_WAIT):
-                scan(self.pending.pop(0))
-
-        def on_scan(t, msg):
-            # The node waits (up to 0.1 s) for the odometry at the scan's stamp; rosbag may
-            # have received the scan before that tf: hold it until the tf is replayed.
-            if self.pending or not self.odometry_at(msg.header.stamp):
-                self.pending.append(msg)
-            else:
-                scan(msg)
+        def own(transform):
+            # the recorded localizer's own output
+            return transform.header.frame_id.lstrip('/') == c.global_frame_id and \
+                transform.child_frame_id.lstrip('/') == c.odom_frame_id
 
         def scan(msg):
             before = self.pf.updates
@@ -1424,7 +1426,8 @@ class LocalizerHarness(Harness):
                 # Part of an update every 0.5 sim s, timed once more on its own.
                 watch.measure(self.s_cloud, cloud_msg, self.pf, msg.header.stamp,
                               c.global_frame_id)
-        return {'/scan': on_scan, '/tf': on_tf,
+        hold = ScanHold(self.buffer, c.odom_frame_id, c.base_frame_id, scan, skip=own)
+        return {'/scan': hold.on_scan, '/tf': hold.on_tf,
                 '/tf_static': lambda t, m: self.buffer.feed(m, static=True),
                 '/initialpose': lambda t, m: watch.measure('initialpose',
                                                            node.on_initial_pose, m)}
