@@ -451,3 +451,17 @@ def test_scan_hold_lets_scans_through_in_order_once_their_odometry_is_there():
     # the node gives up waiting ODOM_WAIT s past the stamp: handled without its odometry
     hold.on_tf(1.15 + compute.ODOM_WAIT + 0.01, tf(1.05, parent='map', child='odom'))
     assert handled == pytest.approx([1.0, 1.1, 1.15]) and not hold.pending
+
+
+def test_a_map_panorama_localizer_refuses_leaves_its_scans_timed_and_no_match(tmp_path):
+    from lost_and_found.sim.gridmap import GridMap, save_map
+    recording = _turn_recording(tmp_path)
+    # the same file, now with no occupied cell: nothing to match returns against
+    save_map(GridMap.from_occupancy(np.zeros((120, 200), dtype=bool), 0.05, (0.0, 0.0, 0.0)),
+             str(tmp_path / 'room.yaml'))
+    harness = compute.PanoramaOpenHarness(recording)
+    with compute.replay_environment() as (clock, log):
+        watch, _passes = compute.measure_harness(harness, recording.events, 60, 1, 60.0, clock)
+    assert len(watch.samples[harness.primary[0]]) == 60
+    assert not watch.samples.get(harness.match_series)
+    assert log.counts.get('error', 0) >= 1 and 'no panorama fixes' in ' '.join(log.first)

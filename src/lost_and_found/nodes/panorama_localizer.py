@@ -168,7 +168,7 @@ class PanoramaLocalizerNode:
 
     def _start_match(self, matcher, stamp, job):
         """Run :meth:`_match` of ``job`` (PanoramaEpisodes.add_scan's) in a worker thread: a
-        match takes 0.1-0.5 s of wall time, scans keep coming meanwhile."""
+        match takes tens of milliseconds to a few tenths of a second, and scans keep coming."""
         try:
             threading.Thread(target=self._match, args=(matcher, stamp) + job,
                              daemon=True).start()
