@@ -336,8 +336,9 @@ def test_frozen_heap_hides_existing_objects_from_the_collector_and_restores_it()
 
 
 def _turn_recording(tmp_path, lost_from=0.0):
-    """A recording of a robot turning once in place in a 10 x 6 m room with a wall half across
-    it (10 scans a second at 72 deg/s, the odometry exact), LOST from ``lost_from`` s."""
+    """A recording of a robot turning in place, a little more than once (60 scans at 10 a
+    second, 72 deg/s, the odometry exact), in a 10 x 6 m room with a wall half across it; LOST
+    from ``lost_from`` s."""
     import rospy
     from geometry_msgs.msg import TransformStamped
     from sensor_msgs.msg import LaserScan
