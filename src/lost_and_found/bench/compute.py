@@ -1258,7 +1258,8 @@ class PanoramaHarness(Harness):
         'around the candidates), PanoramaEpisodes.finished, the initialpose message of a '
         'fix and the log line. Its samples are the matches the replay starts (a few per '
         'pass); the wall time is the one that counts, a match holds no lock the callbacks '
-        'wait for.',
+        'wait for. The replay runs each match right after the scan that started it, so no '
+        'scan arrives during a match (in the graph those wait for the next one).',
     }
     gate_open = False
     _built = None       # (map file, config, matcher, map key): the matcher is built once
@@ -1285,11 +1286,12 @@ class PanoramaHarness(Harness):
                            self.recording.node_params('sim_localizer')).map_file
         built = PanoramaHarness._built
         if built is None or built[:2] != (map_file, config):
-            # a map the node refuses (logged as its error) leaves it without a matcher, as in
-            # the graph: its scans are timed, and no match is
+            # a map the node refuses (logged as its error, every pass) leaves it without a
+            # matcher, as in the graph: its scans are timed, and no match is
             node._on_map(occupancy_grid_msg(load_map(map_file), config.map_frame,
                                             rospy.Time(0)))
-            PanoramaHarness._built = (map_file, config, node._matcher, node._map_key)
+            if node._matcher is not None:
+                PanoramaHarness._built = (map_file, config, node._matcher, node._map_key)
         else:
             install(node, _matcher=built[2], _map_key=built[3])
         if self.gate_open:
@@ -1330,21 +1332,23 @@ class PanoramaOpenHarness(PanoramaHarness):
     inputs = {primary[0]: '/scan'}
     covers = {
         primary[0]: 'PanoramaLocalizerNode._on_scan with the robot LOST throughout (a new '
-        'lost episode after each match, so that fixes are never spent): the gathering path '
-        'of the row "scan" above for every scan, and starting a match when half the headings '
-        '(partial_share), then every partial_step more, then the full turn have been looked '
-        'at. While the robot drives, its returns of a turn lie along its path, more of them '
-        'than a turn in place gives: the matches are the dearer for it.',
+        'lost episode whenever an episode\'s fixes are spent, so that gathering never stops): '
+        'the gathering path of the row "scan" above for every scan, and starting a match '
+        'when half the headings (partial_share), then every partial_step more, then the full '
+        'turn have been looked at (a part with a fix starts the count again). While the '
+        'robot drives, its returns of a turn lie along its path, more of them than a turn in '
+        'place gives: the matches are the dearer for it.',
         match_series: 'PanoramaLocalizerNode._match, as in the row "match (worker thread)", '
         'for the matches of the row above.',
     }
     gate_open = True
 
     def after_match(self):
-        """A new lost episode: the fixes of the last one are not spent."""
+        """A new lost episode once this one's fixes are spent (the node would stop gathering)."""
         from lost_and_found.state import State
-        self.adapter._on_state(State.FLYING)
-        self.adapter._on_state(State.LOST)
+        if not self.adapter._episodes.gathering():
+            self.adapter._on_state(State.FLYING)
+            self.adapter._on_state(State.LOST)
 
 
 class LocalizerHarness(Harness):
