@@ -1262,7 +1262,6 @@ class PanoramaHarness(Harness):
         'scan arrives during a match (in the graph those wait for the next one).',
     }
     gate_open = False
-    _built = None       # (map file, config, matcher, map key): the matcher is built once
 
     def reset(self):
         """A fresh node with a replay tf buffer, its matcher of the recorded map, and matches
@@ -1281,19 +1280,17 @@ class PanoramaHarness(Harness):
         install(node, _tf_buffer=self.buffer, _pub=self.pub('/initialpose'),
                 _start_match=lambda matcher, stamp, job: self.jobs.append((matcher, stamp,
                                                                            job)))
-        # the map sim_localizer publishes on /map (as map_server would)
-        map_file = _config(SimLocalizerConfig,
-                           self.recording.node_params('sim_localizer')).map_file
-        built = PanoramaHarness._built
-        if built is None or built[:2] != (map_file, config):
-            # a map the node refuses (logged as its error, every pass) leaves it without a
-            # matcher, as in the graph: its scans are timed, and no match is
+        if not hasattr(self, '_built'):
+            # Once per harness, the map sim_localizer publishes on /map (as map_server
+            # would). A map the node refuses (its error, logged) leaves it without a matcher,
+            # as in the graph: its scans are timed, and no match is.
+            map_file = _config(SimLocalizerConfig,
+                               self.recording.node_params('sim_localizer')).map_file
             node._on_map(occupancy_grid_msg(load_map(map_file), config.map_frame,
                                             rospy.Time(0)))
-            if node._matcher is not None:
-                PanoramaHarness._built = (map_file, config, node._matcher, node._map_key)
+            self._built = (node._matcher, node._map_key)
         else:
-            install(node, _matcher=built[2], _map_key=built[3])
+            install(node, _matcher=self._built[0], _map_key=self._built[1])
         if self.gate_open:
             node._on_state(State.LOST)
         self.adapter = node
