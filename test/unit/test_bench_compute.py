@@ -335,30 +335,33 @@ def test_frozen_heap_hides_existing_objects_from_the_collector_and_restores_it()
     assert gc.get_freeze_count() == 0
 
 
+def _tf(parent, child, t, yaw=0.0):
+    """A tf2_msgs/TFMessage of one transform ``parent`` -> ``child`` at ``t`` (sim s): no
+    translation, turned by ``yaw``."""
+    import rospy
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+    from lost_and_found.nodes.conversions import quaternion_from_yaw
+    msg = TransformStamped()
+    msg.header.frame_id, msg.child_frame_id = parent, child
+    msg.header.stamp = rospy.Time.from_sec(t)
+    msg.transform.rotation = quaternion_from_yaw(yaw)
+    return TFMessage([msg])
+
+
 def _turn_recording(tmp_path, lost_from=0.0, scans=60):
     """A recording of a robot turning in place (``scans`` scans at 10 a second, 72 deg/s: 60
     are a little more than one turn; the odometry exact), in a 10 x 6 m room with a wall half
     across it; LOST from ``lost_from`` s."""
     import rospy
-    from geometry_msgs.msg import TransformStamped
     from sensor_msgs.msg import LaserScan
     from std_msgs.msg import String
-    from tf2_msgs.msg import TFMessage
-    from lost_and_found.nodes.conversions import quaternion_from_yaw
     from lost_and_found.sim.gridmap import save_map
     from lost_and_found.sim.laser import cast_rays
     from test_bench_oracle import box_map
     grid = box_map(10.0, 6.0, walls=[(3.9, 0.0, 4.1, 3.5), (7.0, 4.0, 8.0, 5.0)])
     save_map(grid, str(tmp_path / 'room.yaml'))
-
-    def transform(parent, child, t, x=0.0, y=0.0, yaw=0.0):
-        msg = TransformStamped()
-        msg.header.frame_id, msg.child_frame_id = parent, child
-        msg.header.stamp = rospy.Time.from_sec(t)
-        msg.transform.translation.x, msg.transform.translation.y = x, y
-        msg.transform.rotation = quaternion_from_yaw(yaw)
-        return msg
-    events = [(0.0, '/tf_static', TFMessage([transform('base_footprint', 'laser', 0.0)])),
+    events = [(0.0, '/tf_static', _tf('base_footprint', 'laser', 0.0)),
               (0.0, '/lost_service/state', String('LOST' if lost_from <= 0.0 else 'NAVIGATING'))]
     angles = np.linspace(-0.5, 0.5, 160)
     for k in range(scans):
@@ -366,7 +369,7 @@ def _turn_recording(tmp_path, lost_from=0.0, scans=60):
         if 0.0 < lost_from <= t and lost_from > t - 0.1:
             events.append((t, '/lost_service/state', String('LOST')))
         # odometry starts where the robot stands in the map: (2, 2), heading east
-        events.append((t, '/tf', TFMessage([transform('odom', 'base_footprint', t, yaw=yaw)])))
+        events.append((t, '/tf', _tf('odom', 'base_footprint', t, yaw=yaw)))
         ranges = cast_rays(grid, 2.0, 2.0, yaw + angles, 6.0)
         scan = LaserScan(angle_min=-0.5, angle_max=0.5, angle_increment=1.0 / 159,
                          range_min=0.1, range_max=6.0,
@@ -421,18 +424,12 @@ def test_the_recorded_states_gate_the_panorama_harness(tmp_path):
 
 def test_scan_hold_lets_scans_through_in_order_once_their_odometry_is_there():
     import rospy
-    from geometry_msgs.msg import TransformStamped
     from sensor_msgs.msg import LaserScan
-    from tf2_msgs.msg import TFMessage
     buffer = compute._replay_buffer_class()(rospy.Duration(30.0))
     handled = []
 
     def tf(t, parent='odom', child='base'):
-        msg = TransformStamped()
-        msg.header.frame_id, msg.child_frame_id = parent, child
-        msg.header.stamp = rospy.Time.from_sec(t)
-        msg.transform.rotation.w = 1.0
-        return TFMessage([msg])
+        return _tf(parent, child, t)
 
     def scan(t):
         msg = LaserScan()
