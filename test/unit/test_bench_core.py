@@ -609,6 +609,25 @@ def test_a_rescored_stream_gives_each_config_the_span_it_measures(tmp_path, monk
         detection.rescore(str(tmp_path), laser, str(tmp_path / 'out'))
 
 
+class OdometryAt:
+    """A tf buffer that knows odom -> base_footprint at the given stamps only."""
+
+    def __init__(self, poses):
+        self.poses = poses
+
+    def lookup_transform(self, target, source, stamp):
+        import tf2_ros
+        from geometry_msgs.msg import TransformStamped
+        pose = self.poses.get(stamp.to_sec())
+        if (target, source) != ('odom', 'base_footprint') or pose is None:
+            raise tf2_ros.ExtrapolationException('no odometry at %s' % stamp.to_sec())
+        t = TransformStamped()
+        t.transform.translation.x, t.transform.translation.y = pose[:2]
+        t.transform.rotation.z, t.transform.rotation.w = math.sin(pose[2] / 2), \
+            math.cos(pose[2] / 2)
+        return t
+
+
 def scan_misses_in_room(ranges, range_max, open_beams=False):
     """A ScanMisses on a 4 m room (5 cm cells) holding one scan of ``ranges`` taken at t = 1 s
     from the room's centre, facing +x, and the readings list after the pose of that scan."""
@@ -620,6 +639,8 @@ def scan_misses_in_room(ranges, range_max, open_beams=False):
     misses.checker = ScanChecker(0.1, 100, 10, 0.05, short_weight=0.5, open_beams=open_beams)
     misses.checker.distance_map = DistanceMap(occupied, 0.05)
     misses._awaiting = []
+    misses.returns = {}
+    misses._tf_buffer = OdometryAt({1.0: (0.5, -0.25, 0.3)})
     misses.checker.add_scan(1.0, Scan(tuple(ranges), -0.05, 0.001, 0.45, range_max),
                             LaserMount())
     readings = []
@@ -644,6 +665,45 @@ def test_scan_misses_records_the_misses_at_every_candidate_min_range():
     # A pose whose scan has not come yet waits, with nothing recorded at any min_range.
     misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
     assert readings[1][8:] == (None,) * 7 and misses._awaiting == [1]
+
+
+def test_scan_misses_keeps_each_reading_s_returns_in_the_base_frame_with_its_odometry():
+    # 30 returns 1.95 m ahead, 31 at 0.6 m, no return for the last 10 (a 5 m laser).
+    misses, readings = scan_misses_in_room([1.95] * 30 + [0.6] * 31 + [math.inf] * 10, 5.0)
+    points, odom = misses.returns[0]
+    assert points.shape == (61, 2)          # the returns only
+    angles = -0.05 + 0.001 * np.arange(61)
+    ranges = np.array([1.95] * 30 + [0.6] * 31)
+    assert points == pytest.approx(np.column_stack([ranges * np.cos(angles),
+                                                    ranges * np.sin(angles)]))
+    assert odom == pytest.approx((0.5, -0.25, 0.3))
+    # A reading whose scan has not come has no returns yet; once it comes, they are kept, and
+    # without odometry at its stamp the odometry is None.
+    misses.on_pose((2.0, 2.0, 2.0, 0.0, 0.01, 0.01, 0.0, 0.001), readings)
+    assert 1 not in misses.returns
+    import rospy
+    from lost_and_found.core.scan_agreement import LaserMount
+    from sensor_msgs.msg import LaserScan
+    misses._mount = LaserMount()        # looked up on the first scan
+    scan = LaserScan(angle_min=0.0, angle_increment=0.01, range_min=0.45, range_max=5.0,
+                     ranges=[1.0] * 20)
+    scan.header.stamp = rospy.Time.from_sec(2.0)
+    misses.on_scan(scan, readings)
+    assert misses._awaiting == [] and readings[1][8] is not None
+    assert misses.returns[1][1] is None and misses.returns[1][0].shape == (20, 2)
+
+
+def test_returns_round_trip_through_their_file_and_a_run_without_them_is_named(tmp_path):
+    points = np.array([[1.234, -0.5], [0.0, 2.0]])
+    detection.write_returns(str(tmp_path / detection.RETURNS_FILE),
+                            [None, (points, (1.0, 2.0, 0.5)), (points[:1], None)])
+    got = detection.read_returns(str(tmp_path))
+    assert got[0] is None
+    assert got[1][0] == pytest.approx(np.array([[1.23, -0.5], [0.0, 2.0]]))
+    assert got[1][1] == (1.0, 2.0, 0.5)
+    assert got[2][0].shape == (1, 2) and got[2][1] is None
+    with pytest.raises(ValueError, match='no detection_returns.json'):
+        detection.read_returns(str(tmp_path / 'older'))
 
 
 def test_scan_misses_records_the_span_without_and_with_the_open_beams():

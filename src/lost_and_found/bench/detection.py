@@ -16,7 +16,10 @@ Every amcl_pose published is recorded once; afterwards the three detectors of
 identical inputs. A trial counts as delocalized when the first reading after the event is
 off by more than :data:`detectors.LOST_XY` m or :data:`detectors.LOST_YAW` rad; a detection
 is tier 2 within the observation window before amcl found the truth again by itself
-(``self_corrected``).
+(``self_corrected``). The run's folder keeps the stream (``detection_stream.json``), the ground
+truth (``detection_truth.json``) and each reading's scan, as its returns in the robot's base
+frame with the odometry pose of its instant (``detection_returns.json``), so that other
+detectors can be scored on the same inputs afterwards.
 
 With ``--clutter D`` the simulated world holds about D unmapped boxes per 100 m^2 of free space
 (:mod:`lost_and_found.bench.clutter`): the laser sees them, the localizer and the lost detector
@@ -25,6 +28,7 @@ openings per 100 m^2 are cut into the mapped obstacles of the simulated world (d
 were shut when the building was mapped, furniture moved away): the laser sees through mapped
 walls at the right pose, and the normal-driving false alarms say what that costs.
 """
+import json
 import math
 import os
 
@@ -403,6 +407,7 @@ def run(ctx):
                 len(session.readings)))
         with session.lock:
             readings, truth = list(session.readings), list(session.truth_log)
+            returns = session.reading_returns()
         goals, aborted = driver.goals_sent, driver.aborted
     stream = Stream(readings, truth)
     tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records))
@@ -414,6 +419,7 @@ def run(ctx):
     write_stream(ctx.path('detection_stream.json'), stream, trials, args.label,
                  detectors.scan_check_of(config))
     write_truth(ctx.path(TRUTH_FILE), truth)
+    write_returns(ctx.path(RETURNS_FILE), returns)
     plots = [plot_delays(ctx, trials, key) for key in DELAY_PLOTS]
     return {'summary': summary, 'trials': trials, 'markdown': markdown(summary, args.label),
             'plots': plots}
@@ -428,6 +434,42 @@ def write_truth(path, truth):
     """Write the ground-truth samples ``(t, x, y, yaw)`` of a run."""
     report.write_json(path, {'fields': ['t', 'x', 'y', 'yaw'],
                              'truth': [[float(v) for v in entry] for entry in truth]})
+
+
+#: Each reading's scan, beside the stream: the returns in the robot's base frame, so that a
+#: rule that reads several scans together (placed by the robot's motion) can be replayed on a
+#: run.
+RETURNS_FILE = 'detection_returns.json'
+
+
+def write_returns(path, returns):
+    """Write each reading's returns (an ``(n, 2)`` array in the base frame, m) and odometry
+    pose (``(x, y, yaw)`` or None), or None, in the stream's order, the returns rounded to the
+    centimetre."""
+    def entry(item):
+        if item is None:
+            return None
+        points, odom = item
+        return {'odom': None if odom is None else [float(v) for v in odom],
+                'points': [[round(float(x), 2), round(float(y), 2)] for x, y in points]}
+    data = {'frame': 'base_footprint', 'odom_frame': 'odom',
+            'returns': [entry(r) for r in returns]}
+    with open(path, 'w') as stream:      # one line: indented, the points would fill pages
+        json.dump(data, stream, allow_nan=False)
+        stream.write('\n')
+
+
+def read_returns(folder):
+    """Each reading's returns and odometry pose of a run: ``((n, 2) array, (x, y, yaw) or
+    None)``, or None; ValueError when the run has no returns file (recorded before the suite
+    kept them)."""
+    path = os.path.join(folder, RETURNS_FILE)
+    if not os.path.exists(path):
+        raise ValueError('%s: no %s (the run was recorded before the detection suite kept '
+                         'each reading\'s returns)' % (folder, RETURNS_FILE))
+    return [None if r is None else (np.asarray(r['points'], dtype=float).reshape(-1, 2),
+                                    None if r['odom'] is None else tuple(r['odom']))
+            for r in report.read_json(path).get('returns') or []]
 
 
 def read_truth(folder):

@@ -81,6 +81,10 @@ class ScanMisses:
     The caller owns the list of readings (``(t, x, y, yaw, ...8 values)``) and calls
     :meth:`on_pose` / :meth:`on_scan` under its own lock; a reading whose scan has not arrived
     yet gets None and is completed when the scan comes (the two come on different connections).
+    :attr:`returns` keeps each reading's scan itself, as its returns in the robot's base frame
+    (:meth:`~lost_and_found.core.scan_agreement.ScanChecker.returns_at`), with the odometry
+    pose of its instant, by the reading's index, so that a rule reading several scans
+    together (placed by odometry) can be replayed on the run.
 
     Args:
         detector_config: the lost_detector YAML whose ``scan_check`` numbers to use.
@@ -96,6 +100,7 @@ class ScanMisses:
         self._tf_buffer = tf_buffer
         self._mount = None
         self._awaiting = []             # indices of readings whose scan has not come yet
+        self.returns = {}               # reading index -> ((n, 2) returns, odometry pose)
         if map_path:
             self.set_map(map_path)
 
@@ -128,6 +133,7 @@ class ScanMisses:
             if values[0] is not None or not self.checker.waiting:
                 readings[index] = entry[:8] + values
                 self._awaiting.remove(index)
+                self._keep_returns(index, entry[0])
 
     def on_pose(self, entry, readings):
         """Append ``entry`` (8 values) with its miss fraction, the through and short miss
@@ -136,7 +142,30 @@ class ScanMisses:
         values = self._values(entry)
         if values[0] is None and self.checker.waiting:
             self._awaiting.append(len(readings))
+        else:
+            self._keep_returns(len(readings), entry[0])
         readings.append(tuple(entry[:8]) + values)
+
+    def _keep_returns(self, index, stamp):
+        """Keep the returns of the scan of reading ``index`` (stamped ``stamp``), if any, with
+        the odometry pose ``(x, y, yaw)`` of that instant (None when tf has none)."""
+        returns = self.checker.returns_at(stamp)
+        if returns is not None:
+            self.returns[index] = (returns, self._odometry(stamp))
+
+    def _odometry(self, stamp):
+        """odom -> base_footprint at ``stamp`` as ``(x, y, yaw)``, or None."""
+        import rospy
+        import tf2_ros
+        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        try:
+            t = self._tf_buffer.lookup_transform('odom', 'base_footprint',
+                                                 rospy.Time.from_sec(stamp))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException):
+            return None
+        v = t.transform
+        return (v.translation.x, v.translation.y, yaw_from_quaternion(v.rotation))
 
     def _values(self, entry):
         """(miss, through, short, near, open, span, spans) of a reading: ``near`` and
@@ -182,6 +211,12 @@ def measure_reading(checker, entry):
         return None, None, None, near, open_, None, spans
     return (weighted_miss(fractions[0], fractions[1], checker.short_weight),) + \
         tuple(fractions) + (near, open_, span, spans)
+
+
+#: Ground-truth messages the bench's subscriber queues (about 7 s of wall time at full speed).
+TRUTH_QUEUE = 1000
+#: Scans the bench's subscriber queues (about 5 s of wall time at full speed).
+SCAN_QUEUE = 400
 
 
 class SimSession:
@@ -297,10 +332,16 @@ class SimSession:
         from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
         from kobuki_msgs.msg import WheelDropEvent
         from std_msgs.msg import String, UInt32
+        # The truth comes at the odometry rate (20 Hz of sim time, ~140 messages a second of
+        # wall time at the bench's full speed): a queue of 50 dropped up to 2.5 sim s of it
+        # whenever this process stalled for a third of a second under load, and each reading
+        # in such a gap was judged against the truth of another instant.
         rospy.Subscriber('/sim_world/ground_truth', PoseStamped, self._on_truth,
-                         queue_size=50)
+                         queue_size=TRUTH_QUEUE)
         from sensor_msgs.msg import LaserScan
-        rospy.Subscriber('/scan', LaserScan, self._on_scan, queue_size=20)
+        # Likewise the scans (10 Hz of sim time): a reading whose scan was dropped has no
+        # scan feature in the replay, though the lost_detector node had one.
+        rospy.Subscriber('/scan', LaserScan, self._on_scan, queue_size=SCAN_QUEUE)
         rospy.Subscriber('/amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=50)
         rospy.Subscriber('/lost_service/state', String, self._on_state, queue_size=50)
         rospy.Subscriber('/sim_world/collisions', UInt32, self._on_collisions, queue_size=5)
@@ -332,6 +373,13 @@ class SimSession:
         entry = pose_entry(msg)
         with self.lock:
             self._misses.on_pose(entry, self.readings)
+
+    def reading_returns(self):
+        """Each reading's scan as its returns in the base frame (an ``(n, 2)`` array, m) and
+        the odometry pose ``(x, y, yaw)`` of its instant (or None), or None where the reading
+        has no scan, in the order of :attr:`readings`; call under :attr:`lock`."""
+        returns = self._misses.returns if self._misses is not None else {}
+        return [returns.get(i) for i in range(len(self.readings))]
 
     def _on_state(self, msg):
         with self.lock:

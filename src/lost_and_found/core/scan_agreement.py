@@ -661,6 +661,21 @@ class ScanChecker:
         """Forget the scans (e.g. after a clock jump)."""
         self._buffer.clear()
 
+    def returns_at(self, stamp):
+        """The returns of the scan stamped like ``stamp`` in the robot's base frame: an
+        ``(n, 2)`` array (m) of the end points of its beams with a return, at most
+        ``max_beams`` of them, evenly spread (:func:`end_points`, without ``min_range``), or
+        None when no scan is stamped within ``stamp_tolerance`` of it or its geometry is not
+        finite."""
+        paired = self._buffer.match(stamp)
+        if paired is None:
+            return None
+        scan, mount = paired
+        if not _finite_geometry((0.0, 0.0, 0.0), mount, scan):
+            return None
+        xs, ys = end_points((0.0, 0.0, 0.0), mount, scan, self.max_beams)
+        return np.column_stack([xs, ys])
+
     def measure(self, stamp, pose, min_range=None, open_beams=None):
         """The through and short miss fractions of the scan taken at ``stamp`` seen from
         ``pose`` (see :func:`miss_counts`), or None.
