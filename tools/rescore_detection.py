@@ -30,6 +30,8 @@ def parser():
                    help='the lost_detector YAML to score')
     p.add_argument('--out', required=True, help='folder to write the tables and plots into')
     p.add_argument('--label', help='the map\'s name in the tables (default: the run\'s)')
+    p.add_argument('--map', help='the run\'s map_server YAML (needed when the YAML has the '
+                   'strip rule on, strip_check/count)')
     return p
 
 
@@ -43,7 +45,7 @@ def main(argv=None):
         return 1
     try:
         config = detectors.load_detector_config(args.detector_config)
-        result = detection.rescore(args.run, config, args.out, args.label)
+        result = detection.rescore(args.run, config, args.out, args.label, args.map)
         if config.burst_count and not result['spans_recorded']:
             print('rescore_detection: NOTE: %s was recorded without the through span as %s '
                   'measures it (scan_span, or scan_spans for the other open_beams): its burst '

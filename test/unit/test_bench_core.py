@@ -794,3 +794,38 @@ def test_sim_params_set_the_laser_s_no_return_only_when_asked(tmp_path):
         cli.parser().parse_args(['recovery', '--laser-no-return', 'zero'])
     with pytest.raises(SystemExit, match='detection and recovery suites only'):
         cli.resolve_inputs(cli.parser().parse_args(['compute', '--laser-no-return', 'nan']))
+
+
+def test_strip_verdicts_replay_the_node_s_strip_with_its_resets():
+    from lost_and_found.core.lost_detector import LostDetectorConfig
+    from lost_and_found.core.scan_agreement import DistanceMap
+    from test_strip_check import PATH, RES, ROOM, scan
+    config = LostDetectorConfig(strip_count=2, strip_readings=3, strip_min_points=40)
+    poses = [(0.5 * k,) + truth for k, truth in enumerate(PATH)]
+    returns = [(scan(truth), truth) for truth in PATH]
+    returns[3] = None                                   # no scan
+    returns[4] = (returns[4][0], None)                  # no odometry
+    room = DistanceMap(ROOM, RES)
+    verdicts = detectors.strip_verdicts(poses, returns, room, config)
+    assert verdicts[3] is None and verdicts[4] is None
+    assert verdicts[-1] is False                        # the right estimate
+    wrong = poses[:-1] + [poses[-1][:1] + (2.0, 2.0, 2.0)]
+    assert detectors.strip_verdicts(wrong, returns, room, config)[-1] is True
+    # A reset just before the last reading leaves its strip one scan: too short to judge.
+    assert detectors.strip_verdicts(wrong, returns, room, config, [poses[-1][0]])[-1] is None
+    off = LostDetectorConfig(strip_count=0)
+    assert detectors.strip_verdicts(poses, returns, room, off) is None
+    # The replay passes the verdicts to rule 9.
+    readings = [(t, 0.01, 0.01, 0.0, 0.001, 0.0) for t, *_ in poses]
+    assert detectors.lost_detector_tiers(readings, config, strips=[True] * len(poses))[-1] == 2
+    assert detectors.lost_detector_tiers(readings, config, strips=None)[-1] == 0
+
+
+def test_rescore_with_the_strip_rule_needs_the_run_s_map(tmp_path):
+    import dataclasses
+    config, _ = write_run(tmp_path)
+    strip = dataclasses.replace(config, strip_count=1, strip_readings=1)
+    with pytest.raises(ValueError, match='rule 9 .* needs the run.s map'):
+        detection.rescore(str(tmp_path), strip, str(tmp_path / 'out'))
+    with pytest.raises(ValueError, match='no detection_returns.json'):
+        detection.rescore(str(tmp_path), strip, str(tmp_path / 'out'), map_path='any.yaml')

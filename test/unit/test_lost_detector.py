@@ -612,6 +612,66 @@ def test_settling_and_a_reset_empty_the_sure_readings():
     assert feed(fresh, [(SURE, True)]) == [Tier.LOST]
 
 
+# ---------------------------------------------------------------- strip (rule 9)
+
+def strip_config(**changes):
+    """A detector whose window never decides (8 readings needed, then 7 lost of 8) with rule 9:
+    3 of the last 4 readings with a strip verdict low."""
+    return sure_config(**dict(dict(sure_count=0, strip_count=3, strip_readings=4), **changes))
+
+
+STRIP_STEPS = [False, True, True, None, True, False, False, False]
+
+
+def feed_strips(detector, strips, probability=0.5):
+    """The tiers of readings with a scan, P(lost) ``probability``, and these strip verdicts."""
+    return [detector.add(probability, True, strip=strip) for strip in strips]
+
+
+def test_a_run_of_low_strips_raises_tier_2_and_it_sticks():
+    # A reading without a verdict is not counted; at the third low one of the last four:
+    # tier 2, before the window could say anything, lasting until three normal readings in a
+    # row (rule 2), as rule 4's. A low strip labels its reading lost.
+    assert feed_strips(LostDetector(strip_config()), STRIP_STEPS) == \
+        [Tier.NORMAL] * 4 + [Tier.LOST] * 3 + [Tier.NORMAL]
+    detector = LostDetector(strip_config())
+    feed_strips(detector, [False, True])
+    assert detector.lost_ratio == 0.5
+    off = LostDetector(strip_config(strip_count=0))
+    feed_strips(off, [True, True])
+    assert off.lost_ratio == 0.0
+
+
+@pytest.mark.parametrize('changes, strips', [
+    ({'strip_count': 0}, STRIP_STEPS),                                   # off
+    ({}, [None if s else s for s in STRIP_STEPS]),                       # no verdicts
+    ({}, [True, False, True, False, True, False, True, False]),           # 2 of every 4
+])
+def test_strips_that_are_not_low_enough_count_nothing(changes, strips):
+    assert Tier.LOST not in feed_strips(LostDetector(strip_config(**changes)), strips)
+
+
+def test_settling_leaving_tier_2_and_a_reset_empty_the_strip():
+    detector = LostDetector(strip_config(settle_readings=2))
+    # Two low strips while settling do not count: rule 9 needs three settled ones.
+    assert feed_strips(detector, [True] * 5) == [Tier.NORMAL] * 4 + [Tier.LOST]
+    fresh = LostDetector(strip_config())
+    feed_strips(fresh, [True] * 2)
+    fresh.reset()
+    assert feed_strips(fresh, [True] * 2) == [Tier.NORMAL] * 2
+    assert feed_strips(fresh, [True]) == [Tier.LOST]
+    # Rule 2 ends tier 2 after three normal readings; the low strips before do not raise it
+    # again at once.
+    assert feed_strips(fresh, [None] * 3, probability=0.1) == [Tier.LOST] * 2 + [Tier.NORMAL]
+    assert feed_strips(fresh, [None, True, True]) == [Tier.NORMAL] * 3
+
+
+def test_update_passes_the_strip_verdict_to_rule_9():
+    detector = LostDetector(strip_config(settle_readings=0))
+    tiers = [detector.update(NORMAL + (0.05,), strip=True) for _ in range(3)]
+    assert tiers == [Tier.NORMAL] * 2 + [Tier.LOST]
+
+
 def test_scan_only_probability_is_bayes_on_the_miss_fraction_alone():
     cfg = settling_config(tier0_normal_prior=0.8)
     detector = LostDetector(cfg)
@@ -721,6 +781,18 @@ def test_unknown_key_is_warned():
     ({'sure_count': 5}, 'scan_check/sure_count=5'),          # more than sure_window (4)
     ({'sure_prob': 0.5, 'sure_count': 2}, 'scan_check/sure_prob=0.5'),     # < prob_thresh
     ({'sure_prob': 0.0, 'sure_count': 2}, 'scan_check/sure_prob=0.0'),     # < prob_thresh
+    ({'strip_count': -1}, 'strip_check/count=-1'),
+    ({'strip_count': 6}, 'strip_check/count=6'),            # more than strip_readings (5)
+    ({'strip_readings': 0}, 'strip_check/readings=0'),
+    ({'strip_window': 0.0}, 'strip_check/window=0.0'),
+    ({'strip_window': float('inf')}, 'strip_check/window=inf'),
+    ({'strip_min_points': 0}, 'strip_check/min_points=0'),
+    ({'strip_ratio': 0.0}, 'strip_check/ratio=0.0'),
+    ({'strip_ratio': 1.5}, 'strip_check/ratio=1.5'),
+    ({'strip_min_distance': -1.0}, 'strip_check/min_distance=-1.0'),
+    ({'odom_frame': '/odom'}, "strip_check/odom_frame='/odom'"),
+    ({'strip_slack_xy': 3.0}, 'strip_check/slack_xy=3.0'),
+    ({'strip_slack_yaw': -0.1}, 'strip_check/slack_yaw=-0.1'),
 ])
 def test_bad_config_names_key_and_value(changes, key):
     with pytest.raises(ConfigError) as error:

@@ -299,3 +299,91 @@ def test_the_fit_watch_ignores_settling_readings(monkeypatch):
     _, warnings = _drive_watched(monkeypatch, LostDetectorConfig(settle_readings=12),
                                  sigma_xy=2.0, sigma_yaw=1.0)
     assert not [w for w in warnings if 'adapt_detector' in w]
+
+
+class OdometryTf:
+    """A tf buffer whose odom -> base_footprint is the map pose ``odom`` gives (or none)."""
+
+    def __init__(self, odom=lambda stamp: TRUTH):
+        self.odom = odom
+        self.asked = []
+
+    def lookup_transform(self, target, source, stamp):
+        import tf2_ros
+        from geometry_msgs.msg import TransformStamped
+        self.asked.append((target, source, stamp.to_sec()))
+        pose = self.odom(stamp.to_sec())
+        if pose is None:
+            raise tf2_ros.ExtrapolationException('no odometry then')
+        t = TransformStamped()
+        t.transform.translation.x, t.transform.translation.y = pose[:2]
+        t.transform.rotation = quaternion_from_yaw(pose[2])
+        return t
+
+
+def strip_node(monkeypatch, odom=lambda stamp: TRUTH, **changes):
+    """A node with rule 9 on (one low strip of 5 returns is tier 2) and odometry from
+    ``odom``; the strip verdicts the detector is given are recorded in ``node.strips``."""
+    options = dict(strip_count=1, strip_readings=1, strip_min_points=5)
+    options.update(changes)
+    config = LostDetectorConfig(queue_min=1, window_meta_tier2_lost=2,
+                                ratio_thresh_detections_tier2_lost=0.5, **options)
+    n = LostDetectorNode(LostDetector(config), config)
+    n._status_pub, n._p_lost_pub = Recorder(), Recorder()
+    n._mounts.known['laser'] = MOUNT
+    n._tf_buffer = OdometryTf(odom)
+    n.on_map(wall_map())
+    n.strips = []
+    update = n._detector.update
+
+    def recording(features, through=None, span=None, strip=None):
+        n.strips.append(strip)
+        return update(features, through, span, strip)
+    monkeypatch.setattr(n._detector, 'update', recording)
+    return n
+
+
+def test_the_strip_of_odometry_placed_returns_judges_each_reading(monkeypatch):
+    n = strip_node(monkeypatch)
+    for stamp in (1.0, 1.5):
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH))
+    # At the truth the wall lies under the returns: not low.
+    assert n.strips == [False, False]
+    assert n._tf_buffer.asked[-1] == ('odom', 'base_footprint', 1.5)
+    # 1.5 m too far ahead the strip misses the wall, which fits 1.5 m back: low, tier 2.
+    n.on_scan(scan_msg(2.0))
+    n.on_pose(pose_msg(2.0, WRONG))
+    assert n.strips[-1] is True and n._status_pub.data[-1] == 'lost'
+    # A reset empties the strip: the next reading's strip holds one scan.
+    n.on_reset(None)
+    assert len(n._strip.strip(2.0, TRUTH)) == 0
+
+
+def test_without_odometry_or_with_rule_9_off_a_reading_has_no_strip_verdict(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+    n = strip_node(monkeypatch, odom=lambda stamp: None)
+    for stamp in (1.0, 1.5):
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH))
+    assert n.strips == [None, None]
+    assert len(warnings) == 1 and 'no odometry (odom -> base_footprint)' in warnings[0]
+    off = strip_node(monkeypatch, strip_count=0)
+    off.on_scan(scan_msg(1.0))
+    off.on_pose(pose_msg(1.0, TRUTH))
+    assert off.strips == [None] and off._strip is None and off._tf_buffer.asked == []
+
+
+def test_a_map_the_strip_rule_cannot_search_leaves_it_without_verdicts(monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+    n = strip_node(monkeypatch, strip_min_points=5)
+    empty = wall_map()
+    empty.data = [0] * len(empty.data)                # no obstacle to match against
+    n.on_map(empty)
+    assert n._strip.matcher is None
+    assert any('cannot search this map' in w for w in warnings)
+    n.on_scan(scan_msg(1.0))
+    n.on_pose(pose_msg(1.0, TRUTH))
+    assert n.strips == [None]

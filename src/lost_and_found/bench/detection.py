@@ -410,7 +410,10 @@ def run(ctx):
             returns = session.reading_returns()
         goals, aborted = driver.goals_sent, driver.aborted
     stream = Stream(readings, truth)
-    tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records))
+    strips = detectors.strip_verdicts(stream.readings, returns,
+                                      detectors.detector_map(load_map(args.map)), config,
+                                      pose_fixes(records))
+    tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records), strips)
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)
     summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
@@ -482,7 +485,7 @@ def read_truth(folder):
     return report.read_json(os.path.join(folder, TRUTH_FILE)).get('truth') or []
 
 
-def rescore(folder, config, out, label=None):
+def rescore(folder, config, out, label=None, map_path=None):
     """Score another lost_detector config on a finished run, as the run scored its own.
 
     Reads the run's ``detection.json`` (trials and phases), ``detection_stream.json`` (every
@@ -497,6 +500,9 @@ def rescore(folder, config, out, label=None):
         config: the LostDetectorConfig to score.
         out: folder for the plots (made if missing).
         label: the map's name in the tables (default: the run's).
+        map_path: the run's map_server YAML: needed when ``config`` has rule 9 on
+            (``strip_check/count``), whose strips are scored on the map again from the run's
+            recorded returns.
 
     Returns:
         The suite's result dict (``summary``, ``trials``, ``markdown``, ``plots``), and
@@ -520,7 +526,19 @@ def rescore(folder, config, out, label=None):
                      for i, row in enumerate(data['readings'])], truth)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES
-    tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records))
+    strips = None
+    if config.strip_count:
+        if not map_path:
+            raise ValueError('%s: rule 9 (strip_check/count %d) needs the run\'s map '
+                             '(--map)' % (folder, config.strip_count))
+        returns = read_returns(folder)
+        if len(returns) != len(stream.readings):
+            raise ValueError('%s: %d returns for %d readings' % (
+                folder, len(returns), len(stream.readings)))
+        strips = detectors.strip_verdicts(stream.readings, returns,
+                                          detectors.detector_map(load_map(map_path)), config,
+                                          pose_fixes(records))
+    tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records), strips)
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)
     # What the run knew beyond the scores (its phases, clutter, goals), as the run wrote it.

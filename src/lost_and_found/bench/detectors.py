@@ -408,7 +408,7 @@ def reset_indices(times, resets):
                      if i < len(times))
 
 
-def lost_detector_tiers(readings, config, resets=()):
+def lost_detector_tiers(readings, config, resets=(), strips=None):
     """The tier of every reading for a LostDetector built from ``config`` (one run, in order).
 
     A reading the detector refuses (bad covariance) keeps the previous tier, as the node does.
@@ -420,7 +420,8 @@ def lost_detector_tiers(readings, config, resets=()):
     initial pose from a person or a fiducial): lost_service resets the detector on each (but
     not while LOCALIZING, which the replay does not model), so the replay does too, before the
     first reading at or after it (fix times are the publisher's clock, readings carry amcl's
-    scan stamps: a reading may fall on the other side of a reset).
+    scan stamps: a reading may fall on the other side of a reset). ``strips``: each reading's
+    strip verdict for rule 9 (:func:`strip_verdicts`), or None (none at all).
     """
     detector = LostDetector(config)
     before = reset_indices([r[0] for r in readings], resets)
@@ -435,20 +436,59 @@ def lost_detector_tiers(readings, config, resets=()):
         span = reading[8] if through is not None and len(reading) > 8 else None
         try:
             features = covariance_features(covariance_of(reading)) + (miss,)
-            tiers.append(int(detector.update(features, through, span)))
+            strip = strips[index] if strips is not None else None
+            tiers.append(int(detector.update(features, through, span, strip)))
         except ValueError:
             tiers.append(int(detector.tier))
     return tiers
 
 
-def run_all(readings, config, resets=()):
+def strip_verdicts(poses, returns, distance_map, config, resets=()):
+    """Rule 9's strip verdict of every reading, as the lost_detector node gives them.
+
+    Args:
+        poses: each reading's ``(t, x, y, yaw)`` (amcl's stamp and estimate), in order.
+        returns: each reading's ``((n, 2) returns in the base frame, odometry (x, y, yaw) or
+            None)``, or None (no scan), as the detection suite records them.
+        distance_map: the map (:func:`detector_map`).
+        config: the LostDetectorConfig (its ``strip_*`` numbers).
+        resets: the times of the pose fixes: the strip is emptied before the first reading at
+            or after each, as the node empties it when lost_service resets the detector.
+
+    Returns:
+        One verdict per reading (True: low, False, None: none), or None for every reading
+        when rule 9 is off (``strip_count`` 0).
+    """
+    from lost_and_found.core.strip_check import StripCheck
+    if not config.strip_count:
+        return None
+    check = StripCheck(config.strip_window, config.strip_min_points, config.strip_ratio,
+                       config.strip_min_distance, slack_xy=config.strip_slack_xy,
+                       slack_yaw=config.strip_slack_yaw)
+    check.set_map(distance_map)
+    before = reset_indices([p[0] for p in poses], resets)
+    verdicts = []
+    for index, (pose, item) in enumerate(zip(poses, returns)):
+        if index in before:
+            check.clear()
+        if item is None or item[1] is None:
+            verdicts.append(None)
+            continue
+        points, odom = item
+        check.add(pose[0], odom, points)
+        verdicts.append(check.verdict(pose[0], odom, tuple(pose[1:4])))
+    return verdicts
+
+
+def run_all(readings, config, resets=(), strips=None):
     """name -> list of tiers (one per reading) for every detector of :data:`NAMES`.
 
     ``resets``: times at which lost_service would reset the lost detector (pose fixes); the
-    covariance rules keep no state.
+    covariance rules keep no state. ``strips``: the strip verdicts of rule 9
+    (:func:`strip_verdicts`), or None.
     """
     return {
-        'lost_detector': lost_detector_tiers(readings, config, resets),
+        'lost_detector': lost_detector_tiers(readings, config, resets, strips),
         'amcl_diag': [amcl_diag_tier(r) for r in readings],
         'nav2_islocalized': [nav2_tier(r) for r in readings],
     }

@@ -52,7 +52,7 @@ readings as said above):
    centimetres off puts beams just behind the walls they hit).
 2. Sticky tier 2: if the previous tier was ``LOST`` then, when ``normal_run`` has reached
    ``window_meta_tier0_normal``, reset the detector entirely (empty the queue and the
-   readings rules 7 and 8 keep, ``normal_run`` 0) and return ``NORMAL``; otherwise return
+   readings rules 7-9 keep, ``normal_run`` 0) and return ``NORMAL``; otherwise return
    ``LOST``, whatever this reading says.
 3. Gating: with fewer than ``queue_min`` labels in the queue, return ``NORMAL``.
 4. Tier 2: if the fraction of lost labels in the queue (the last ``window_meta_tier2_lost``
@@ -79,6 +79,16 @@ readings as said above):
    the first metres after a silent delocalization even when every scan in it misses the map;
    a few readings that the classifier is far surer of than its threshold say so sooner.
    Settling readings and a reset empty ``sure``.
+9. Strip (off with ``strip_count`` 0, the default): every settled reading with a strip verdict
+   (:mod:`lost_and_found.core.strip_check`: the returns of the last seconds of scans, placed by
+   odometry, scored at amcl's estimate against the best place of the map) is also kept in
+   ``strip``, the last ``strip_readings`` of them: *low* when the estimate scored below
+   ``strip_ratio`` of a place more than ``strip_min_distance`` away; a low reading is also
+   labelled lost in rule 1 (so that rule 2 does not end the tier 2 it raises while the strips
+   stay low). When at least ``strip_count`` of them are low, the tier is ``LOST`` whatever
+   rules 2-8 said (sticky as rule 4's). amcl can keep a wrong estimate that fits each scan
+   on its own, nudged scan by scan; the wheels do not follow the nudges, and the strip keeps
+   the returns' true shape. Settling readings and a reset empty ``strip``.
 
 :meth:`LostDetector.reset` empties the queue, zeroes ``normal_run`` and ``readings``, forgets
 ``scan_says_lost`` and sets tier 0, as if the detector had just started (so it settles again).
@@ -208,6 +218,18 @@ class LostDetectorConfig:
         sure_window: how many settled readings with the scan feature rule 8 looks at.
         sure_prob: a reading is sure for rule 8 when its P(lost) is strictly above this, in
             [``prob_thresh``, 1).
+        strip_count: rule 9 (module docstring) raises tier 2 when at least this many of the
+            last ``strip_readings`` settled readings with a strip verdict were low; 0: off.
+        strip_readings: how many settled readings with a strip verdict rule 9 looks at.
+        strip_window: seconds of scans in a strip (core/strip_check.py), > 0.
+        strip_min_points: a strip of fewer returns (one per 0.1 m square) gives no verdict.
+        strip_ratio: a reading is low when the strip scores at amcl's estimate below this
+            share of the best place of the map, in (0, 1],
+        strip_min_distance: and that place lies more than this (m) from the estimate (>= 0).
+        strip_slack_xy, strip_slack_yaw: the estimate's score is the best within this
+            distance (m, in [0, 2]) and heading (rad, in [0, pi]) of it (0: its own).
+        odom_frame: the odometry frame the node places the strip's scans in (tf
+            ``odom_frame`` -> ``base_frame``); rule 9 only.
     """
 
     tier0_normal_prior: float = param_field('modified_prob_classifier/tier0_normal_prior', 0.7)
@@ -244,6 +266,15 @@ class LostDetectorConfig:
     sure_count: int = param_field('scan_check/sure_count', 0)
     sure_window: int = param_field('scan_check/sure_window', 4)
     sure_prob: float = param_field('scan_check/sure_prob', 0.99999)
+    strip_count: int = param_field('strip_check/count', 0)
+    strip_readings: int = param_field('strip_check/readings', 5)
+    strip_window: float = param_field('strip_check/window', 10.0)
+    strip_min_points: int = param_field('strip_check/min_points', 100)
+    strip_ratio: float = param_field('strip_check/ratio', 0.6)
+    strip_min_distance: float = param_field('strip_check/min_distance', 1.0)
+    strip_slack_xy: float = param_field('strip_check/slack_xy', 0.0)
+    strip_slack_yaw: float = param_field('strip_check/slack_yaw', 0.0)
+    odom_frame: str = param_field('strip_check/odom_frame', 'odom')
 
     def validate(self):
         """Raise one ConfigError naming every bad key and value."""
@@ -293,6 +324,20 @@ class LostDetectorConfig:
             check.problem('scan_check/sure_prob=%r must be >= '
                           'modified_prob_classifier/prob_thresh=%r (a sure reading is a lost '
                           'one)' % (self.sure_prob, self.prob_thresh))
+        check.non_negative_int('strip_count')
+        check.positive_int('strip_readings')
+        if _is_count(self.strip_count) and _is_count(self.strip_readings) and \
+                self.strip_count > self.strip_readings:
+            check.problem('strip_check/count=%r must be <= strip_check/readings=%r (rule 9 '
+                          'never looks at more readings than that)'
+                          % (self.strip_count, self.strip_readings))
+        check.positive('strip_window')
+        check.positive_int('strip_min_points')
+        check.in_range('strip_ratio', 0.0, 1.0, low_open=True)
+        check.non_negative('strip_min_distance')
+        check.in_range('strip_slack_xy', 0.0, 2.0)
+        check.in_range('strip_slack_yaw', 0.0, math.pi)
+        check.frame('odom_frame')
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:
             check.problem('scan_check/min_beams=%r must be <= scan_check/max_beams=%r (never '
@@ -467,6 +512,7 @@ class LostDetector:
         self._queue = deque(maxlen=config.window_meta_tier2_lost)
         self._burst = deque(maxlen=config.burst_window)
         self._sure = deque(maxlen=config.sure_window)
+        self._strip = deque(maxlen=config.strip_readings)
         self._normal_run = 0
         self._tier = Tier.NORMAL
         self._scan_says_lost = None
@@ -530,7 +576,7 @@ class LostDetector:
         prob_thresh (what :meth:`update` uses once the detector has settled)."""
         return self.probability_lost(features) > self._config.prob_thresh
 
-    def update(self, features, through=None, span=None):
+    def update(self, features, through=None, span=None, strip=None):
         """Add one reading and return the new tier.
 
         Args:
@@ -542,6 +588,9 @@ class LostDetector:
             span: how far apart (m) the scan's beams through walls entered them
                 (:func:`~lost_and_found.core.scan_agreement.through_span`), or None; only
                 rule 7 reads it.
+            strip: the reading's strip verdict (True: low; None: none;
+                :meth:`~lost_and_found.core.strip_check.StripCheck.verdict`); only rule 9
+                reads it.
 
         Returns:
             The :class:`Tier` for this reading.
@@ -562,7 +611,7 @@ class LostDetector:
         if span is not None and not (_is_number(span) and span >= 0.0):
             raise ValueError('through span must be a number >= 0 or None, got %r' % (span,))
         return self.add(probability, scanned, self.through_says_lost(through),
-                        self.burst_says(through, span))
+                        self.burst_says(through, span), strip)
 
     def burst_says(self, through, span):
         """What a reading with this through share and span (or None) adds to rule 7: None
@@ -577,7 +626,7 @@ class LostDetector:
         ``through_lost``, once the detector has settled (rule 1)."""
         return through is not None and not self.settling and through > self._config.through_lost
 
-    def add(self, probability, scanned, through_lost=False, burst=None):
+    def add(self, probability, scanned, through_lost=False, burst=None, strip=None):
         """Add one already classified reading and return the new tier.
 
         :meth:`update` classifies and calls this; a replay that has the probabilities already
@@ -593,6 +642,8 @@ class LostDetector:
                 it is labelled lost whatever ``probability`` says.
             burst: what the reading adds to rule 7 (:meth:`burst_says`); a high one (True) is
                 labelled lost too.
+            strip: the reading's strip verdict for rule 9 (True: low, False, None: none); a
+                low one is labelled lost too (once settled, with rule 9 on).
 
         Returns:
             The :class:`Tier` for this reading.
@@ -614,14 +665,18 @@ class LostDetector:
         if settling:
             self._burst.clear()
             self._sure.clear()
+            self._strip.clear()
         else:
             if burst is not None:
                 self._burst.append(bool(burst))
             if scanned and self._config.sure_count:
                 self._sure.append(probability > self._config.sure_prob)
+            if strip is not None and self._config.strip_count:
+                self._strip.append(bool(strip))
         self._readings += 1
         lost = probability > self._config.prob_thresh or bool(through_lost) or \
-            (bool(burst) and not settling)
+            (bool(burst) and not settling) or \
+            (bool(strip) and not settling and bool(self._config.strip_count))
         self.last_probability = probability
         if scanned:
             self._scan_says_lost, self._held = lost, 0
@@ -639,6 +694,8 @@ class LostDetector:
             self._tier = Tier.LOST                  # rule 7
         if self._config.sure_count and sum(self._sure) >= self._config.sure_count:
             self._tier = Tier.LOST                  # rule 8
+        if self._config.strip_count and sum(self._strip) >= self._config.strip_count:
+            self._tier = Tier.LOST                  # rule 9
         return self._tier
 
     def _decide(self, lost):
@@ -664,12 +721,13 @@ class LostDetector:
         self.p_lost = None
 
     def _clear(self):
-        # Rules 7 and 8 forget their readings too: a sticky tier 2 that rule 2 ends must not be
+        # Rules 7-9 forget their readings too: a sticky tier 2 that rule 2 ends must not be
         # raised again at once by readings from before it ended (the readings without a scan
         # or a through share that make up a run of normal ones do not push those out).
         self._queue.clear()
         self._burst.clear()
         self._sure.clear()
+        self._strip.clear()
         self._normal_run = 0
         self._scan_says_lost = None
         self._held = 0

@@ -550,6 +550,33 @@ class PanoramaMatcher:
         return PanoramaMatch(pose=self._map_pose(gx, gy, gyaw), score=top, alone=rivals == 0,
                              rivals=rivals, points=len(points))
 
+    def score(self, pose, points):
+        """The score of ``points`` (``(n, 2)`` returns in the robot's frame, m, finite) with
+        the robot at ``pose`` (``(x, y, yaw)`` in the map frame): the mean of the ``cell``
+        grid's field under them, 0 for a return off the grid; any pose, a place or not."""
+        return float(self.scores_at(np.asarray([pose], dtype=float), points)[0])
+
+    def scores_at(self, poses, points):
+        """:meth:`score` at each of ``poses`` (``(m, 3)``, map frame): an ``(m,)`` array."""
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        poses = np.asarray(poses, dtype=float).reshape(-1, 3)
+        if not len(points):
+            return np.zeros(len(poses))
+        x0, y0, yaw0 = self.distance_map.origin
+        c, s = math.cos(yaw0), math.sin(yaw0)
+        dx, dy = poses[:, 0] - x0, poses[:, 1] - y0
+        gx, gy, gyaw = c * dx + s * dy, -s * dx + c * dy, poses[:, 2] - yaw0
+        level = self.fine
+        c, s = np.cos(gyaw)[:, None], np.sin(gyaw)[:, None]
+        rows = np.floor((gy[:, None] + s * points[:, 0] + c * points[:, 1])
+                        / level.cell).astype(np.int64)
+        cols = np.floor((gx[:, None] + c * points[:, 0] - s * points[:, 1])
+                        / level.cell).astype(np.int64)
+        inside = (rows >= 0) & (rows < level.shape[0]) & (cols >= 0) & (cols < level.shape[1])
+        values = np.where(inside, level.field[np.where(inside, rows, 0),
+                                              np.where(inside, cols, 0)], 0.0)
+        return values.mean(axis=1)
+
     def _coarse_candidates(self, points):
         """``[(x, y, yaw)]`` in the grid's frame: the best place of each ``BLOCK`` square at
         each coarse heading scoring at least ``COARSE_KEEP`` of the best, best first."""

@@ -15,6 +15,7 @@ from lost_and_found.core.lost_detector import (
     covariance_features, stamp_order)
 from lost_and_found.core.scan_agreement import (
     NoReturnWatch, ScanChecker, through_share, weighted_miss)
+from lost_and_found.core.strip_check import StripCheck
 from lost_and_found.nodes.conversions import (
     distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.laser_mounts import LaserMounts
@@ -40,6 +41,16 @@ def pose_features(msg):
     return covariance_features(msg.pose.covariance)
 
 
+def strip_text(config):
+    """Rule 9 (``strip_check/*``) in words, for the start-up log."""
+    if not config.strip_count:
+        return 'no strip rule'
+    return ('tier 2 on %d of %d readings whose last %g s of returns, placed by odometry, score '
+            'at the estimate below %g of a place more than %g m away'
+            % (config.strip_count, config.strip_readings, config.strip_window,
+               config.strip_ratio, config.strip_min_distance))
+
+
 def burst_text(config):
     """The burst rule (``scan_check/burst_*``) in words, for the start-up log."""
     if not config.burst_count:
@@ -61,7 +72,9 @@ class LostDetectorNode:
             only with ``~scan_check/enabled``; the scan amcl integrated for a pose (same
             stamp) is placed on the map at that pose for the third feature.
         Required tf (with ``~scan_check/enabled``): ``~scan_check/base_frame`` -> the
-            scan's frame (the laser mount; looked up once per laser frame).
+            scan's frame (the laser mount; looked up once per laser frame); with
+            ``~strip_check/count`` above 0 also ``~strip_check/odom_frame`` ->
+            ``~scan_check/base_frame`` at each scan's stamp (the strip's odometry).
         Published topics:
             ``~status`` (std_msgs/String, latched): ``normal``, ``confused`` or ``lost``; once
             at start, after every valid reading and after every reset.
@@ -76,7 +89,9 @@ class LostDetectorNode:
             ``~scan_check/{enabled, base_frame, hit_tolerance, short_weight, min_range,
             open_beams, unmapped_ends, max_beams, min_beams, stamp_tolerance, hold_readings,
             through_lost, through_min_reach, burst_count, burst_window, burst_share,
-            burst_min_span}``: see
+            burst_min_span}`` and ``~strip_check/{count, readings, window, min_points,
+            ratio, min_distance, slack_xy, slack_yaw, odom_frame}`` (rule 9, with the scan
+            check only): see
             :class:`LostDetectorConfig` and config/lost_detector.yaml.
 
     Args:
@@ -92,6 +107,11 @@ class LostDetectorNode:
         self._no_return = NoReturnWatch(NAN_DRIVER_SCANS) \
             if self._checker is not None and self._checker.open_beams else None
         self._mounts = LaserMounts(config.base_frame, None, 'for the scan check')
+        self._strip = StripCheck(config.strip_window, config.strip_min_points,
+                                 config.strip_ratio, config.strip_min_distance,
+                                 slack_xy=config.strip_slack_xy,
+                                 slack_yaw=config.strip_slack_yaw) \
+            if self._checker is not None and config.strip_count else None
         # Tells once when amcl's cloud is wider than the YAML expects while the scan agrees.
         self._fit_watch = CovarianceFitWatch(config) if self._checker is not None else None
         self._tf_buffer = None
@@ -128,6 +148,10 @@ class LostDetectorNode:
             rospy.Subscriber('~reset', Empty, quiet_at_shutdown(self.on_reset), queue_size=10),
         ]
         checker = self._checker
+        if checker is None and self._config.strip_count:
+            rospy.logwarn('%s: strip_check/count is %d but the scan check is off: the strip '
+                          'rule (rule 9) needs the scans and the map, and is off too',
+                          rospy.get_name(), self._config.strip_count)
         rospy.loginfo('%s: watching %s%s, status %s; after a start or reset the first %d '
                       'readings are judged by the scan alone', rospy.get_name(),
                       rospy.resolve_name('laser_amcl_pose'),
@@ -139,7 +163,8 @@ class LostDetectorNode:
                          'used' if checker.open_beams else 'not used',
                          'left out' if checker.unmapped_ends else 'used',
                          '%g' % self._config.through_lost if self._config.through_lost < 1.0
-                         else 'never (off)', burst_text(self._config))
+                         else 'never (off)', burst_text(self._config) + ', ' +
+                         strip_text(self._config))
                       if checker is not None else ' (scan check off)',
                       self._detector.tier.status, self._config.settle_readings)
 
@@ -150,8 +175,17 @@ class LostDetectorNode:
         except ValueError as error:
             self._warn('map', '%s: ignoring a map: %s' % (rospy.get_name(), error))
             return
+        matcher = None
+        if self._strip is not None:
+            try:
+                matcher = self._strip.build_matcher(distance_map)
+            except ValueError as error:
+                self._warn('strip_map', '%s: the strip rule cannot search this map (%s): it '
+                           'gives no verdict until a map it can' % (rospy.get_name(), error))
         with self._lock:
             self._checker.distance_map = distance_map
+            if self._strip is not None:
+                self._strip.matcher = matcher
         rospy.loginfo('%s: map %d x %d at %.3f m (%d occupied cells) for the scan check',
                       rospy.get_name(), distance_map.shape[1], distance_map.shape[0],
                       distance_map.resolution, distance_map.occupied_cells)
@@ -172,11 +206,12 @@ class LostDetectorNode:
         if warning:
             rospy.logwarn('%s: %s', rospy.get_name(), warning)
 
-    def _classify(self, features, fractions, span=None):
+    def _classify(self, features, fractions, span=None, strip=None):
         """Update the detector with one reading and publish its tier. Call with the lock held.
 
         ``fractions``: the (through, short) miss fractions of the reading's scan, or None;
-        ``span``: its through span (``scan_check/burst_count`` only), or None.
+        ``span``: its through span (``scan_check/burst_count`` only), or None; ``strip``: its
+        strip verdict (``strip_check/count`` only), or None.
         """
         if self._checker is not None:
             self._log_scan_reason()
@@ -187,7 +222,7 @@ class LostDetectorNode:
                                     self._config.through_min_reach)
         before, settling = self._detector.tier, self._detector.settling
         try:
-            tier = self._detector.update(features + (miss,), through, span)
+            tier = self._detector.update(features + (miss,), through, span, strip)
         except ValueError as error:
             self._warn('features', '%s: skipping pose: %s' % (rospy.get_name(), error))
             return
@@ -206,6 +241,11 @@ class LostDetectorNode:
                           'n/a' if through is None else '%.2f' % through,
                           self._detector.last_probability,
                           ', settling: the scan alone' if settling else '')
+            if strip and self._strip.last is not None and self._strip.last[1] is not None:
+                score, best, place = self._strip.last
+                rospy.loginfo('%s: the last %g s of returns score %.2f at the estimate, %.2f at '
+                              '(%.2f, %.2f, %.2f)', rospy.get_name(), self._strip.window, score,
+                              best, *place)
 
     def _log_scan_reason(self):
         """Log when the scan feature becomes available or unavailable, and why.
@@ -253,7 +293,36 @@ class LostDetectorNode:
         if fractions is None and self._checker.waiting:
             return
         self._pending = None
-        self._classify(features, fractions, span)
+        self._classify(features, fractions, span, self._strip_verdict(stamp, pose))
+
+    def _strip_verdict(self, stamp, pose):
+        """Add the scan of the reading at ``stamp`` to the strip and return the reading's
+        strip verdict (True, False), or None: rule 9 off, no scan or odometry for it, a strip
+        too short, no usable map. Call with the lock held."""
+        if self._strip is None:
+            return None
+        returns = self._checker.returns_at(stamp)
+        if returns is None:
+            return None
+        try:
+            t = self._tf_buffer.lookup_transform(self._config.odom_frame,
+                                                 self._config.base_frame,
+                                                 rospy.Time.from_sec(stamp))
+        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
+                tf2_ros.ExtrapolationException) as error:
+            self._warn('strip_odom', '%s: no odometry (%s -> %s) at a scan\'s stamp for the '
+                       'strip rule: %s' % (rospy.get_name(), self._config.odom_frame,
+                                           self._config.base_frame, error))
+            return None
+        try:
+            v = t.transform
+            odom = (v.translation.x, v.translation.y, yaw_from_quaternion(v.rotation))
+            self._strip.add(stamp, odom, returns)
+            return self._strip.verdict(stamp, odom, pose)
+        except (ValueError, FloatingPointError) as error:
+            self._warn('strip_error', '%s: the strip rule failed (%s): no verdict'
+                       % (rospy.get_name(), error))
+            return None
 
     def on_pose(self, msg):
         """Classify one amcl pose and publish the tier; skip bad input with a warning.
@@ -317,6 +386,8 @@ class LostDetectorNode:
             before = self._detector.tier
             self._pending = None
             self._detector.reset()
+            if self._strip is not None:
+                self._strip.clear()
             self._status_pub.publish(String(data=Tier.NORMAL.status))
         rospy.loginfo('%s: reset (%s -> normal)', rospy.get_name(), before.status)
 

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Score the lost detector's strip rule (rule 9, ``strip_check/*``) on recorded detection runs.
+
+The detection suite keeps each reading's scan with its odometry (``detection_returns.json``);
+this measures every reading's strip once per window (its score at amcl's estimate and, where
+that is low enough to matter, the best place of the map: core/strip_check.py), then replays the
+lost detector of ``--base`` with rule 9 at every combination of the other numbers, as the node
+runs it, and scores each as the detection suite does::
+
+    /usr/bin/python3 tools/strip_rule.py RUN [RUN ...] --base config/lost_detector.yaml \\
+        [--windows 10] [--ratios 0.5 0.6 0.7] [--rules 2/3 3/5 4/5 5/8] \\
+        [--min-distances 0.5 1 2] [--min-points 100]
+
+Prints one line per combination, fewest false tier-2 alarms (normal driving and settling,
+every run) first, then most silent delocalizations of >= 2 m caught within 15 s of driving,
+and the base file's own line. Choose on training runs (lab, the Stata basement, seeds >= 100);
+score a chosen file on held-out runs with tools/rescore_detection.py --map.
+
+Each run's map is the one its ``detection.json`` names (relative paths are tried from here
+and from the package's root), or ``--map RUN_DIR=MAP.yaml``. Run with /usr/bin/python3 and the
+catkin devel space sourced.
+"""
+import argparse
+import dataclasses
+import itertools
+import os
+import sys
+
+from lost_and_found.bench import detection, detectors, report
+from lost_and_found.core.strip_check import StripCheck, is_low
+from lost_and_found.sim.gridmap import load_map
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parser():
+    """The command line."""
+    p = argparse.ArgumentParser(description='Score the strip rule (strip_check/*) on recorded '
+                                'detection runs.')
+    p.add_argument('runs', nargs='+', metavar='RUN_DIR', help='output folders of '
+                   '`bench detection` with detection_returns.json')
+    p.add_argument('--base', default=os.path.join(ROOT, 'config', 'lost_detector.yaml'),
+                   help='the lost_detector YAML the rule is added to')
+    p.add_argument('--windows', type=float, nargs='+', default=[10.0],
+                   help='seconds of scans in a strip (strip_check/window)')
+    p.add_argument('--ratios', type=float, nargs='+', default=[0.5, 0.6, 0.7],
+                   help='strip_check/ratio values')
+    p.add_argument('--rules', nargs='+', default=['2/3', '3/5', '4/5', '5/8'],
+                   help='COUNT/READINGS pairs (strip_check/count, strip_check/readings)')
+    p.add_argument('--min-distances', type=float, nargs='+', default=[0.5, 1.0, 2.0],
+                   help='strip_check/min_distance values (m)')
+    p.add_argument('--min-points', type=int, default=100, help='strip_check/min_points')
+    p.add_argument('--slacks', nargs='+', default=['0/0'],
+                   help='XY/YAW pairs (strip_check/slack_xy m, slack_yaw rad)')
+    p.add_argument('--map', action='append', default=[], metavar='RUN_DIR=MAP',
+                   help='the map of a run whose detection.json does not name one that exists')
+    return p
+
+
+def rules(texts):
+    """``[(count, readings)]`` of ``COUNT/READINGS`` texts; ValueError naming a bad one."""
+    out = []
+    for text in texts:
+        try:
+            count, readings = (int(v) for v in text.split('/'))
+        except ValueError:
+            raise ValueError('--rules %s: must be COUNT/READINGS, whole numbers' % text) \
+                from None
+        if not 1 <= count <= readings:
+            raise ValueError('--rules %s: need 1 <= COUNT <= READINGS' % text)
+        out.append((count, readings))
+    return out
+
+
+def slack_pairs(texts):
+    """``[(xy, yaw)]`` of ``XY/YAW`` texts; ValueError naming a bad one."""
+    out = []
+    for text in texts:
+        try:
+            xy, yaw = (float(v) for v in text.split('/'))
+        except ValueError:
+            raise ValueError('--slacks %s: must be XY/YAW, numbers' % text) from None
+        if not (0.0 <= xy <= 2.0 and 0.0 <= yaw <= 3.14):
+            raise ValueError('--slacks %s: need 0 <= XY <= 2 and 0 <= YAW <= pi' % text)
+        out.append((xy, yaw))
+    return out
+
+
+def map_of(run, given):
+    """The map_server YAML of ``run``: ``given`` (from --map), else its detection.json's."""
+    if run in given:
+        return given[run]
+    named = report.read_json(os.path.join(run, 'detection.json')).get('map')
+    for path in (named, os.path.join(ROOT, named or '')):
+        if named and os.path.exists(path):
+            return path
+    raise ValueError('%s: its map %r is not found: give --map %s=MAP.yaml' % (run, named, run))
+
+
+class Run:
+    """One recorded run: its stream, trials, phases, pose fixes, returns and map."""
+
+    def __init__(self, folder, base, map_path):
+        """Read the run (ValueError naming what is missing or bad)."""
+        self.folder = folder
+        record = report.read_json(os.path.join(folder, 'detection.json'))
+        data = report.read_json(os.path.join(folder, 'detection_stream.json'))
+        misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
+                                        data.get('min_ranges'), base, folder)
+        self.stream = detection.Stream(
+            [tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row, i))
+             for i, row in enumerate(data['readings'])], detection.read_truth(folder))
+        self.returns = detection.read_returns(folder)
+        if len(self.returns) != len(self.stream.readings):
+            raise ValueError('%s: %d returns for %d readings' % (
+                folder, len(self.returns), len(self.stream.readings)))
+        self.records = record['trials']
+        self.phases = (record.get('summary') or {}).get('phases') or detection.PHASES
+        self.fixes = detection.pose_fixes(self.records)
+        self.distance_map = detectors.detector_map(load_map(map_path))
+
+    def measure(self, window, min_points, search_below, slack=(0.0, 0.0)):
+        """Each reading's strip measure (or None), emptied at the pose fixes as the node."""
+        check = StripCheck(window, min_points, search_below, 0.0, slack_xy=slack[0],
+                           slack_yaw=slack[1])
+        check.set_map(self.distance_map)
+        before = detectors.reset_indices(self.stream.times, self.fixes)
+        out = []
+        for index, (reading, item) in enumerate(zip(self.stream.readings, self.returns)):
+            if index in before:
+                check.clear()
+            if item is None or item[1] is None:
+                out.append(None)
+                continue
+            points, odom = item
+            check.add(reading[0], odom, points)
+            out.append(check.measure(reading[0], odom, tuple(reading[1:4]), search_below))
+        return out
+
+    def score(self, config, strips):
+        """(caught, delocalized, false alarms in normal driving, false alarms settling)."""
+        tiers = {'lost_detector': detectors.lost_detector_tiers(
+            self.stream.detector_readings(), config, self.fixes, strips)}
+        tiers['amcl_diag'] = tiers['nav2_islocalized'] = tiers['lost_detector']
+        caught = delocalized = normal = settle = 0
+        for record in self.records:
+            trial = detection.score_trial(record, self.stream, tiers, self.phases)
+            scores = trial['detectors']['lost_detector']
+            normal += scores['false_alarms']
+            settle += scores['settle_false_alarms']
+            if trial['kind'] == 'teleport' and trial['distance'] >= \
+                    detection.HEADLINE_DISTANCE and trial['delocalized']:
+                delocalized += 1
+                caught += detection.within_driving(scores)
+        return caught, delocalized, normal, settle
+
+
+def verdicts(measures, readings, ratio, min_distance):
+    """Rule 9's verdicts from measures taken with a search below ``ratio`` or more."""
+    return [None if m is None else is_low(m, tuple(r[1:4]), ratio, min_distance)
+            for m, r in zip(measures, readings)]
+
+
+def main(argv=None):
+    """Measure, replay, print; exit 1 with a message on bad input."""
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        pairs = rules(args.rules)
+        slacks = slack_pairs(args.slacks)
+        given = {}
+        for item in args.map:
+            run, sep, path = item.partition('=')
+            if not sep:
+                raise ValueError('--map %s: must be RUN_DIR=MAP.yaml' % item)
+            given[run] = path
+        base = detectors.load_detector_config(args.base)
+        base = dataclasses.replace(base, strip_count=0)
+        runs = [Run(folder, base, map_of(folder, given)) for folder in args.runs]
+    except (OSError, ValueError) as error:
+        print('strip_rule: %s' % error, file=sys.stderr)
+        return 1
+
+    def total(config, strips_of):
+        sums = [0, 0, 0, 0]
+        for run in runs:
+            for k, value in enumerate(run.score(config, strips_of(run))):
+                sums[k] += value
+        return sums
+    rows = [('base (%s, rule 9 off)' % args.base, total(base, lambda run: None))]
+    for window, slack in itertools.product(args.windows, slacks):
+        measured = {run.folder: run.measure(window, args.min_points, max(args.ratios), slack)
+                    for run in runs}
+        for ratio, min_distance, (count, readings) in itertools.product(
+                args.ratios, args.min_distances, pairs):
+            config = dataclasses.replace(
+                base, strip_count=count, strip_readings=readings, strip_window=window,
+                strip_min_points=args.min_points, strip_ratio=ratio,
+                strip_min_distance=min_distance, strip_slack_xy=slack[0],
+                strip_slack_yaw=slack[1])
+            config.validate()
+            rows.append(('window %g%s ratio %g min_distance %g count %d of %d' % (
+                window, ' slack %g/%g' % slack if any(slack) else '', ratio, min_distance,
+                count, readings), total(
+                    config, lambda run: verdicts(measured[run.folder], run.stream.readings,
+                                                 ratio, min_distance))))
+    print('%d runs: %s' % (len(runs), ' '.join(args.runs)))
+    print('silent >= 2 m caught within %g s of driving / delocalized; false tier-2 alarms in '
+          'normal driving + settling' % detection.WITHIN)
+    print('%-60s %s' % (rows[0][0], '%d/%d  false %d + %d' % tuple(rows[0][1])))
+    for name, (caught, delocalized, normal, settle) in sorted(
+            rows[1:], key=lambda row: (row[1][2] + row[1][3], -row[1][0])):
+        print('%-60s %d/%d  false %d + %d' % (name, caught, delocalized, normal, settle))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
