@@ -16,6 +16,14 @@ every run) first, then most silent delocalizations of >= 2 m caught within 15 s 
 and the base file's own line. Choose on training runs (lab, the Stata basement, seeds >= 100);
 score a chosen file on held-out runs with tools/rescore_detection.py --map.
 
+With one value of every number, ``--write YAML`` also writes that rule, with its training score
+and this command, as the ``strip_check:`` section at the end of YAML (replacing one there;
+tools/calibrate_detector.py --keep-fit keeps it)::
+
+    /usr/bin/python3 tools/strip_rule.py RUN [RUN ...] --base config/lost_detector.yaml \
+        --ratios 0.6 --rules 4/5 --min-distances 1 --slacks 0.3/0.2 \
+        --write config/lost_detector.yaml
+
 Each run's map is the one its ``detection.json`` names (relative paths are tried from here
 and from the package's root), or ``--map RUN_DIR=MAP.yaml``. Run with /usr/bin/python3 and the
 catkin devel space sourced.
@@ -24,9 +32,10 @@ import argparse
 import dataclasses
 import itertools
 import os
+import shlex
 import sys
 
-from lost_and_found.bench import detection, detectors, report
+from lost_and_found.bench import calibration, detection, detectors, report
 from lost_and_found.core.strip_check import StripCheck, is_low
 from lost_and_found.sim.gridmap import load_map
 
@@ -54,7 +63,53 @@ def parser():
                    help='XY/YAW pairs (strip_check/slack_xy m, slack_yaw rad)')
     p.add_argument('--map', action='append', default=[], metavar='RUN_DIR=MAP',
                    help='the map of a run whose detection.json does not name one that exists')
+    p.add_argument('--write', metavar='YAML', help='with one value of every number: write '
+                   'the rule as the strip_check section at the end of YAML')
     return p
+
+
+#: What the YAML says above the strip rule's keys (the training score and command are added).
+STRIP_TEXT = (
+    'Rule 9 (core/lost_detector.py, core/strip_check.py): the returns of the last window '
+    'seconds of scans, placed by odometry (tf odom_frame -> scan_check/base_frame), scored at '
+    'amcl\'s estimate (the best pose within slack_xy m and slack_yaw rad of it) under a '
+    'likelihood field; a reading is low when that is below ratio of the best place of the map, '
+    'more than min_distance m away; tier 2 when count of the last readings settled readings '
+    'with a strip verdict are low; count 0: off. amcl can keep a wrong estimate that fits each '
+    'scan on its own; the wheels do not follow its nudges. Chosen on the training runs by '
+    'tools/strip_rule.py (bench/RESULTS.md, "Several scans at once, placed by odometry").')
+
+
+def strip_section(config, score, command):
+    """The strip_check section of the YAML for ``config``, under its comment."""
+    how = ' Training runs: %d/%d silent delocalizations >= 2 m caught within 15 s of driving, ' \
+        '%d + %d false tier-2 alarms in normal driving + settling; redo: %s' % (
+            tuple(score) + (command,))
+    lines = ['# The strip rule, written by tools/strip_rule.py --write: do not edit by hand.',
+             'strip_check:'] + calibration._indented(STRIP_TEXT + how) + [
+        '  count: %d' % config.strip_count,
+        '  readings: %d' % config.strip_readings,
+        '  window: %s' % calibration._yaml_float(config.strip_window),
+        '  min_points: %d' % config.strip_min_points,
+        '  ratio: %s' % calibration._yaml_float(config.strip_ratio),
+        '  min_distance: %s' % calibration._yaml_float(config.strip_min_distance),
+        '  slack_xy: %s' % calibration._yaml_float(config.strip_slack_xy),
+        '  slack_yaw: %s' % calibration._yaml_float(config.strip_slack_yaw)]
+    return '\n'.join(lines) + '\n'
+
+
+def write_rule(path, config, score, command):
+    """Write ``config``'s strip rule into the YAML at ``path`` and check it loads so."""
+    with open(path) as stream:
+        text = stream.read()
+    text = calibration.with_strip_section(text, strip_section(config, score, command))
+    scratch = path + '.tmp'
+    with open(scratch, 'w') as stream:
+        stream.write(text)
+    loaded = detectors.load_detector_config(scratch)
+    if loaded != config:
+        raise ValueError('%s does not load as the rule written; left in %s' % (path, scratch))
+    os.replace(scratch, path)
 
 
 def rules(texts):
@@ -175,6 +230,10 @@ def main(argv=None):
             given[run] = path
         base = detectors.load_detector_config(args.base)
         base = dataclasses.replace(base, strip_count=0)
+        if args.write and any(len(v) != 1 for v in (
+                args.windows, args.ratios, pairs, args.min_distances, slacks)):
+            raise ValueError('--write needs one value of every number (--windows, --ratios, '
+                             '--rules, --min-distances, --slacks)')
         runs = [Run(folder, base, map_of(folder, given)) for folder in args.runs]
     except (OSError, ValueError) as error:
         print('strip_rule: %s' % error, file=sys.stderr)
@@ -203,6 +262,14 @@ def main(argv=None):
                 count, readings), total(
                     config, lambda run: verdicts(measured[run.folder], run.stream.readings,
                                                  ratio, min_distance))))
+    if args.write:
+        command = '/usr/bin/python3 tools/strip_rule.py ' + ' '.join(
+            shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+        try:
+            write_rule(args.write, config, rows[-1][1], command)
+        except (OSError, ValueError) as error:
+            print('strip_rule: %s' % error, file=sys.stderr)
+            return 1
     print('%d runs: %s' % (len(runs), ' '.join(args.runs)))
     print('silent >= 2 m caught within %g s of driving / delocalized; false tier-2 alarms in '
           'normal driving + settling' % detection.WITHIN)

@@ -526,6 +526,14 @@ def test_keep_fit_chooses_only_through_lost_and_keeps_the_base_file(tmp_path):
     assert marked.rstrip('\n').endswith('  unmapped_ends: true')
     assert cal.render_keep_fit(marked, unmapped, scores, ['a', 'b'], '2025-01-03',
                                'CMD') == marked
+    # A strip_check section after scan_check (tools/strip_rule.py --write) stays last.
+    section = '# The strip rule\nstrip_check:\n  # why\n  count: 2\n  readings: 3\n'
+    with_strip = cal.with_strip_section(marked, section)
+    redone = cal.render_keep_fit(with_strip, unmapped, scores, ['a', 'b'], '2025-01-03', 'CMD')
+    assert redone == with_strip and redone.endswith('\n\n' + section)
+    out.write_text(redone)
+    assert detectors.load_detector_config(str(out)) == dataclasses.replace(
+        unmapped, strip_count=2, strip_readings=3)
     with pytest.raises(cal.CalibrationError, match='in \\(0, 1\\]'):
         cal.choose_through_lost(recordings, base, (0.0,))
     with pytest.raises(cal.CalibrationError, match='outside the block'):

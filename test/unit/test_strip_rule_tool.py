@@ -84,3 +84,32 @@ def test_a_run_without_returns_or_map_is_named(tmp_path, capsys):
     (tmp_path / 'room.yaml').unlink()
     assert tool.main([str(tmp_path), '--base', str(tmp_path / 'base.yaml')]) == 1
     assert 'is not found: give --map' in capsys.readouterr().err
+
+
+def test_write_puts_one_rule_last_in_the_yaml_and_keep_fit_keeps_it(tmp_path, capsys):
+    from lost_and_found.bench import calibration, detectors
+    write_turning_run(tmp_path)
+    tool = load_tool('strip_rule')
+    yaml_path = str(tmp_path / 'base.yaml')
+    args = [str(tmp_path), '--base', yaml_path, '--ratios', '0.6', '--rules', '2/3',
+            '--min-distances', '1', '--min-points', '40', '--slacks', '0.3/0.2']
+    assert tool.main(args + ['--write', yaml_path]) == 0
+    config = detectors.load_detector_config(yaml_path)
+    assert (config.strip_count, config.strip_readings, config.strip_ratio,
+            config.strip_slack_xy, config.strip_slack_yaw) == (2, 3, 0.6, 0.3, 0.2)
+    text = (tmp_path / 'base.yaml').read_text()
+    assert text.startswith(BASE) and text.rstrip().endswith('slack_yaw: 0.2')
+    assert 'Training runs: 1/1 silent' in text and '--write' in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    # Again: the section is replaced, not added.
+    assert tool.main(args + ['--write', yaml_path]) == 0
+    assert (tmp_path / 'base.yaml').read_text() == text
+    # The section splits off whole, and goes back after another text.
+    rest, section = calibration.split_strip_section(text)
+    assert rest == BASE and section.startswith('# The strip rule') and \
+        calibration.with_strip_section(rest, section) == BASE + '\n' + section
+    assert calibration.split_strip_section(BASE) == (BASE, '')
+    # Several values of a number: nothing to write.
+    capsys.readouterr()
+    assert tool.main(args + ['--ratios', '0.5', '0.6', '--write', yaml_path]) == 1
+    assert '--write needs one value of every number' in capsys.readouterr().err

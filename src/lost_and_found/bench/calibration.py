@@ -1341,6 +1341,27 @@ _THROUGH_BLOCK = re.compile(r'(?:^  #[^\n]*\n)*^  through_lost: [^\n]*\n'
 BURST_KEYS = ('burst_count', 'burst_window', 'burst_share', 'burst_min_span')
 
 
+#: A strip_check section at the end of a YAML (tools/strip_rule.py --write), comments and all.
+_STRIP_SECTION = re.compile(r'(?:^#[^\n]*\n)*^strip_check:[ \t]*\n(?:^(?:  [^\n]*)?\n?)*\Z',
+                            re.MULTILINE)
+
+
+def split_strip_section(text):
+    """``(text without it, the section)`` of a YAML whose last section is ``strip_check`` (with
+    the comment lines just above it), or ``(text, '')`` without one."""
+    match = _STRIP_SECTION.search(text)
+    if match is None:
+        return text, ''
+    return text[:match.start()].rstrip('\n') + '\n', match.group(0).rstrip('\n') + '\n'
+
+
+def with_strip_section(text, section):
+    """``text`` with its strip_check section (if any) replaced by ``section`` (text ending in
+    a newline; '' removes it), after one blank line."""
+    text, _ = split_strip_section(text)
+    return text if not section else text.rstrip('\n') + '\n\n' + section
+
+
 def render_keep_fit(base_text, config, scores, train_args, date, command, burst_score=None):
     """``base_text`` (a generated YAML) with ``scan_check/through_lost`` and
     ``through_min_reach`` set from :func:`choose_through_lost`, and a header that says so;
@@ -1359,8 +1380,10 @@ def render_keep_fit(base_text, config, scores, train_args, date, command, burst_
 
     Raises:
         CalibrationError: the base text does not end with its ``scan_check:`` section (the
-            keys are appended to it).
+            keys are appended to it) and, after it, at most a ``strip_check:`` section
+            (tools/strip_rule.py --write), which is kept as it is, last.
     """
+    base_text, strip_section = split_strip_section(base_text)
     lines = base_text.splitlines()
     while lines and lines[0].startswith(KEEP_FIT_MARK.split(' by ')[0]):
         # A previous --keep-fit header runs up to its blank comment line, and the generated
@@ -1404,7 +1427,7 @@ def render_keep_fit(base_text, config, scores, train_args, date, command, burst_
                    'byte-identical file):' % (KEEP_FIT_MARK[2:], date), prefix='# ')
     header += ['#   ' + command]
     header += _wrap('Training runs: %s.' % ', '.join(train_args), prefix='# ') + ['#']
-    return '\n'.join(header) + '\n' + text
+    return with_strip_section('\n'.join(header) + '\n' + text, strip_section)
 
 
 def evaluate(recordings, config):
