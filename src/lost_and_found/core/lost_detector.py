@@ -108,7 +108,7 @@ from collections import deque
 import numpy as np
 from sklearn.naive_bayes import GaussianNB
 
-from lost_and_found.core.config import Checker, param_field
+from lost_and_found.core.config import Checker, param_field, param_name
 
 #: Relative tolerance of the symmetry and positive-semidefiniteness checks: amcl computes the
 #: covariance in float64, so anything beyond round-off is a real defect.
@@ -304,19 +304,11 @@ class LostDetectorConfig:
         check.positive_int('burst_window')
         check.in_range('burst_share', 0.0, 1.0, high_open=True)
         check.non_negative('burst_min_span')
-        if _is_count(self.burst_count) and _is_count(self.burst_window) and \
-                self.burst_count > self.burst_window:
-            check.problem('scan_check/burst_count=%r must be <= scan_check/burst_window=%r (rule '
-                          '7 never looks at more readings than that)'
-                          % (self.burst_count, self.burst_window))
+        self._check_count('burst_count', 'burst_window', 7, check)
         check.non_negative_int('sure_count')
         check.positive_int('sure_window')
         check.in_range('sure_prob', 0.0, 1.0, high_open=True)
-        if _is_count(self.sure_count) and _is_count(self.sure_window) and \
-                self.sure_count > self.sure_window:
-            check.problem('scan_check/sure_count=%r must be <= scan_check/sure_window=%r (rule '
-                          '8 never looks at more readings than that)'
-                          % (self.sure_count, self.sure_window))
+        self._check_count('sure_count', 'sure_window', 8, check)
         if _is_count(self.sure_count) and self.sure_count > 0 and \
                 _is_number(self.sure_prob) and 0.0 <= self.sure_prob < 1.0 and \
                 _is_number(self.prob_thresh) and 0.0 < self.prob_thresh < 1.0 and \
@@ -326,11 +318,7 @@ class LostDetectorConfig:
                           'one)' % (self.sure_prob, self.prob_thresh))
         check.non_negative_int('strip_count')
         check.positive_int('strip_readings')
-        if _is_count(self.strip_count) and _is_count(self.strip_readings) and \
-                self.strip_count > self.strip_readings:
-            check.problem('strip_check/count=%r must be <= strip_check/readings=%r (rule 9 '
-                          'never looks at more readings than that)'
-                          % (self.strip_count, self.strip_readings))
+        self._check_count('strip_count', 'strip_readings', 9, check)
         check.positive('strip_window')
         check.positive_int('strip_min_points')
         check.in_range('strip_ratio', 0.0, 1.0, low_open=True)
@@ -355,6 +343,14 @@ class LostDetectorConfig:
                 '(the queue never holds more readings than that window)'
                 % (self.queue_min, self.window_meta_tier2_lost))
         check.done()
+
+    def _check_count(self, count, window, rule, check):
+        """A problem when the count of a rule (7-9) is above the readings it looks at."""
+        value, limit = getattr(self, count), getattr(self, window)
+        if _is_count(value) and _is_count(limit) and value > limit:
+            fields = {f.name: param_name(f) for f in dataclasses.fields(self)}
+            check.problem('%s=%r must be <= %s=%r (rule %d never looks at more readings than '
+                          'that)' % (fields[count], value, fields[window], limit, rule))
 
     def _check_four(self, check, name, ok, must):
         """Check that field ``name`` holds exactly 4 finite numbers, each satisfying ``ok``."""

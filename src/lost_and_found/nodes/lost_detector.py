@@ -243,9 +243,9 @@ class LostDetectorNode:
                           ', settling: the scan alone' if settling else '')
             if strip and self._strip.last is not None and self._strip.last[1] is not None:
                 score, best, place = self._strip.last
-                rospy.loginfo('%s: the last %g s of returns score %.2f at the estimate, %.2f at '
-                              '(%.2f, %.2f, %.2f)', rospy.get_name(), self._strip.window, score,
-                              best, *place)
+                rospy.loginfo('%s: this reading\'s strip is low: the last %g s of returns '
+                              'score %.2f at the estimate, %.2f at (%.2f, %.2f, %.2f)',
+                              rospy.get_name(), self._strip.window, score, best, *place)
 
     def _log_scan_reason(self):
         """Log when the scan feature becomes available or unavailable, and why.
