@@ -213,12 +213,6 @@ def measure_reading(checker, entry):
         tuple(fractions) + (near, open_, span, spans)
 
 
-#: Ground-truth messages the bench's subscriber queues (about 7 s of wall time at full speed).
-TRUTH_QUEUE = 1000
-#: Scans the bench's subscriber queues (about 5 s of wall time at full speed).
-SCAN_QUEUE = 400
-
-
 class SimSession:
     """A running simulated graph and the bench node watching it.
 
@@ -332,16 +326,10 @@ class SimSession:
         from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
         from kobuki_msgs.msg import WheelDropEvent
         from std_msgs.msg import String, UInt32
-        # The truth comes at the odometry rate (20 Hz of sim time, ~140 messages a second of
-        # wall time at the bench's full speed): a queue of 50 dropped up to 2.5 sim s of it
-        # whenever this process stalled for a third of a second under load, and each reading
-        # in such a gap was judged against the truth of another instant.
         rospy.Subscriber('/sim_world/ground_truth', PoseStamped, self._on_truth,
-                         queue_size=TRUTH_QUEUE)
+                         queue_size=50)
         from sensor_msgs.msg import LaserScan
-        # Likewise the scans (10 Hz of sim time): a reading whose scan was dropped has no
-        # scan feature in the replay, though the lost_detector node had one.
-        rospy.Subscriber('/scan', LaserScan, self._on_scan, queue_size=SCAN_QUEUE)
+        rospy.Subscriber('/scan', LaserScan, self._on_scan, queue_size=20)
         rospy.Subscriber('/amcl_pose', PoseWithCovarianceStamped, self._on_pose, queue_size=50)
         rospy.Subscriber('/lost_service/state', String, self._on_state, queue_size=50)
         rospy.Subscriber('/sim_world/collisions', UInt32, self._on_collisions, queue_size=5)
