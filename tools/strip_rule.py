@@ -135,8 +135,8 @@ def slack_pairs(texts):
             xy, yaw = (float(v) for v in text.split('/'))
         except ValueError:
             raise ValueError('--slacks %s: must be XY/YAW, numbers' % text) from None
-        if not (0.0 <= xy <= 2.0 and 0.0 <= yaw <= 3.14):
-            raise ValueError('--slacks %s: need 0 <= XY <= 2 and 0 <= YAW <= pi' % text)
+        if not (0.0 <= xy <= 0.5 and 0.0 <= yaw <= 0.5):
+            raise ValueError('--slacks %s: need 0 <= XY <= 0.5 and 0 <= YAW <= 0.5' % text)
         out.append((xy, yaw))
     return out
 

@@ -792,7 +792,8 @@ def test_unknown_key_is_warned():
     ({'strip_ratio': 1.5}, 'strip_check/ratio=1.5'),
     ({'strip_min_distance': -1.0}, 'strip_check/min_distance=-1.0'),
     ({'odom_frame': '/odom'}, "strip_check/odom_frame='/odom'"),
-    ({'strip_slack_xy': 3.0}, 'strip_check/slack_xy=3.0'),
+    ({'strip_slack_xy': 0.6}, 'strip_check/slack_xy=0.6'),
+    ({'strip_slack_yaw': 0.6}, 'strip_check/slack_yaw=0.6'),
     ({'strip_slack_yaw': -0.1}, 'strip_check/slack_yaw=-0.1'),
 ])
 def test_bad_config_names_key_and_value(changes, key):

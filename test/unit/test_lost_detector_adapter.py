@@ -387,3 +387,14 @@ def test_a_map_the_strip_rule_cannot_search_leaves_it_without_verdicts(monkeypat
     n.on_scan(scan_msg(1.0))
     n.on_pose(pose_msg(1.0, TRUTH))
     assert n.strips == [None]
+
+
+def test_while_settling_the_strip_grows_but_gives_no_verdict(monkeypatch):
+    n = strip_node(monkeypatch, settle_readings=2)
+    for stamp in (1.0, 1.5, 2.0):
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH))
+    # Rule 9 ignores settling readings: no verdict (no search) for them, but their scans
+    # are in the strip the first settled reading is judged on.
+    assert n.strips == [None, None, False]
+    assert len(n._strip._scans) == 3

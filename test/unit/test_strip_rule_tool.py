@@ -66,7 +66,7 @@ def test_a_place_nearer_than_min_distance_is_no_evidence(tmp_path, capsys):
     (['--rules', 'x'], '--rules x: must be COUNT/READINGS'),
     (['--map', 'nothing'], '--map nothing: must be RUN_DIR=MAP.yaml'),
     (['--slacks', '0.3'], '--slacks 0.3: must be XY/YAW'),
-    (['--slacks', '5/0'], '--slacks 5/0: need 0 <= XY <= 2'),
+    (['--slacks', '5/0'], '--slacks 5/0: need 0 <= XY <= 0.5'),
 ])
 def test_bad_arguments_are_named(tmp_path, capsys, args, message):
     write_turning_run(tmp_path)

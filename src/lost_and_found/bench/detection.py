@@ -412,7 +412,7 @@ def run(ctx):
     stream = Stream(readings, truth)
     strips = detectors.strip_verdicts(stream.readings, returns,
                                       detectors.detector_map(load_map(args.map)), config,
-                                      pose_fixes(records))
+                                      pose_fixes(records)) if config.strip_count else None
     tiers = detectors.run_all(stream.detector_readings(), config, pose_fixes(records), strips)
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)

@@ -226,8 +226,9 @@ class LostDetectorConfig:
         strip_ratio: a reading is low when the strip scores at amcl's estimate below this
             share of the best place of the map, in (0, 1],
         strip_min_distance: and that place lies more than this (m) from the estimate (>= 0).
-        strip_slack_xy, strip_slack_yaw: the estimate's score is the best within this
-            distance (m, in [0, 2]) and heading (rad, in [0, pi]) of it (0: its own).
+        strip_slack_xy, strip_slack_yaw: the estimate's score is the best within a square of
+            this half side (m, in [0, 0.5]) and this heading (rad, in [0, 0.5]) around it (0:
+            its own; every pose of the square is scored, so the limits keep it small).
         odom_frame: the odometry frame the node places the strip's scans in (tf
             ``odom_frame`` -> ``base_frame``); rule 9 only.
     """
@@ -323,8 +324,8 @@ class LostDetectorConfig:
         check.positive_int('strip_min_points')
         check.in_range('strip_ratio', 0.0, 1.0, low_open=True)
         check.non_negative('strip_min_distance')
-        check.in_range('strip_slack_xy', 0.0, 2.0)
-        check.in_range('strip_slack_yaw', 0.0, math.pi)
+        check.in_range('strip_slack_xy', 0.0, 0.5)
+        check.in_range('strip_slack_yaw', 0.0, 0.5)
         check.frame('odom_frame')
         if _is_count(self.min_beams) and _is_count(self.max_beams) and \
                 self.min_beams > self.max_beams:

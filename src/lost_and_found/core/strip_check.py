@@ -57,8 +57,9 @@ class StripCheck:
         ratio: a reading is low when the estimate scores below this share of the best place,
             in (0, 1].
         min_distance: ... and that place lies farther than this (m) from the estimate.
-        slack_xy, slack_yaw: the estimate's score is the best within this distance (m) and
-            this heading (rad) of it (0, 0: the estimate's own), so that an estimate off by
+        slack_xy, slack_yaw: the estimate's score is the best within a square of this half
+            side (m, on the ``cell`` grid) and this heading (rad) around it (0, 0: the
+            estimate's own), so that an estimate off by
             amcl's usual error, whose strip then lies a little beside the walls, does not
             read as a wrong place.
         matcher_config: the :class:`PanoramaConfig` of the map's search (its ``cell``,

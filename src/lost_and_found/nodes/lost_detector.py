@@ -308,8 +308,7 @@ class LostDetectorNode:
             t = self._tf_buffer.lookup_transform(self._config.odom_frame,
                                                  self._config.base_frame,
                                                  rospy.Time.from_sec(stamp))
-        except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
-                tf2_ros.ExtrapolationException) as error:
+        except tf2_ros.TransformException as error:
             self._warn('strip_odom', '%s: no odometry (%s -> %s) at a scan\'s stamp for the '
                        'strip rule: %s' % (rospy.get_name(), self._config.odom_frame,
                                            self._config.base_frame, error))
@@ -318,6 +317,8 @@ class LostDetectorNode:
             v = t.transform
             odom = (v.translation.x, v.translation.y, yaw_from_quaternion(v.rotation))
             self._strip.add(stamp, odom, returns)
+            if self._detector.settling:
+                return None         # rule 9 does not read it: no search for nothing
             return self._strip.verdict(stamp, odom, pose)
         except (ValueError, FloatingPointError) as error:
             self._warn('strip_error', '%s: the strip rule failed (%s): no verdict'
