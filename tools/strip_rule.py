@@ -112,33 +112,32 @@ def write_rule(path, config, score, command):
     os.replace(scratch, path)
 
 
-def rules(texts):
-    """``[(count, readings)]`` of ``COUNT/READINGS`` texts; ValueError naming a bad one."""
+def pairs(texts, option, form, convert, ok, need):
+    """``[(a, b)]`` of ``A/B`` texts given to ``option``, each ``convert``-ed and satisfying
+    ``ok(a, b)``; ValueError naming a bad one (``form`` and ``need`` say what is wanted)."""
     out = []
     for text in texts:
         try:
-            count, readings = (int(v) for v in text.split('/'))
+            a, b = (convert(v) for v in text.split('/'))
         except ValueError:
-            raise ValueError('--rules %s: must be COUNT/READINGS, whole numbers' % text) \
-                from None
-        if not 1 <= count <= readings:
-            raise ValueError('--rules %s: need 1 <= COUNT <= READINGS' % text)
-        out.append((count, readings))
+            raise ValueError('%s %s: must be %s' % (option, text, form)) from None
+        if not ok(a, b):
+            raise ValueError('%s %s: need %s' % (option, text, need))
+        out.append((a, b))
     return out
+
+
+def rules(texts):
+    """``[(count, readings)]`` of ``COUNT/READINGS`` texts; ValueError naming a bad one."""
+    return pairs(texts, '--rules', 'COUNT/READINGS, whole numbers', int,
+                 lambda count, readings: 1 <= count <= readings, '1 <= COUNT <= READINGS')
 
 
 def slack_pairs(texts):
     """``[(xy, yaw)]`` of ``XY/YAW`` texts; ValueError naming a bad one."""
-    out = []
-    for text in texts:
-        try:
-            xy, yaw = (float(v) for v in text.split('/'))
-        except ValueError:
-            raise ValueError('--slacks %s: must be XY/YAW, numbers' % text) from None
-        if not (0.0 <= xy <= 0.5 and 0.0 <= yaw <= 0.5):
-            raise ValueError('--slacks %s: need 0 <= XY <= 0.5 and 0 <= YAW <= 0.5' % text)
-        out.append((xy, yaw))
-    return out
+    return pairs(texts, '--slacks', 'XY/YAW, numbers', float,
+                 lambda xy, yaw: 0.0 <= xy <= 0.5 and 0.0 <= yaw <= 0.5,
+                 '0 <= XY <= 0.5 and 0 <= YAW <= 0.5')
 
 
 def map_of(run, given):
@@ -160,15 +159,9 @@ class Run:
         self.folder = folder
         record = report.read_json(os.path.join(folder, 'detection.json'))
         data = report.read_json(os.path.join(folder, 'detection_stream.json'))
-        misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
-                                        data.get('min_ranges'), base, folder)
-        self.stream = detection.Stream(
-            [tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row, i))
-             for i, row in enumerate(data['readings'])], detection.read_truth(folder))
-        self.returns = detection.read_returns(folder)
-        if len(self.returns) != len(self.stream.readings):
-            raise ValueError('%s: %d returns for %d readings' % (
-                folder, len(self.returns), len(self.stream.readings)))
+        self.stream, _ = detection.recorded_stream(folder, data,
+                                                   detection.read_truth(folder), base)
+        self.returns = detection.read_returns(folder, len(self.stream.readings))
         self.records = record['trials']
         self.phases = (record.get('summary') or {}).get('phases') or detection.PHASES
         self.fixes = detection.pose_fixes(self.records)
@@ -179,18 +172,9 @@ class Run:
         check = StripCheck(window, min_points, search_below, 0.0, slack_xy=slack[0],
                            slack_yaw=slack[1])
         check.set_map(self.distance_map)
-        before = detectors.reset_indices(self.stream.times, self.fixes)
-        out = []
-        for index, (reading, item) in enumerate(zip(self.stream.readings, self.returns)):
-            if index in before:
-                check.clear()
-            if item is None or item[1] is None:
-                out.append(None)
-                continue
-            points, odom = item
-            check.add(reading[0], odom, points)
-            out.append(check.measure(reading[0], odom, tuple(reading[1:4]), search_below))
-        return out
+        return detectors.replay_strip(
+            self.stream.readings, self.returns, check, self.fixes,
+            lambda stamp, odom, estimate: check.measure(stamp, odom, estimate, search_below))
 
     def score(self, config, strips):
         """(caught, delocalized, false alarms in normal driving, false alarms settling)."""

@@ -462,17 +462,31 @@ def write_returns(path, returns):
         stream.write('\n')
 
 
-def read_returns(folder):
+def read_returns(folder, readings=None):
     """Each reading's returns and odometry pose of a run: ``((n, 2) array, (x, y, yaw) or
     None)``, or None; ValueError when the run has no returns file (recorded before the suite
-    kept them)."""
+    kept them), or, given the run's number of ``readings``, holds another number."""
     path = os.path.join(folder, RETURNS_FILE)
     if not os.path.exists(path):
         raise ValueError('%s: no %s (the run was recorded before the detection suite kept '
                          'each reading\'s returns)' % (folder, RETURNS_FILE))
-    return [None if r is None else (np.asarray(r['points'], dtype=float).reshape(-1, 2),
-                                    None if r['odom'] is None else tuple(r['odom']))
-            for r in report.read_json(path).get('returns') or []]
+    returns = [None if r is None else (np.asarray(r['points'], dtype=float).reshape(-1, 2),
+                                       None if r['odom'] is None else tuple(r['odom']))
+               for r in report.read_json(path).get('returns') or []]
+    if readings is not None and len(returns) != readings:
+        raise ValueError('%s: %d returns for %d readings' % (folder, len(returns), readings))
+    return returns
+
+
+def recorded_stream(folder, data, truth, config):
+    """``(stream, misses)``: the :class:`Stream` of a run's ``detection_stream.json``
+    (``data``) and truth, its scan values weighed and measured as ``config`` asks by
+    ``misses`` (a :class:`detectors.StreamMisses`; near and open are not needed again, the
+    span goes where a recording has it)."""
+    misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
+                                    data.get('min_ranges'), config, folder)
+    return Stream([tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row, i))
+                   for i, row in enumerate(data['readings'])], truth), misses
 
 
 def read_truth(folder):
@@ -519,11 +533,7 @@ def rescore(folder, config, out, label=None, map_path=None):
     truth = read_truth(folder)
     if not truth or not run.get('trials'):
         raise ValueError('%s: no ground truth or no trials to score' % folder)
-    misses = detectors.StreamMisses(data.get('scan_check'), data['fields'],
-                                    data.get('min_ranges'), config, folder)
-    # (near and open are not needed again; the span goes where a recording has it)
-    stream = Stream([tuple(row[:8]) + misses.values(row, i) + (None, None, misses.span(row, i))
-                     for i, row in enumerate(data['readings'])], truth)
+    stream, misses = recorded_stream(folder, data, truth, config)
     records = run['trials']
     phases = (run.get('summary') or {}).get('phases') or PHASES
     strips = None
@@ -531,10 +541,7 @@ def rescore(folder, config, out, label=None, map_path=None):
         if not map_path:
             raise ValueError('%s: rule 9 (strip_check/count %d) needs the run\'s map '
                              '(--map)' % (folder, config.strip_count))
-        returns = read_returns(folder)
-        if len(returns) != len(stream.readings):
-            raise ValueError('%s: %d returns for %d readings' % (
-                folder, len(returns), len(stream.readings)))
+        returns = read_returns(folder, len(stream.readings))
         strips = detectors.strip_verdicts(stream.readings, returns,
                                           detectors.detector_map(load_map(map_path)), config,
                                           pose_fixes(records))

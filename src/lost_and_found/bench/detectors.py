@@ -462,22 +462,27 @@ def strip_verdicts(poses, returns, distance_map, config, resets=()):
     from lost_and_found.core.strip_check import StripCheck
     if not config.strip_count:
         return None
-    check = StripCheck(config.strip_window, config.strip_min_points, config.strip_ratio,
-                       config.strip_min_distance, slack_xy=config.strip_slack_xy,
-                       slack_yaw=config.strip_slack_yaw)
+    check = StripCheck.from_config(config)
     check.set_map(distance_map)
+    return replay_strip(poses, returns, check, resets, check.verdict)
+
+
+def replay_strip(poses, returns, check, resets, judge):
+    """``judge(stamp, odometry, estimate)`` of every reading with a scan and odometry (None
+    for the others), each reading's scan added to ``check`` (a StripCheck with its map) first,
+    and the strip emptied at ``resets`` as the node empties it (:func:`strip_verdicts`)."""
     before = reset_indices([p[0] for p in poses], resets)
-    verdicts = []
+    out = []
     for index, (pose, item) in enumerate(zip(poses, returns)):
         if index in before:
             check.clear()
         if item is None or item[1] is None:
-            verdicts.append(None)
+            out.append(None)
             continue
         points, odom = item
         check.add(pose[0], odom, points)
-        verdicts.append(check.verdict(pose[0], odom, tuple(pose[1:4])))
-    return verdicts
+        out.append(judge(pose[0], odom, tuple(pose[1:4])))
+    return out
 
 
 def run_all(readings, config, resets=(), strips=None):

@@ -157,15 +157,14 @@ class ScanMisses:
         """odom -> base_footprint at ``stamp`` as ``(x, y, yaw)``, or None."""
         import rospy
         import tf2_ros
-        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        from lost_and_found.nodes.conversions import planar_pose
         try:
             t = self._tf_buffer.lookup_transform('odom', 'base_footprint',
                                                  rospy.Time.from_sec(stamp))
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException):
             return None
-        v = t.transform
-        return (v.translation.x, v.translation.y, yaw_from_quaternion(v.rotation))
+        return planar_pose(t.transform)
 
     def _values(self, entry):
         """(miss, through, short, near, open, span, spans) of a reading: ``near`` and
@@ -449,15 +448,13 @@ class SimSession:
         newest ground truth (:meth:`truth_at` gives the truth of that instant).
         """
         import tf2_ros
-        from lost_and_found.nodes.conversions import yaw_from_quaternion
+        from lost_and_found.nodes.conversions import planar_pose
         try:
             t = self._tf_buffer.lookup_transform('map', base_frame, self.rospy.Time(0))
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException):
             return None
-        tr = t.transform
-        pose = (tr.translation.x, tr.translation.y, yaw_from_quaternion(tr.rotation))
-        return t.header.stamp.to_sec(), pose
+        return t.header.stamp.to_sec(), planar_pose(t.transform)
 
     def truth_at(self, stamp):
         """The ground truth (x, y, yaw) stamped nearest ``stamp`` (sim s), or None before any."""

@@ -87,6 +87,13 @@ class StripCheck:
         self.last = None
         self._scans = collections.deque()        # (stamp, (n, 2) returns in odom)
 
+    @classmethod
+    def from_config(cls, config):
+        """The check of rule 9 with the ``strip_*`` numbers of a LostDetectorConfig."""
+        return cls(config.strip_window, config.strip_min_points, config.strip_ratio,
+                   config.strip_min_distance, slack_xy=config.strip_slack_xy,
+                   slack_yaw=config.strip_slack_yaw)
+
     def set_map(self, distance_map):
         """Search ``distance_map`` (a :class:`~lost_and_found.core.scan_agreement.DistanceMap`)
         from now on.

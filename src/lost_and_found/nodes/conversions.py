@@ -19,6 +19,12 @@ def quaternion_from_yaw(yaw):
     return Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0))
 
 
+def planar_pose(transform):
+    """``(x, y, yaw)`` of a geometry_msgs/Transform, projected to the plane."""
+    t = transform.translation
+    return t.x, t.y, yaw_from_quaternion(transform.rotation)
+
+
 def transform_to_matrix(transform):
     """4x4 matrix of a geometry_msgs/Transform; all NaN when its quaternion is invalid.
 

@@ -17,7 +17,7 @@ from lost_and_found.core.scan_agreement import (
     NoReturnWatch, ScanChecker, through_share, weighted_miss)
 from lost_and_found.core.strip_check import StripCheck
 from lost_and_found.nodes.conversions import (
-    distance_map_from_msg, scan_from_msg, yaw_from_quaternion)
+    distance_map_from_msg, planar_pose, scan_from_msg, yaw_from_quaternion)
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
 from lost_and_found.nodes.shutdown import quiet_at_shutdown
@@ -107,10 +107,7 @@ class LostDetectorNode:
         self._no_return = NoReturnWatch(NAN_DRIVER_SCANS) \
             if self._checker is not None and self._checker.open_beams else None
         self._mounts = LaserMounts(config.base_frame, None, 'for the scan check')
-        self._strip = StripCheck(config.strip_window, config.strip_min_points,
-                                 config.strip_ratio, config.strip_min_distance,
-                                 slack_xy=config.strip_slack_xy,
-                                 slack_yaw=config.strip_slack_yaw) \
+        self._strip = StripCheck.from_config(config) \
             if self._checker is not None and config.strip_count else None
         # Tells once when amcl's cloud is wider than the YAML expects while the scan agrees.
         self._fit_watch = CovarianceFitWatch(config) if self._checker is not None else None
@@ -314,8 +311,7 @@ class LostDetectorNode:
                                            self._config.base_frame, error))
             return None
         try:
-            v = t.transform
-            odom = (v.translation.x, v.translation.y, yaw_from_quaternion(v.rotation))
+            odom = planar_pose(t.transform)
             self._strip.add(stamp, odom, returns)
             if self._detector.settling:
                 return None         # rule 9 does not read it: no search for nothing
