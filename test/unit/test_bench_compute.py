@@ -464,3 +464,62 @@ def test_a_map_panorama_localizer_refuses_leaves_its_scans_timed_and_no_match(tm
     assert len(watch.samples[harness.primary[0]]) == 60
     assert not watch.samples.get(harness.match_series)
     assert log.counts.get('error', 0) >= 1 and 'no panorama fixes' in ' '.join(log.first)
+
+
+def _pose_msg(t, x, y, yaw):
+    """An amcl_pose at ``t`` (sim s): ``(x, y, yaw)`` with a tight covariance."""
+    import rospy
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    from lost_and_found.nodes.conversions import quaternion_from_yaw
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id, msg.header.stamp = 'map', rospy.Time.from_sec(t)
+    msg.pose.pose.position.x, msg.pose.pose.position.y = x, y
+    msg.pose.pose.orientation = quaternion_from_yaw(yaw)
+    covariance = [0.0] * 36
+    covariance[0] = covariance[7] = 0.01
+    covariance[35] = 0.005
+    msg.pose.covariance = covariance
+    return msg
+
+
+def _detector_recording(tmp_path, scans=100):
+    """The turn of :func:`_turn_recording` with amcl's pose of each scan at its stamp (the
+    true one: the robot at (2, 2), odometry starting there): most after their scan, every
+    fourth before it (its classification then runs in the scan's callback)."""
+    turn = _turn_recording(tmp_path, scans=scans)
+    events = list(turn.events)
+    for t, topic, msg in turn.events:
+        if topic == '/scan':
+            stamp = msg.header.stamp.to_sec()
+            k = round(stamp * 10.0)
+            yaw = stamp * 2.0 * math.pi / 5.0
+            events.append((t - 0.0005 if k % 4 == 0 else t + 0.001,
+                           '/amcl_pose', _pose_msg(stamp, 2.0, 2.0, yaw)))
+    events.sort(key=lambda e: e[0])
+    params = dict(turn.params, lost_detector={'scan_check/enabled': True})
+    return compute.Recording(events, params, {}, {})
+
+
+@pytest.mark.parametrize('strip', [False, True])
+def test_lost_detector_harnesses_feed_scans_tf_and_the_map(tmp_path, strip):
+    recording = _detector_recording(tmp_path)
+    harness = (compute.LostDetectorStripHarness if strip else
+               compute.LostDetectorHarness)(recording)
+    with compute.replay_environment() as (clock, log):
+        watch, passes = compute.measure_harness(harness, recording.events, 100, 1, 60.0, clock)
+    poses, scans = (watch.samples[harness.pose_series], watch.samples[harness.scan_series])
+    assert passes == 1 and len(poses) == 100 and len(scans) == 100
+    node = harness.adapter
+    # the scan check read every pose's scan at a right estimate: normal throughout
+    assert node._checker.reason == '' and node._detector.tier.status == 'normal'
+    assert node._detector.last_probability < 0.5
+    searches = watch.samples.get(getattr(harness, 'search_series', None), [])
+    if not strip:
+        assert node._strip is None and not searches
+    else:
+        # the strip, placed by the recorded odometry, fits the map at the estimate; each
+        # verdict of a strip with enough returns got one timed whole-map search
+        score, best, _place = node._strip.last
+        assert score > 0.8 and best is None
+        assert 80 <= len(searches) < 100     # none while the strip has < 100 returns
+    assert log.counts.get('warning', 0) == 0 and log.counts.get('error', 0) == 0
