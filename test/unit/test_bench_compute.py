@@ -482,10 +482,12 @@ def _pose_msg(t, x, y, yaw):
     return msg
 
 
-def _detector_recording(tmp_path, scans=100):
+def _detector_recording(tmp_path, scans=100, strip=True):
     """The turn of :func:`_turn_recording` with amcl's pose of each scan at its stamp (the
     true one: the robot at (2, 2), odometry starting there): most after their scan, every
-    fourth before it (its classification then runs in the scan's callback)."""
+    fourth before it (its classification then runs in the scan's callback). The graph ran
+    lost_detector with its scan check and, with ``strip``, rule 9 (4 of 5, slack 0.3 m /
+    0.2 rad)."""
     turn = _turn_recording(tmp_path, scans=scans)
     events = list(turn.events)
     for t, topic, msg in turn.events:
@@ -496,14 +498,19 @@ def _detector_recording(tmp_path, scans=100):
             events.append((t - 0.0005 if k % 4 == 0 else t + 0.001,
                            '/amcl_pose', _pose_msg(stamp, 2.0, 2.0, yaw)))
     events.sort(key=lambda e: e[0])
-    params = dict(turn.params, lost_detector={'scan_check/enabled': True})
+    detector = {'scan_check/enabled': True}
+    if strip:
+        detector.update({'strip_check/count': 4, 'strip_check/slack_xy': 0.3,
+                         'strip_check/slack_yaw': 0.2})
+    params = dict(turn.params, lost_detector=detector)
     return compute.Recording(events, params, {}, {})
 
 
-@pytest.mark.parametrize('strip', [False, True])
-def test_lost_detector_harnesses_feed_scans_tf_and_the_map(tmp_path, strip):
-    recording = _detector_recording(tmp_path)
-    harness = (compute.LostDetectorStripHarness if strip else
+@pytest.mark.parametrize('strip, no_strip_harness', [(True, False), (True, True),
+                                                     (False, False)])
+def test_lost_detector_harnesses_feed_scans_tf_and_the_map(tmp_path, strip, no_strip_harness):
+    recording = _detector_recording(tmp_path, strip=strip)
+    harness = (compute.LostDetectorNoStripHarness if no_strip_harness else
                compute.LostDetectorHarness)(recording)
     with compute.replay_environment() as (clock, log):
         watch, passes = compute.measure_harness(harness, recording.events, 100, 1, 60.0, clock)
@@ -513,8 +520,8 @@ def test_lost_detector_harnesses_feed_scans_tf_and_the_map(tmp_path, strip):
     # the scan check read every pose's scan at a right estimate: normal throughout
     assert node._checker.reason == '' and node._detector.tier.status == 'normal'
     assert node._detector.last_probability < 0.5
-    searches = watch.samples.get(getattr(harness, 'search_series', None), [])
-    if not strip:
+    searches = watch.samples.get(compute.LostDetectorHarness.search_series, [])
+    if not strip or no_strip_harness:
         assert node._strip is None and not searches
     else:
         # the strip, placed by the recorded odometry, fits the map at the estimate; each
@@ -523,3 +530,15 @@ def test_lost_detector_harnesses_feed_scans_tf_and_the_map(tmp_path, strip):
         assert score > 0.8 and best is None
         assert 80 <= len(searches) < 100     # none while the strip has < 100 returns
     assert log.counts.get('warning', 0) == 0 and log.counts.get('error', 0) == 0
+
+
+def test_without_the_scan_check_the_lost_detector_harness_feeds_no_scans(tmp_path):
+    recording = _detector_recording(tmp_path, strip=False)
+    recording.params['lost_detector'] = {'scan_check/enabled': False}
+    harness = compute.LostDetectorHarness(recording)
+    with compute.replay_environment() as (clock, log):
+        watch, _passes = compute.measure_harness(harness, recording.events, 100, 1, 60.0, clock)
+    # the node subscribes to no scan then: the replay times its poses alone
+    assert len(watch.samples[harness.pose_series]) == 100
+    assert not watch.samples.get(harness.scan_series)
+    assert harness.adapter._checker is None and not hasattr(harness, '_built')
