@@ -30,8 +30,8 @@ def parser():
                    help='the lost_detector YAML to score')
     p.add_argument('--out', required=True, help='folder to write the tables and plots into')
     p.add_argument('--label', help='the map\'s name in the tables (default: the run\'s)')
-    p.add_argument('--map', help='the run\'s map_server YAML (needed when the YAML has the '
-                   'strip rule on, strip_check/count)')
+    p.add_argument('--map', help='the run\'s map_server YAML, for the strip rule '
+                   '(strip_check/count; default: the map the run\'s detection.json names)')
     return p
 
 

@@ -144,11 +144,11 @@ def map_of(run, given):
     """The map_server YAML of ``run``: ``given`` (from --map), else its detection.json's."""
     if run in given:
         return given[run]
-    named = report.read_json(os.path.join(run, 'detection.json')).get('map')
-    for path in (named, os.path.join(ROOT, named or '')):
-        if named and os.path.exists(path):
-            return path
-    raise ValueError('%s: its map %r is not found: give --map %s=MAP.yaml' % (run, named, run))
+    found = detection.run_map(run)
+    if found is None:
+        raise ValueError('%s: its map %r is not found: give --map %s=MAP.yaml' % (
+            run, report.read_json(os.path.join(run, 'detection.json')).get('map'), run))
+    return found
 
 
 class Run:

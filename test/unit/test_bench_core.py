@@ -829,3 +829,13 @@ def test_rescore_with_the_strip_rule_needs_the_run_s_map(tmp_path):
         detection.rescore(str(tmp_path), strip, str(tmp_path / 'out'))
     with pytest.raises(ValueError, match='no detection_returns.json'):
         detection.rescore(str(tmp_path), strip, str(tmp_path / 'out'), map_path='any.yaml')
+    # Without --map, the map the run's detection.json names, when it is here (as given or
+    # relative to the package's folder): the rescore goes on to the returns.
+    record = report.read_json(str(tmp_path / 'detection.json'))
+    for named in ('maps/office.yaml', str(tmp_path / 'gone.yaml')):
+        report.write_json(str(tmp_path / 'detection.json'), dict(record, map=named))
+        found = named == 'maps/office.yaml'
+        assert (detection.run_map(str(tmp_path)) is not None) == found
+        with pytest.raises(ValueError, match='no detection_returns.json' if found else
+                           'gone.yaml.* give --map'):
+            detection.rescore(str(tmp_path), strip, str(tmp_path / 'out'))

@@ -499,6 +499,26 @@ def read_truth(folder):
     return report.read_json(os.path.join(folder, TRUTH_FILE)).get('truth') or []
 
 
+def run_map(folder, run=None):
+    """The map_server YAML a detection run was made on, as its ``detection.json`` names it
+    (as given, or relative to the package's folder), or None when no such file is here.
+
+    Args:
+        folder: the run's output folder.
+        run: its ``detection.json`` document, when already read.
+    """
+    from lost_and_found.bench.cli import package_dir
+    if run is None:
+        run = report.read_json(os.path.join(folder, 'detection.json'))
+    named = run.get('map')
+    if not named:
+        return None
+    for path in (named, os.path.join(package_dir(), named)):
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def rescore(folder, config, out, label=None, map_path=None):
     """Score another lost_detector config on a finished run, as the run scored its own.
 
@@ -514,9 +534,9 @@ def rescore(folder, config, out, label=None, map_path=None):
         config: the LostDetectorConfig to score.
         out: folder for the plots (made if missing).
         label: the map's name in the tables (default: the run's).
-        map_path: the run's map_server YAML: needed when ``config`` has rule 9 on
-            (``strip_check/count``), whose strips are scored on the map again from the run's
-            recorded returns.
+        map_path: the run's map_server YAML, for ``config``'s rule 9 (``strip_check/count``),
+            whose strips are scored on the map again from the run's recorded returns (None:
+            the map its ``detection.json`` names, :func:`run_map`).
 
     Returns:
         The suite's result dict (``summary``, ``trials``, ``markdown``, ``plots``), and
@@ -538,9 +558,11 @@ def rescore(folder, config, out, label=None, map_path=None):
     phases = (run.get('summary') or {}).get('phases') or PHASES
     strips = None
     if config.strip_count:
+        map_path = map_path or run_map(folder, run)
         if not map_path:
-            raise ValueError('%s: rule 9 (strip_check/count %d) needs the run\'s map '
-                             '(--map)' % (folder, config.strip_count))
+            raise ValueError('%s: rule 9 (strip_check/count %d) needs the run\'s map, and '
+                             'the one its detection.json names (%r) is not here: give --map'
+                             % (folder, config.strip_count, run.get('map')))
         returns = read_returns(folder, len(stream.readings))
         strips = detectors.strip_verdicts(stream.readings, returns,
                                           detectors.detector_map(load_map(map_path)), config,
