@@ -34,6 +34,18 @@ def test_every_remap_and_param_file_comes_from_an_arg(launch):
         assert match and match.group(1) in args, rosparam.attrib
 
 
+def test_the_frame_args_reach_every_node_that_reads_those_frames(launch):
+    nodes = {n.get('type'): n for n in launch.iter('node')}
+
+    def params(name):
+        return {p.get('name'): p.get('value') for p in nodes[name].iter('param')}
+    # lost_detector's strip rule (on in the default file) and panorama_localizer both place
+    # returns by odometry: an odom_frame other than odom must reach both
+    assert params('lost_detector')['strip_check/odom_frame'] == '$(arg odom_frame)'
+    assert params('lost_detector')['scan_check/base_frame'] == '$(arg base_frame)'
+    assert params('panorama_localizer')['odom_frame'] == '$(arg odom_frame)'
+
+
 def test_default_config_files_exist(launch):
     for arg in launch.iter('arg'):
         default = arg.get('default', '')

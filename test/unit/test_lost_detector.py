@@ -694,11 +694,15 @@ def test_default_config_is_valid():
 def test_shipped_yaml_loads_and_validates():
     with open(CONFIG_YAML) as stream:
         params = yaml.safe_load(stream)
-    assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check'}
+    assert set(params) == {'modified_prob_classifier', 'lost_detector', 'scan_check',
+                           'strip_check'}
     warnings = []
     cfg = config_from_params(LostDetectorConfig, params, warn=warnings.append)
     assert warnings == []
-    assert cfg.strip_count == 0         # the strip rule (rule 9) is off
+    # The strip rule (rule 9) is on, with the numbers tools/strip_rule.py --write chose.
+    assert (cfg.strip_count, cfg.strip_readings, cfg.strip_window, cfg.strip_min_points,
+            cfg.strip_ratio, cfg.strip_min_distance, cfg.strip_slack_xy, cfg.strip_slack_yaw,
+            cfg.odom_frame) == (4, 5, 10.0, 100, 0.6, 1.0, 0.3, 0.2, 'odom')
     assert len(cfg.slice_mu) == 4 and len(cfg.slice_sigma) == 4
     assert isinstance(cfg.queue_min, int)
     # The shipped numbers classify the obvious cases the obvious way.
