@@ -890,6 +890,17 @@ class Harness:
         """Build a fresh adapter and core."""
         raise NotImplementedError
 
+    def map_msg(self, frame):
+        """The map the recorded graph's sim_localizer published on /map (as map_server
+        would), as a nav_msgs/OccupancyGrid in ``frame``."""
+        import rospy
+        from lost_and_found.nodes.sim_localizer import occupancy_grid_msg
+        from lost_and_found.sim.gridmap import load_map
+        from lost_and_found.sim.particle_filter import SimLocalizerConfig
+        map_file = _config(SimLocalizerConfig,
+                           self.recording.node_params('sim_localizer')).map_file
+        return occupancy_grid_msg(load_map(map_file), frame, rospy.Time(0))
+
     def handlers(self, watch):
         """topic -> ``callable(t, msg)`` (timed where the node's callback runs)."""
         raise NotImplementedError
@@ -1003,9 +1014,6 @@ class LostDetectorHarness(Harness):
         import rospy
         from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig
         from lost_and_found.nodes.lost_detector import LostDetectorNode
-        from lost_and_found.nodes.sim_localizer import occupancy_grid_msg
-        from lost_and_found.sim.gridmap import load_map
-        from lost_and_found.sim.particle_filter import SimLocalizerConfig
         config = self.configure(
             _config(LostDetectorConfig, self.recording.node_params('lost_detector')))
         node = LostDetectorNode(LostDetector(config), config)
@@ -1019,9 +1027,7 @@ class LostDetectorHarness(Harness):
             if not hasattr(self, '_built'):
                 # Once per harness (untimed): the distance map and the strip's search, as
                 # the node builds them from /map. A map it refuses leaves them None (logged).
-                map_file = _config(SimLocalizerConfig,
-                                   self.recording.node_params('sim_localizer')).map_file
-                node.on_map(occupancy_grid_msg(load_map(map_file), 'map', rospy.Time(0)))
+                node.on_map(self.map_msg('map'))
                 self._built = (node._checker.distance_map,
                                node._strip.matcher if node._strip is not None else None)
             node._checker.distance_map = self._built[0]
@@ -1053,15 +1059,13 @@ class LostDetectorHarness(Harness):
         """The callback, timed; then a timed whole-map search of each strip it asked a
         verdict of (with a map to search, and at least min_points returns within the
         search's max_range: with fewer the search returns at once)."""
-        import numpy as np
         watch.measure(series, callback, msg)
         strip, asked, self._asked = self.adapter._strip, self._asked, []
         if strip is None or strip.matcher is None:
             return
         for stamp, odom in asked:
             points = strip.strip(stamp, odom)
-            reach = np.hypot(points[:, 0], points[:, 1]) <= strip.matcher.config.max_range
-            if np.count_nonzero(reach) >= strip.min_points:
+            if len(strip.matcher.usable(points)) >= strip.min_points:
                 watch.measure(self.search_series, strip.matcher.match, points)
 
 
@@ -1372,9 +1376,6 @@ class PanoramaHarness(Harness):
         import rospy
         from lost_and_found.core.panorama import PanoramaConfig
         from lost_and_found.nodes.panorama_localizer import PanoramaLocalizerNode
-        from lost_and_found.nodes.sim_localizer import occupancy_grid_msg
-        from lost_and_found.sim.gridmap import load_map
-        from lost_and_found.sim.particle_filter import SimLocalizerConfig
         from lost_and_found.state import State
         config = _config(PanoramaConfig, self.recording.node_params('panorama_localizer'))
         node = PanoramaLocalizerNode(config)
@@ -1387,10 +1388,7 @@ class PanoramaHarness(Harness):
             # Once per harness, the map sim_localizer publishes on /map (as map_server
             # would). A map the node refuses (its error, logged) leaves it without a matcher,
             # as in the graph: its scans are timed, and no match is.
-            map_file = _config(SimLocalizerConfig,
-                               self.recording.node_params('sim_localizer')).map_file
-            node._on_map(occupancy_grid_msg(load_map(map_file), config.map_frame,
-                                            rospy.Time(0)))
+            node._on_map(self.map_msg(config.map_frame))
             self._built = (node._matcher, node._map_key)
         else:
             install(node, _matcher=self._built[0], _map_key=self._built[1])

@@ -516,14 +516,19 @@ class PanoramaMatcher:
         """Bool grid of the squares of ``cell`` the robot may stand at."""
         return self.fine.places
 
+    def usable(self, points):
+        """The returns of ``points`` (``(n, 2)`` in the robot's frame, m) that :meth:`match`
+        uses: finite and within ``max_range``."""
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        return points[np.all(np.isfinite(points), axis=1) &
+                      (np.hypot(points[:, 0], points[:, 1]) <= self.config.max_range)]
+
     def match(self, points):
         """The :class:`PanoramaMatch` of ``points`` (``(n, 2)`` returns in the robot's frame,
         m; non-finite ones and those beyond ``max_range`` are dropped), or None with fewer
         than ``min_points`` or when no place scores above 0."""
         config = self.config
-        points = np.asarray(points, dtype=float).reshape(-1, 2)
-        points = points[np.all(np.isfinite(points), axis=1) &
-                        (np.hypot(points[:, 0], points[:, 1]) <= config.max_range)]
+        points = self.usable(points)
         if len(points) < config.min_points:
             return None
         candidates = self._coarse_candidates(points)
