@@ -82,6 +82,44 @@ def test_the_pose_is_in_the_map_frame_of_a_turned_and_shifted_map():
     assert_near(match.pose, truth)
 
 
+@pytest.mark.parametrize('seed', range(4))
+def test_the_search_scores_its_best_place_as_a_pose_scored_on_its_own(seed):
+    """The search's integer arithmetic (returns off the grid in its zero margin) scores every
+    pose around a candidate as :meth:`PanoramaMatcher.scores_at` scores it alone, also for
+    returns that fall off the map around many of the places it tries (returns exactly on an
+    edge of a square aside: each arithmetic rounds those its own way)."""
+    rng = np.random.default_rng(seed)
+    room = walls(10.0, 6.0, [(2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0)])
+    m = matcher(room, max_range=6.0)
+    if seed < 2:
+        points = turn(room, (rng.uniform(1.0, 9.0), rng.uniform(1.0, 5.0),
+                             rng.uniform(-math.pi, math.pi)), max_range=6.0)
+        # off the exact edges of squares, where the two roundings may pick either square
+        points += rng.normal(0.0, 1e-6, points.shape)
+    else:     # returns anywhere within max_range: most land off the 10 x 6 m grid somewhere
+        radius, angle = rng.uniform(0.5, 5.9, 300), rng.uniform(-math.pi, math.pi, 300)
+        points = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+    match = m.match(points)
+    assert match is not None
+    assert match.score == pytest.approx(m.score(match.pose, points), abs=1e-12)
+    # around every candidate, the best of the poses scored one by one
+    points = m.usable(points)
+    candidates = m._coarse_candidates(points)
+    steps = np.arange(-2, 3) * m.cell / 2.0
+    step = 2.0 * math.pi / m.config.headings
+    for (row, col, k), (score, x, y, yaw) in zip(candidates, m._refine(candidates, points)):
+        cx, cy = (col + 0.5) * m.coarse.cell, (row + 0.5) * m.coarse.cell
+        poses = np.array([(cx + dx, cy + dy, m.coarse_headings[k] + dk * step)
+                          for dx in steps for dy in steps for dk in range(-2, 3)])
+        scores = m.scores_at(poses, points)
+        on = m.places[np.floor(poses[:, 1] / m.cell).astype(int),
+                      np.floor(poses[:, 0] / m.cell).astype(int)]
+        assert on.any()
+        i = int(np.argmax(np.where(on, scores, -1.0)))
+        assert score == pytest.approx(scores[i], abs=1e-12)
+        assert (x, y, yaw) == pytest.approx(tuple(poses[i]), abs=1e-9)
+
+
 def a_match(score=0.9, alone=True):
     return PanoramaMatch(pose=(1.0, 2.0, 0.5), score=score, alone=alone,
                          rivals=0 if alone else 3, points=200)

@@ -416,9 +416,11 @@ class _Level:
         sigma: the likelihood field's width (m).
         fine_places: the places of the map's own cells; a square is a place when any of
             its cells is.
+        margin: squares of 0 around the field in :attr:`padded` (returns off the grid score
+            0 there without a test of every index).
     """
 
-    def __init__(self, distance_map, factor, sigma, fine_places):
+    def __init__(self, distance_map, factor, sigma, fine_places, margin=0):
         """Pool the occupied cells and the places into squares; the field of the squares."""
         from scipy import ndimage
         rows, cols = distance_map.shape
@@ -431,27 +433,10 @@ class _Level:
                                              factor).any(axis=(1, 3))
         occupied = pool(distance_map.field <= 0.0)
         distance = ndimage.distance_transform_edt(~occupied) * self.cell
-        self.field = np.exp(-0.5 * (distance / sigma) ** 2)
+        self.margin = margin
+        self.padded = np.pad(np.exp(-0.5 * (distance / sigma) ** 2), margin)
+        self.field = self.padded[margin:margin + self.shape[0], margin:margin + self.shape[1]]
         self.places = pool(fine_places)
-
-    def scores(self, poses, points):
-        """Mean field under ``points`` (robot frame) for each of ``poses`` (``(n, 3)``, in
-        the grid's frame: x along columns, y along rows, m): an ``(n,)`` array, -1 where
-        the pose is not on a place."""
-        c, s = np.cos(poses[:, 2])[:, None], np.sin(poses[:, 2])[:, None]
-        px = poses[:, 0:1] + c * points[:, 0] - s * points[:, 1]
-        py = poses[:, 1:2] + s * points[:, 0] + c * points[:, 1]
-        rows = np.floor(py / self.cell).astype(np.int64)
-        cols = np.floor(px / self.cell).astype(np.int64)
-        inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
-        values = np.where(inside, self.field[np.where(inside, rows, 0),
-                                             np.where(inside, cols, 0)], 0.0)
-        out = values.mean(axis=1)
-        r = np.floor(poses[:, 1] / self.cell).astype(np.int64)
-        k = np.floor(poses[:, 0] / self.cell).astype(np.int64)
-        on = (r >= 0) & (r < self.shape[0]) & (k >= 0) & (k < self.shape[1])
-        on[on] = self.places[r[on], k[on]]
-        return np.where(on, out, -1.0)
 
 
 class PanoramaMatcher:
@@ -495,7 +480,9 @@ class PanoramaMatcher:
         if not places.any():
             raise ValueError('no known-free cell of the map is %.2f m from every obstacle'
                              % config.clearance)
-        self.fine = _Level(distance_map, factor, config.sigma, places)
+        # the fine grid's margin holds every return of a candidate's poses (see _refine)
+        margin = int(math.ceil(config.max_range / (res * factor))) + COARSE + 2
+        self.fine = _Level(distance_map, factor, config.sigma, places, margin)
         self.coarse = _Level(distance_map, factor * COARSE, config.sigma * COARSE, places)
         self.cell = self.fine.cell
         self.headings = 2.0 * math.pi * np.arange(config.headings) / config.headings
@@ -510,6 +497,9 @@ class PanoramaMatcher:
         block = max(1, int(round(BLOCK / self.coarse.cell)))
         self._place_blocks = (self._place_cells[0] // block) * (
             -(-self.coarse.shape[1] // block)) + self._place_cells[1] // block
+        # where each coarse place's score lies in a correlation of the FFT's shape
+        self._place_flat = ((self._place_cells[0] + self.reach) * self._shape[1]
+                            + self._place_cells[1] + self.reach)
 
     @property
     def places(self):
@@ -534,18 +524,7 @@ class PanoramaMatcher:
         candidates = self._coarse_candidates(points)
         if not candidates:
             return None
-        # Around each candidate: the squares of `cell` within one coarse square, the
-        # headings within one coarse step.
-        steps = np.arange(-COARSE, COARSE + 1) * self.cell / 2.0
-        dx, dy, dk = np.meshgrid(steps, steps, np.arange(-2, 3), indexing='ij')
-        dx, dy, dk = dx.ravel(), dy.ravel(), dk.ravel()
-        step = 2.0 * math.pi / config.headings
-        best = []
-        for x, y, yaw in candidates:
-            poses = np.column_stack([x + dx, y + dy, yaw + dk * step])
-            scores = self.fine.scores(poses, points)
-            i = int(np.argmax(scores))
-            best.append((float(scores[i]),) + tuple(float(v) for v in poses[i]))
+        best = self._refine(candidates, points)
         best.sort(reverse=True)
         top, gx, gy, gyaw = best[0]
         rivals = sum(
@@ -582,9 +561,66 @@ class PanoramaMatcher:
                                               np.where(inside, cols, 0)], 0.0)
         return values.mean(axis=1)
 
+    def _refine(self, candidates, points):
+        """``[(score, x, y, yaw)]``, grid frame: the best pose around each of ``candidates``
+        (``[(row, col, k)]`` as :meth:`_coarse_candidates` gives them), in their order.
+
+        Around a candidate (the centre of a coarse square, at an even heading of
+        ``headings``): the squares of ``cell`` at offsets of half a ``cell`` up to
+        ``COARSE / 2`` cells each way, at the two headings on each side. A candidate's
+        centre lies on a corner of the ``cell`` grid (``COARSE`` is even), so a return at
+        ``u`` cells (along one axis, rotated to a heading) from a pose ``k`` half cells from
+        the centre falls ``k // 2 + floor(u + (k % 2) / 2)`` cells from it: each return's
+        cell for every pose is an integer offset, taken once per heading and half-cell
+        parity, and the score of a pose the mean of the padded field at those cells.
+        """
+        level, config = self.fine, self.config
+        margin, width = level.margin, level.padded.shape[1]
+        flat = level.padded.ravel()
+        count = len(self.headings)
+        c, s = np.cos(self.headings)[:, None], np.sin(self.headings)[:, None]
+        u = (c * points[:, 0] - s * points[:, 1]) / level.cell      # (headings, n)
+        v = (s * points[:, 0] + c * points[:, 1]) / level.cell
+        half = np.array([0.0, 0.5])
+        # cell offset of each return: [heading, row parity, column parity, return]
+        offsets = (np.floor(v[:, None, None, :] + half[None, :, None, None]).astype(np.int64)
+                   * width + np.floor(u[:, None, None, :] + half[None, None, :, None])
+                   .astype(np.int64))
+        # the poses around a candidate: x offset, then y, then heading (as np.meshgrid 'ij')
+        ks = np.arange(-COARSE, COARSE + 1)
+        kx, ky, dk = (a.ravel() for a in np.meshgrid(ks, ks, np.arange(-2, 3), indexing='ij'))
+        shift = (ky // 2) * width + kx // 2
+        steps = ks * self.cell / 2.0
+        step = 2.0 * math.pi / config.headings
+        best = [None] * len(candidates)
+        heading, around = None, None
+        # one heading at a time: its offsets are (poses, returns), the candidates' own shift
+        for i in sorted(range(len(candidates)), key=lambda i: candidates[i][2]):
+            row, col, k = candidates[i]
+            if 2 * k != heading:
+                heading = 2 * k
+                around = shift[:, None] + offsets[(heading + dk) % count, ky % 2, kx % 2]
+            base_row, base_col = COARSE * row + COARSE // 2, COARSE * col + COARSE // 2
+            scores = flat[(base_row + margin) * width + base_col + margin
+                          + around].mean(axis=1)
+            # a pose is on a place when the square its coordinates fall in is one (on a
+            # corner of the grid, the rounding of its coordinates picks the square)
+            xs = (col + 0.5) * self.coarse.cell + steps[kx + COARSE]
+            ys = (row + 0.5) * self.coarse.cell + steps[ky + COARSE]
+            r = np.floor(ys / level.cell).astype(np.int64)
+            q = np.floor(xs / level.cell).astype(np.int64)
+            on = (r >= 0) & (r < level.shape[0]) & (q >= 0) & (q < level.shape[1])
+            on[on] = level.places[r[on], q[on]]
+            scores = np.where(on, scores, -1.0)
+            j = int(np.argmax(scores))
+            best[i] = (float(scores[j]), float(xs[j]), float(ys[j]),
+                       float(self.coarse_headings[k] + dk[j] * step))
+        return best
+
     def _coarse_candidates(self, points):
-        """``[(x, y, yaw)]`` in the grid's frame: the best place of each ``BLOCK`` square at
-        each coarse heading scoring at least ``COARSE_KEEP`` of the best, best first."""
+        """``[(row, col, k)]``: the coarse square and the coarse heading (its index in
+        ``coarse_headings``) of the best place of each ``BLOCK`` square at each coarse
+        heading scoring at least ``COARSE_KEEP`` of the best, best first."""
         from scipy import fft
         level, reach = self.coarse, self.reach
         rows, cols = self._place_cells
@@ -594,13 +630,15 @@ class PanoramaMatcher:
             c, s = math.cos(heading), math.sin(heading)
             px = c * points[:, 0] - s * points[:, 1]
             py = s * points[:, 0] + c * points[:, 1]
-            kernel = np.zeros((size, size), dtype=np.float32)
             # flipped: the correlation is a convolution with the mirrored kernel
-            np.add.at(kernel, (reach - np.round(py / level.cell).astype(int),
-                               reach - np.round(px / level.cell).astype(int)), 1.0)
-            full = fft.irfft2(self._field_fft * fft.rfft2(kernel, s=self._shape),
-                              s=self._shape)
-            scores[k] = full[rows + reach, cols + reach]
+            kernel = np.bincount((reach - np.round(py / level.cell).astype(np.int64)) * size
+                                 + reach - np.round(px / level.cell).astype(np.int64),
+                                 minlength=size * size).reshape(size, size).astype(np.float32)
+            # rfft2 of the kernel padded to the FFT's shape, its zero rows skipped
+            spectrum = fft.fft(fft.rfft(kernel, n=self._shape[1], axis=1), n=self._shape[0],
+                               axis=0)
+            full = fft.irfft2(self._field_fft * spectrum, s=self._shape)
+            scores[k] = full.ravel()[self._place_flat]
         if scores.max() <= 0.0:
             return []       # no return near any mapped obstacle from any place
         ks, js = np.nonzero(scores >= COARSE_KEEP * scores.max())
@@ -609,8 +647,7 @@ class PanoramaMatcher:
         order = np.lexsort((-values, group))
         first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
         first = first[np.argsort(-values[first], kind='stable')][:MAX_CANDIDATES]
-        return [((cols[j] + 0.5) * level.cell, (rows[j] + 0.5) * level.cell,
-                 float(self.coarse_headings[k])) for k, j in zip(ks[first], js[first])]
+        return [(int(rows[j]), int(cols[j]), int(k)) for k, j in zip(ks[first], js[first])]
 
     def _map_pose(self, gx, gy, gyaw):
         """Map-frame ``(x, y, yaw)`` of a pose in the grid's frame (m, rad)."""
