@@ -375,6 +375,38 @@ def test_without_odometry_or_with_rule_9_off_a_reading_has_no_strip_verdict(monk
     assert off.strips == [None] and off._strip is None and off._tf_buffer.asked == []
 
 
+def test_a_scan_whose_odometry_comes_late_waits_for_it(monkeypatch):
+    """tf's odom -> base for a scan's stamp may come after amcl's pose for that scan: the
+    scan waits (its reading without a verdict) and joins the strip, in order, once odometry
+    is in; one whose odometry has not come STRIP_ODOM_WAIT s later is left out, warned."""
+    from lost_and_found.nodes.lost_detector import STRIP_ODOM_WAIT
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+    latest = [0.0]
+    n = strip_node(monkeypatch, odom=lambda stamp: TRUTH if stamp <= latest[0] else None)
+    n.on_scan(scan_msg(1.0))
+    n.on_pose(pose_msg(1.0, TRUTH))
+    assert n.strips == [None] and len(n._strip._scans) == 0
+    latest[0] = 1.5                                     # odometry for both scans is in
+    n.on_scan(scan_msg(1.5))
+    n.on_pose(pose_msg(1.5, TRUTH))
+    assert n.strips == [None, False]
+    assert [t for t, _ in n._strip._scans] == [1.0, 1.5] and warnings == []
+    # odometry stops: the scans wait, then the oldest goes without
+    stamps = [1.6, 1.7, 1.65 + STRIP_ODOM_WAIT]
+    for stamp in stamps:
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, TRUTH))
+    assert n.strips[2:] == [None] * 3
+    assert len(warnings) == 1 and 'no odometry (odom -> base_footprint)' in warnings[0]
+    assert [t for t, _ in n._unplaced] == pytest.approx(stamps[1:])
+    latest[0] = 10.0
+    n.on_scan(scan_msg(2.5))
+    n.on_pose(pose_msg(2.5, TRUTH))
+    assert n.strips[-1] is False and not n._unplaced
+    assert [t for t, _ in n._strip._scans] == pytest.approx([1.0, 1.5] + stamps[1:] + [2.5])
+
+
 def test_a_map_the_strip_rule_cannot_search_leaves_it_without_verdicts(monkeypatch):
     warnings = []
     monkeypatch.setattr(rospy, 'logwarn', warnings.append)

@@ -1,4 +1,5 @@
 """The lost_detector node: the rospy adapter around lost_and_found.core.lost_detector."""
+import collections
 import math
 import threading
 import time
@@ -26,6 +27,10 @@ from lost_and_found.nodes.shutdown import quiet_at_shutdown
 WARN_PERIOD = 5.0
 #: Seconds between two info logs of the same kind of scan-check availability change.
 REASON_PERIOD = 60.0
+#: Seconds a scan's returns wait for the odometry of their stamp before the strip rule goes on
+#: without them: tf may bring odom -> base for a scan's stamp a little after amcl's pose for
+#: that scan (the two come on different connections).
+STRIP_ODOM_WAIT = 0.5
 #: With open beams on: scans with NaN readings (or finite ones below range_min) and no beam
 #: without a return after which the node warns that the laser's driver seems to report no
 #: return that way (10 s of a Kinect).
@@ -116,6 +121,7 @@ class LostDetectorNode:
         self._scan_reason = None          # the kind of reason of the last reading ('' = ok)
         self._reason_logged_at = {}       # kind of reason -> when it was last logged
         self._pending = None              # (stamp, pose, features) of a pose awaiting its scan
+        self._unplaced = collections.deque()    # (stamp, returns) of scans awaiting odometry
         # Each subscription has its own callback thread; the core is not thread-safe.
         self._lock = threading.Lock()
         self._last_stamp = None
@@ -294,32 +300,59 @@ class LostDetectorNode:
 
     def _strip_verdict(self, stamp, pose):
         """Add the scan of the reading at ``stamp`` to the strip and return the reading's
-        strip verdict (True, False), or None: rule 9 off, no scan or odometry for it, a strip
-        too short, no usable map. Call with the lock held."""
+        strip verdict (True, False), or None: rule 9 off, no scan or no odometry yet for it
+        (it waits: :meth:`_place_scans`), a strip too short, no usable map. Call with the
+        lock held."""
         if self._strip is None:
             return None
         returns = self._checker.returns_at(stamp)
         if returns is None:
             return None
+        if self._unplaced and stamp < self._unplaced[-1][0]:
+            self._unplaced.clear()      # the clock went back (the strip forgets too)
+        self._unplaced.append((stamp, returns))
         try:
-            t = self._tf_buffer.lookup_transform(self._config.odom_frame,
-                                                 self._config.base_frame,
-                                                 rospy.Time.from_sec(stamp))
-        except tf2_ros.TransformException as error:
-            self._warn('strip_odom', '%s: no odometry (%s -> %s) at a scan\'s stamp for the '
-                       'strip rule: %s' % (rospy.get_name(), self._config.odom_frame,
-                                           self._config.base_frame, error))
-            return None
-        try:
-            odom = planar_pose(t.transform)
-            self._strip.add(stamp, odom, returns)
-            if self._detector.settling:
-                return None         # rule 9 does not read it: no search for nothing
-            return self._strip.verdict(stamp, odom, pose)
+            placed = self._place_scans()
+            if placed is None or placed[0] != stamp or self._detector.settling:
+                return None         # rule 9 does not read a settling one: no search for nothing
+            return self._strip.verdict(stamp, placed[1], pose)
         except (ValueError, FloatingPointError) as error:
             self._warn('strip_error', '%s: the strip rule failed (%s): no verdict'
                        % (rospy.get_name(), error))
             return None
+
+    def _place_scans(self):
+        """Add the scans waiting for odometry to the strip, oldest first, as far as tf has
+        odometry for their stamps; ``(stamp, odom)`` of the last one added, or None.
+
+        A scan without odometry waits, and every later one with it (the strip takes them in
+        order), until the newest waiting scan is :data:`STRIP_ODOM_WAIT` s younger; then the
+        strip goes on without it, with a warning.
+
+        Raises:
+            ValueError: odometry or a stamp that is not finite (that scan is left out).
+        """
+        placed = None
+        while self._unplaced:
+            stamp, returns = self._unplaced[0]
+            try:
+                t = self._tf_buffer.lookup_transform(self._config.odom_frame,
+                                                     self._config.base_frame,
+                                                     rospy.Time.from_sec(stamp))
+            except tf2_ros.TransformException as error:
+                if self._unplaced[-1][0] - stamp < STRIP_ODOM_WAIT:
+                    break
+                self._unplaced.popleft()
+                self._warn('strip_odom', '%s: no odometry (%s -> %s) at a scan\'s stamp for '
+                           'the strip rule within %g s: %s'
+                           % (rospy.get_name(), self._config.odom_frame,
+                              self._config.base_frame, STRIP_ODOM_WAIT, error))
+                continue
+            self._unplaced.popleft()
+            odom = planar_pose(t.transform)
+            self._strip.add(stamp, odom, returns)
+            placed = (stamp, odom)
+        return placed
 
     def on_pose(self, msg):
         """Classify one amcl pose and publish the tier; skip bad input with a warning.
@@ -385,6 +418,7 @@ class LostDetectorNode:
             self._detector.reset()
             if self._strip is not None:
                 self._strip.clear()
+                self._unplaced.clear()
             self._status_pub.publish(String(data=Tier.NORMAL.status))
         rospy.loginfo('%s: reset (%s -> normal)', rospy.get_name(), before.status)
 
