@@ -361,10 +361,11 @@ def test_the_strip_of_odometry_placed_returns_judges_each_reading(monkeypatch):
 
 
 def test_without_odometry_or_with_rule_9_off_a_reading_has_no_strip_verdict(monkeypatch):
+    from lost_and_found.nodes.lost_detector import STRIP_ODOM_WAIT
     warnings = []
     monkeypatch.setattr(rospy, 'logwarn', warnings.append)
     n = strip_node(monkeypatch, odom=lambda stamp: None)
-    for stamp in (1.0, 1.5):
+    for stamp in (1.0, 1.05 + STRIP_ODOM_WAIT):     # the first waits, then goes without
         n.on_scan(scan_msg(stamp))
         n.on_pose(pose_msg(stamp, TRUTH))
     assert n.strips == [None, None]
@@ -399,12 +400,32 @@ def test_a_scan_whose_odometry_comes_late_waits_for_it(monkeypatch):
         n.on_pose(pose_msg(stamp, TRUTH))
     assert n.strips[2:] == [None] * 3
     assert len(warnings) == 1 and 'no odometry (odom -> base_footprint)' in warnings[0]
-    assert [t for t, _ in n._unplaced] == pytest.approx(stamps[1:])
+    assert [t for t, _, _ in n._unplaced] == pytest.approx(stamps[1:])
     latest[0] = 10.0
     n.on_scan(scan_msg(2.5))
     n.on_pose(pose_msg(2.5, TRUTH))
     assert n.strips[-1] is False and not n._unplaced
     assert [t for t, _ in n._strip._scans] == pytest.approx([1.0, 1.5] + stamps[1:] + [2.5])
+
+
+def test_odometry_always_a_reading_late_leaves_rule_9_a_reading_late_not_off(monkeypatch):
+    """Each reading's scan waits; the one before it is placed and judged at its own
+    estimate."""
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn', warnings.append)
+    latest = [0.0]
+    n = strip_node(monkeypatch, odom=lambda stamp: TRUTH if stamp <= latest[0] else None)
+    previous = 0.0
+    for stamp, estimate in ((1.0, TRUTH), (1.5, TRUTH), (2.0, WRONG), (2.5, TRUTH)):
+        latest[0] = previous                            # odometry up to the last reading
+        n.on_scan(scan_msg(stamp))
+        n.on_pose(pose_msg(stamp, estimate))
+        previous = stamp
+    # 2.0's wrong estimate is judged (low) at the next reading, 2.5's is still waiting
+    assert n.strips == [None, False, False, True] and warnings == []
+    assert [t for t, _, _ in n._unplaced] == pytest.approx([2.5])
+    n.on_reset(None)                                    # a reset forgets the waiting scan too
+    assert not n._unplaced
 
 
 def test_a_map_the_strip_rule_cannot_search_leaves_it_without_verdicts(monkeypatch):

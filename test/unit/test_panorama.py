@@ -82,21 +82,35 @@ def test_the_pose_is_in_the_map_frame_of_a_turned_and_shifted_map():
     assert_near(match.pose, truth)
 
 
+def open_room():
+    """A 5.1 m x 3.1 m map without walls round it (an odd number of 0.1 m squares each way,
+    places up to its edges), two boxes in it."""
+    occupied = np.zeros((62, 102), dtype=bool)
+    occupied[20:40, 30:34] = True
+    occupied[10:14, 60:90] = True
+    return occupied
+
+
 @pytest.mark.parametrize('seed', range(4))
-def test_the_search_scores_its_best_place_as_a_pose_scored_on_its_own(seed):
+@pytest.mark.parametrize('room', ['walled', 'open'])
+def test_the_search_scores_its_best_place_as_a_pose_scored_on_its_own(seed, room):
     """The search's integer arithmetic (returns off the grid in its zero margin) scores every
     pose around a candidate as :meth:`PanoramaMatcher.scores_at` scores it alone, also for
-    returns that fall off the map around many of the places it tries (returns exactly on an
-    edge of a square aside: each arithmetic rounds those its own way)."""
+    returns that fall off the map around many of the places it tries and for places at the
+    edge of a map of an odd number of squares (returns exactly on an edge of a square aside:
+    each arithmetic rounds those its own way)."""
     rng = np.random.default_rng(seed)
-    room = walls(10.0, 6.0, [(2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0)])
-    m = matcher(room, max_range=6.0)
+    if room == 'walled':
+        room, size = walls(10.0, 6.0, [(2.0, 4.0, 3.0, 5.5), (5.0, 0.5, 5.5, 3.0)]), (10.0, 6.0)
+    else:
+        room, size = open_room(), (5.1, 3.1)
+    m = matcher(room, max_range=6.0, min_points=10)     # the open room gives few returns
     if seed < 2:
-        points = turn(room, (rng.uniform(1.0, 9.0), rng.uniform(1.0, 5.0),
+        points = turn(room, (rng.uniform(1.0, size[0] - 1.0), rng.uniform(1.0, size[1] - 1.0),
                              rng.uniform(-math.pi, math.pi)), max_range=6.0)
         # off the exact edges of squares, where the two roundings may pick either square
         points += rng.normal(0.0, 1e-6, points.shape)
-    else:     # returns anywhere within max_range: most land off the 10 x 6 m grid somewhere
+    else:     # returns anywhere within max_range: most land off the grid somewhere
         radius, angle = rng.uniform(0.5, 5.9, 300), rng.uniform(-math.pi, math.pi, 300)
         points = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
     match = m.match(points)

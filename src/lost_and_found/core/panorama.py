@@ -569,52 +569,57 @@ class PanoramaMatcher:
         ``headings``): the squares of ``cell`` at offsets of half a ``cell`` up to
         ``COARSE / 2`` cells each way, at the two headings on each side. A candidate's
         centre lies on a corner of the ``cell`` grid (``COARSE`` is even), so a return at
-        ``u`` cells (along one axis, rotated to a heading) from a pose ``k`` half cells from
-        the centre falls ``k // 2 + floor(u + (k % 2) / 2)`` cells from it: each return's
+        ``u`` cells (along one axis, rotated to a heading) from a pose ``j`` half cells from
+        the centre falls ``j // 2 + floor(u + (j % 2) / 2)`` cells from it: each return's
         cell for every pose is an integer offset, taken once per heading and half-cell
-        parity, and the score of a pose the mean of the padded field at those cells.
+        parity, and the score of a pose the mean of the padded field at those cells. (A
+        return exactly on an edge of a square may fall in the other square than
+        :meth:`scores_at`'s floating point puts it in.)
         """
         level, config = self.fine, self.config
         margin, width = level.margin, level.padded.shape[1]
         flat = level.padded.ravel()
         count = len(self.headings)
-        c, s = np.cos(self.headings)[:, None], np.sin(self.headings)[:, None]
-        u = (c * points[:, 0] - s * points[:, 1]) / level.cell      # (headings, n)
-        v = (s * points[:, 0] + c * points[:, 1]) / level.cell
-        half = np.array([0.0, 0.5])
-        # cell offset of each return: [heading, row parity, column parity, return]
-        offsets = (np.floor(v[:, None, None, :] + half[None, :, None, None]).astype(np.int64)
-                   * width + np.floor(u[:, None, None, :] + half[None, None, :, None])
-                   .astype(np.int64))
         # the poses around a candidate: x offset, then y, then heading (as np.meshgrid 'ij')
-        ks = np.arange(-COARSE, COARSE + 1)
-        kx, ky, dk = (a.ravel() for a in np.meshgrid(ks, ks, np.arange(-2, 3), indexing='ij'))
-        shift = (ky // 2) * width + kx // 2
-        steps = ks * self.cell / 2.0
+        js = np.arange(-COARSE, COARSE + 1)
+        turns = np.arange(-2, 3)
+        jx, jy, dk = (a.ravel() for a in np.meshgrid(js, js, turns, indexing='ij'))
+        shift = (jy // 2) * width + jx // 2
+        steps = js * self.cell / 2.0
         step = 2.0 * math.pi / config.headings
+        half = np.array([0.0, 0.5])
         best = [None] * len(candidates)
-        heading, around = None, None
-        # one heading at a time: its offsets are (poses, returns), the candidates' own shift
+        k_now, around = None, None
+        # one coarse heading at a time (its five headings' offsets, then its candidates)
         for i in sorted(range(len(candidates)), key=lambda i: candidates[i][2]):
             row, col, k = candidates[i]
-            if 2 * k != heading:
-                heading = 2 * k
-                around = shift[:, None] + offsets[(heading + dk) % count, ky % 2, kx % 2]
+            if k != k_now:
+                k_now = k
+                angles = self.headings[(2 * k + turns) % count]
+                c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
+                u = (c * points[:, 0] - s * points[:, 1]) / level.cell      # (5, returns)
+                v = (s * points[:, 0] + c * points[:, 1]) / level.cell
+                # cell offset of each return: [heading, row parity, column parity, return]
+                offsets = (np.floor(v[:, None, None, :] + half[None, :, None, None])
+                           .astype(np.int64) * width
+                           + np.floor(u[:, None, None, :] + half[None, None, :, None])
+                           .astype(np.int64))
+                around = shift[:, None] + offsets[dk + 2, jy % 2, jx % 2]
             base_row, base_col = COARSE * row + COARSE // 2, COARSE * col + COARSE // 2
             scores = flat[(base_row + margin) * width + base_col + margin
                           + around].mean(axis=1)
             # a pose is on a place when the square its coordinates fall in is one (on a
             # corner of the grid, the rounding of its coordinates picks the square)
-            xs = (col + 0.5) * self.coarse.cell + steps[kx + COARSE]
-            ys = (row + 0.5) * self.coarse.cell + steps[ky + COARSE]
+            xs = (col + 0.5) * self.coarse.cell + steps[jx + COARSE]
+            ys = (row + 0.5) * self.coarse.cell + steps[jy + COARSE]
             r = np.floor(ys / level.cell).astype(np.int64)
             q = np.floor(xs / level.cell).astype(np.int64)
             on = (r >= 0) & (r < level.shape[0]) & (q >= 0) & (q < level.shape[1])
             on[on] = level.places[r[on], q[on]]
             scores = np.where(on, scores, -1.0)
-            j = int(np.argmax(scores))
-            best[i] = (float(scores[j]), float(xs[j]), float(ys[j]),
-                       float(self.coarse_headings[k] + dk[j] * step))
+            m = int(np.argmax(scores))
+            best[i] = (float(scores[m]), float(xs[m]), float(ys[m]),
+                       float(self.coarse_headings[k] + dk[m] * step))
         return best
 
     def _coarse_candidates(self, points):

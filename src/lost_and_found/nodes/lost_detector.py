@@ -121,7 +121,7 @@ class LostDetectorNode:
         self._scan_reason = None          # the kind of reason of the last reading ('' = ok)
         self._reason_logged_at = {}       # kind of reason -> when it was last logged
         self._pending = None              # (stamp, pose, features) of a pose awaiting its scan
-        self._unplaced = collections.deque()    # (stamp, returns) of scans awaiting odometry
+        self._unplaced = collections.deque()    # (stamp, returns, estimate) awaiting odometry
         # Each subscription has its own callback thread; the core is not thread-safe.
         self._lock = threading.Lock()
         self._last_stamp = None
@@ -299,10 +299,13 @@ class LostDetectorNode:
         self._classify(features, fractions, span, self._strip_verdict(stamp, pose))
 
     def _strip_verdict(self, stamp, pose):
-        """Add the scan of the reading at ``stamp`` to the strip and return the reading's
-        strip verdict (True, False), or None: rule 9 off, no scan or no odometry yet for it
-        (it waits: :meth:`_place_scans`), a strip too short, no usable map. Call with the
-        lock held."""
+        """Add the scan of the reading at ``stamp`` (amcl's estimate ``pose``) to the strip
+        and return a strip verdict (True, False) for this reading, or None: rule 9 off, no
+        scan for it, no odometry for any waiting scan yet (:meth:`_place_scans`), a strip too
+        short, no usable map. When this scan still waits for odometry but an earlier one came
+        in, the verdict is the newest placed reading's, at its own estimate: odometry that
+        always comes a little after amcl's pose leaves rule 9 one reading late, not off.
+        Call with the lock held."""
         if self._strip is None:
             return None
         returns = self._checker.returns_at(stamp)
@@ -310,12 +313,12 @@ class LostDetectorNode:
             return None
         if self._unplaced and stamp < self._unplaced[-1][0]:
             self._unplaced.clear()      # the clock went back (the strip forgets too)
-        self._unplaced.append((stamp, returns))
+        self._unplaced.append((stamp, returns, pose))
         try:
             placed = self._place_scans()
-            if placed is None or placed[0] != stamp or self._detector.settling:
+            if placed is None or self._detector.settling:
                 return None         # rule 9 does not read a settling one: no search for nothing
-            return self._strip.verdict(stamp, placed[1], pose)
+            return self._strip.verdict(*placed)
         except (ValueError, FloatingPointError) as error:
             self._warn('strip_error', '%s: the strip rule failed (%s): no verdict'
                        % (rospy.get_name(), error))
@@ -323,18 +326,18 @@ class LostDetectorNode:
 
     def _place_scans(self):
         """Add the scans waiting for odometry to the strip, oldest first, as far as tf has
-        odometry for their stamps; ``(stamp, odom)`` of the last one added, or None.
+        odometry for their stamps; ``(stamp, odom, estimate)`` of the last one added, or None.
 
         A scan without odometry waits, and every later one with it (the strip takes them in
-        order), until the newest waiting scan is :data:`STRIP_ODOM_WAIT` s younger; then the
-        strip goes on without it, with a warning.
+        order), until a scan :data:`STRIP_ODOM_WAIT` s newer has come; then the strip goes on
+        without it, with a warning.
 
         Raises:
             ValueError: odometry or a stamp that is not finite (that scan is left out).
         """
         placed = None
         while self._unplaced:
-            stamp, returns = self._unplaced[0]
+            stamp, returns, estimate = self._unplaced[0]
             try:
                 t = self._tf_buffer.lookup_transform(self._config.odom_frame,
                                                      self._config.base_frame,
@@ -351,7 +354,7 @@ class LostDetectorNode:
             self._unplaced.popleft()
             odom = planar_pose(t.transform)
             self._strip.add(stamp, odom, returns)
-            placed = (stamp, odom)
+            placed = (stamp, odom, estimate)
         return placed
 
     def on_pose(self, msg):
