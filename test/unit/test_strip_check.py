@@ -144,3 +144,35 @@ def test_slack_scores_the_best_pose_near_an_estimate_a_little_off():
     assert tight < loose and loose == pytest.approx(right, abs=0.05)
     # A wrong place 2.8 m off stays low with the slack.
     assert slack.verdict(stamp, odom, (2.0, 2.0, 2.0)) is True
+
+
+def test_the_estimate_and_the_best_place_are_scored_over_the_same_returns():
+    # Scans seeing up to 12 m (the search keeps returns within its max_range, 6 m): at the
+    # best place the search found, the estimate's score is the best score, to the last bit.
+    strip = check()
+    turn = [(1.2, 3.0, 0.5 * k) for k in range(13)]       # near a short wall: far returns
+    for k, truth in enumerate(turn):
+        strip.add(0.5 * k, truth, scan(truth, max_range=12.0))
+    stamp, odom = 0.5 * (len(turn) - 1), turn[-1]
+    points = strip.strip(stamp, odom)
+    far = np.hypot(points[:, 0], points[:, 1]) > strip.matcher.config.max_range
+    assert far.sum() > 20
+    score, best, place = strip.measure(stamp, odom, (2.0, 2.0, 2.0), 1.0)
+    assert best is not None and score < best
+    assert strip.measure(stamp, odom, place, 2.0)[0] == best
+    assert best == strip.matcher.score(place, points[~far])
+
+
+@pytest.mark.parametrize('x, y', [(1.25, 3.05), (3.55, 2.05), (7.05, 1.55), (6.45, 3.35),
+                                  (4.05, 1.05)])
+def test_the_best_place_scores_alike_with_returns_on_the_edges_of_squares(x, y):
+    # Turns at a multiple of 90 deg, on the grid of half squares: the strip's returns (the
+    # centres of squares) lie on the edges of the map's squares at the best place.
+    strip = check()
+    turn = [(x, y, k * math.pi / 2.0) for k in range(4)] + [(x, y, 0.0)]
+    for k, truth in enumerate(turn):
+        strip.add(0.5 * k, truth, scan(truth))
+    stamp, odom = 0.5 * (len(turn) - 1), turn[-1]
+    _, best, place = strip.measure(stamp, odom, (2.0, 2.0, 2.0), 1.0)
+    assert best is not None
+    assert strip.measure(stamp, odom, place, 2.0)[0] == best

@@ -53,7 +53,8 @@ class StripCheck:
 
     Args:
         window: seconds of scans in a strip (> 0).
-        min_points: a strip of fewer returns (one per ``cell`` square) gives no verdict.
+        min_points: a strip of fewer returns (one per ``cell`` square, within the search's
+            ``max_range`` of the robot) gives no verdict.
         ratio: a reading is low when the estimate scores below this share of the best place,
             in (0, 1].
         min_distance: ... and that place lies farther than this (m) from the estimate.
@@ -157,12 +158,15 @@ class StripCheck:
 
     def measure(self, stamp, odom, estimate, search_below):
         """``(score at the estimate, best score, best pose)`` of the strip at ``stamp`` (see
-        :meth:`verdict`); the map is searched only when the estimate scores below
-        ``search_below`` (best score and pose None otherwise). None as :meth:`verdict` says,
-        or when the search finds no place."""
+        :meth:`verdict`), both scores by :meth:`PanoramaMatcher.score` over the strip's
+        returns within ``max_range`` (the ones the search uses); the map is searched only
+        when the estimate scores below ``search_below`` (best score and pose None otherwise).
+        None as :meth:`verdict` says, or when the search finds no place."""
         if self.matcher is None:
             return None
-        points = self.strip(stamp, odom)
+        # the returns the search uses (within its max_range), so that the estimate and the
+        # best place are scored over the same ones
+        points = self.matcher.usable(self.strip(stamp, odom))
         if len(points) < self.min_points:
             return None
         score = self.matcher.score(estimate, points)
@@ -174,7 +178,10 @@ class StripCheck:
         match = self.matcher.match(points)
         if match is None:
             return None
-        return score, match.score, match.pose
+        # The best place scored as the estimate is: the search's refinement may round a
+        # return lying on an edge of the map's squares (the strip's returns are squares'
+        # centres, and the place is on the grid) into the other square.
+        return score, self.matcher.score(match.pose, points), match.pose
 
     def _around(self, estimate):
         """Poses within ``slack_xy`` (on the ``cell`` grid) and ``slack_yaw`` (in steps of
