@@ -222,7 +222,8 @@ class LostDetectorConfig:
             last ``strip_readings`` settled readings with a strip verdict were low; 0: off.
         strip_readings: how many settled readings with a strip verdict rule 9 looks at.
         strip_window: seconds of scans in a strip (core/strip_check.py), > 0.
-        strip_min_points: a strip of fewer returns (one per 0.1 m square) gives no verdict.
+        strip_min_points: a strip of fewer returns (one per 0.1 m square, within 6 m of the
+            robot) gives no verdict.
         strip_ratio: a reading is low when the strip scores at amcl's estimate below this
             share of the best place of the map, in (0, 1],
         strip_min_distance: and that place lies more than this (m) from the estimate (>= 0).
