@@ -161,18 +161,40 @@ def test_the_estimate_and_the_best_place_are_scored_over_the_same_returns():
     assert best is not None and score < best
     assert strip.measure(stamp, odom, place, 2.0)[0] == best
     assert best == strip.matcher.score(place, points[~far])
-
-
-@pytest.mark.parametrize('x, y', [(1.25, 3.05), (3.55, 2.05), (7.05, 1.55), (6.45, 3.35),
-                                  (4.05, 1.05)])
-def test_the_best_place_scores_alike_with_returns_on_the_edges_of_squares(x, y):
-    # Turns at a multiple of 90 deg, on the grid of half squares: the strip's returns (the
-    # centres of squares) lie on the edges of the map's squares at the best place.
-    strip = check()
-    turn = [(x, y, k * math.pi / 2.0) for k in range(4)] + [(x, y, 0.0)]
+    # An estimate at the best place is never low, even against a ratio of 1.
+    strict = check(ratio=1.0, min_distance=0.0)
     for k, truth in enumerate(turn):
-        strip.add(0.5 * k, truth, scan(truth))
+        strict.add(0.5 * k, truth, scan(truth, max_range=12.0))
+    assert strict.verdict(stamp, odom, place) is False
+
+
+def test_a_strip_with_too_few_returns_within_max_range_gives_no_verdict():
+    # Facing the west wall 1 m away: 20 returns on it, and 40 on the east wall 9 m behind
+    # (beyond the search's 6 m), one per square; all fit the map at the right estimate.
+    pose = (1.0, 3.0, math.pi)
+    near = np.column_stack([np.full(20, 0.97), -0.95 + 0.1 * np.arange(20)])
+    far = np.column_stack([np.full(40, -8.97), 1.97 - 0.1 * np.arange(40)])
+    strip = check(min_points=30)
+    strip.add(0.0, pose, np.vstack([near, far]))
+    assert len(strip.strip(0.0, pose)) == 60
+    assert strip.matcher.score(pose, strip.strip(0.0, pose)) > 0.9
+    # Fewer than min_points (30) within reach: no verdict, not a verdict of all 60.
+    assert strip.verdict(0.0, pose, pose) is None
+    assert strip.measure(0.0, pose, pose, 2.0) is None
+
+
+def test_the_best_place_scores_alike_with_returns_on_the_edges_of_squares():
+    # Scans at multiples of 90 deg from a place on the grid of half squares: there the
+    # strip's returns (the centres of squares) lie on the edges of the map's squares, which
+    # the search's refinement and scores_at round each their own way.
+    truth = (1.25, 3.05)
+    strip = check()
+    turn = [(truth[0], truth[1], k * math.pi / 2.0) for k in range(4)] + [truth + (0.0,)]
+    for k, pose in enumerate(turn):
+        strip.add(0.5 * k, pose, scan(pose))
     stamp, odom = 0.5 * (len(turn) - 1), turn[-1]
     _, best, place = strip.measure(stamp, odom, (2.0, 2.0, 2.0), 1.0)
     assert best is not None
+    assert math.hypot(place[0] - truth[0], place[1] - truth[1]) <= 0.1
+    assert abs(math.remainder(place[2], math.pi / 2.0)) < 1e-9
     assert strip.measure(stamp, odom, place, 2.0)[0] == best

@@ -149,7 +149,7 @@ class StripCheck:
     def verdict(self, stamp, odom, estimate):
         """Whether the reading at ``stamp`` (odometry ``odom``, amcl's ``estimate`` ``(x, y,
         yaw)`` in the map frame) is low: True, False, or None without a map or with a strip
-        of fewer than ``min_points`` returns."""
+        of fewer than ``min_points`` returns within the search's ``max_range``."""
         measured = self.measure(stamp, odom, estimate, self.ratio)
         if measured is None:
             return None
