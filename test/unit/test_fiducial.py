@@ -440,6 +440,8 @@ def test_config_defaults_need_a_map_path():
     ({'max_distance': 0.0}, 'max_distance=0.0'),
     ({'sigma_xy': -0.1}, 'sigma_xy=-0.1'),
     ({'sigma_yaw': float('nan')}, 'sigma_yaw=nan'),
+    ({'sigma_xy': 11.0}, 'sigma_xy=11.0'),
+    ({'coarse_sigma_yaw': 3.5}, 'coarse_sigma_yaw=3.5'),
     ({'min_interval': -1.0}, 'min_interval=-1.0'),
     ({'base_frame': ''}, "base_frame=''"),
     ({'tf_timeout': 0}, 'tf_timeout=0.0'),

@@ -46,6 +46,29 @@ def test_the_frame_args_reach_every_node_that_reads_those_frames(launch):
     assert params('panorama_localizer')['odom_frame'] == '$(arg odom_frame)'
 
 
+def test_lost_service_reaches_both_amcl_services_through_args(launch):
+    node = next(n for n in launch.iter('node') if n.get('type') == 'lost_service')
+    remaps = {r.get('from'): r.get('to') for r in node.iter('remap')}
+    assert remaps['global_localization'] == '$(arg global_localization_service)'
+    assert remaps['request_nomotion_update'] == '$(arg nomotion_update_service)'
+
+
+def readme_launch_table():
+    """{arg: default} of the README's table of lost_and_found.launch's args."""
+    with open(os.path.join(ROOT, 'README.md')) as stream:
+        text = stream.read()
+    section = text.split('\n## Launch\n', 1)[1].split('\n## ', 1)[0]
+    rows = re.findall(r'^\| `(\w+)` \| `([^`]*)` \|', section, re.MULTILINE)
+    return dict(rows)
+
+
+def test_the_readme_lists_every_arg_with_its_default(launch):
+    table = readme_launch_table()
+    defaults = {a.get('name'): a.get('default', '').replace('$(find lost_and_found)/', '')
+                for a in launch.iter('arg')}
+    assert table == defaults
+
+
 def test_default_config_files_exist(launch):
     for arg in launch.iter('arg'):
         default = arg.get('default', '')

@@ -791,6 +791,7 @@ def test_unknown_key_is_warned():
     ({'strip_readings': 0}, 'strip_check/readings=0'),
     ({'strip_window': 0.0}, 'strip_check/window=0.0'),
     ({'strip_window': float('inf')}, 'strip_check/window=inf'),
+    ({'strip_window': 1e9}, 'strip_check/window=1000000000.0'),    # the strip never ends
     ({'strip_min_points': 0}, 'strip_check/min_points=0'),
     ({'strip_ratio': 0.0}, 'strip_check/ratio=0.0'),
     ({'strip_ratio': 1.5}, 'strip_check/ratio=1.5'),

@@ -436,6 +436,8 @@ def test_unknown_detector_status_is_an_error():
 @pytest.mark.parametrize('params,fragment', [
     ({'reseed_sigma_xy': 0.0}, 'reseed_sigma_xy=0.0'),
     ({'reseed_sigma_yaw': -1.0}, 'reseed_sigma_yaw=-1.0'),
+    ({'reseed_sigma_xy': 1e200}, 'reseed_sigma_xy=1e+200'),   # squared: no number
+    ({'reseed_sigma_yaw': 4.0}, 'reseed_sigma_yaw=4.0'),
     ({'localized_after': 0}, 'localized_after=0'),
     ({'localized_sigma_xy': 0}, 'localized_sigma_xy=0.0'),
     ({'dock_pose': [1.0, 2.0]}, 'dock_pose=(1.0, 2.0)'),

@@ -170,6 +170,15 @@ def test_maps_it_cannot_match_on_are_refused():
         matcher(walls(0.3, 0.3))                # no place the robot fits in
 
 
+def test_more_scores_than_the_budget_holds_is_refused_naming_the_headings(monkeypatch):
+    from lost_and_found.core import panorama
+    places = len(np.nonzero(matcher(ODD_ROOM).coarse.places)[0])
+    monkeypatch.setattr(panorama, 'MAX_SCORE_BYTES', 4 * places * 36)
+    assert matcher(ODD_ROOM, headings=72) is not None           # just fits
+    with pytest.raises(ValueError, match='74 headings'):
+        matcher(ODD_ROOM, headings=74)
+
+
 def test_the_panorama_keeps_one_return_per_cell_and_gives_them_in_the_robot_frame():
     panorama = Panorama(0.1)
     panorama.add([1.01, 1.04, 2.0, 9.0, math.nan], [0.0, 0.02, 0.0, 0.0, 1.0])
@@ -214,7 +223,7 @@ def test_a_scan_looking_back_and_forth_marks_only_what_it_saw():
     ('sigma_yaw', math.inf), ('beam_step', 0), ('odom_frame', '/odom'), ('map_frame', ''),
     ('base_frame', 'base footprint'), ('tf_timeout', -1.0), ('state_namespace', ''),
     ('partial_share', 1.0), ('partial_share', -0.1), ('partial_step', 0.0),
-    ('partial_step', 1.5),
+    ('partial_step', 1.5), ('sigma_xy', 1e200), ('sigma_yaw', 4.0),
 ])
 def test_bad_values_are_named(field, value):
     with pytest.raises(ConfigError, match=field):
@@ -296,6 +305,15 @@ def test_returns_at_range_max_or_not_finite_are_no_returns():
     assert len(episodes.panorama) == 50
 
 
+def test_a_negative_range_min_lets_no_negative_range_through():
+    episodes = lost(cell=0.01)
+    ranges = RANGES.copy()
+    ranges[:30], ranges[30:40] = -2.0, 0.0
+    episodes.add_scan(episodes.episode, (0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), ANGLES,
+                      ranges, -5.0, 5.0)
+    assert len(episodes.panorama) == 40
+
+
 def test_an_upside_down_laser_turns_the_other_way():
     episodes = lost()
     episodes.add_scan(episodes.episode, (0.0, 0.0, 0.0, -1.0), (0.0, 0.0, 0.0),
@@ -347,6 +365,22 @@ def test_a_clock_that_jumps_back_forgets_and_drops_the_running_match():
     assert episodes.on_stamp(10.0) == pytest.approx(90.2)
     assert episodes.finished(job[0], a_match()) == (False, NO_FIX_OVER)
     assert episodes.gathering()                 # still LOST: a new episode goes on
+
+
+def test_one_stray_stamp_from_the_future_ends_nothing():
+    episodes = lost()
+    assert episodes.on_stamp(100.0) is None
+    assert episodes.on_stamp(100.1) is None
+    turn_until_a_job(episodes, steps=5)
+    kept, episode = len(episodes.panorama), episodes.episode
+    assert kept > 0
+    assert episodes.on_stamp(1100.0) is None    # a driver's stray stamp
+    assert episodes.on_stamp(100.2) is None     # behind it, not behind the one before
+    assert episodes.strays == 1 and episodes.stray_ahead == pytest.approx(999.8)
+    assert episodes.episode == episode and len(episodes.panorama) == kept
+    assert episodes.on_stamp(100.3) is None     # the clock goes on from the right stamps
+    assert episodes.on_stamp(50.0) == pytest.approx(50.3)   # a real jump back still counts
+    assert episodes.episode == episode + 1 and len(episodes.panorama) == 0
 
 
 def turn_matching(episodes, fix=False, steps=40):

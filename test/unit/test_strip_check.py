@@ -117,6 +117,22 @@ def test_no_map_no_verdict_and_clear_and_a_clock_jump_forget_the_returns():
         scan(PATH[-1]) / strip.cell).astype(int), axis=0))
 
 
+def test_scans_without_returns_give_an_empty_strip_and_no_verdict(monkeypatch):
+    unique = np.unique
+
+    def old_unique(values, *args, **kwargs):    # numpy before 1.19 (Noetic's 1.17)
+        if np.asarray(values).size == 0:
+            raise ValueError('cannot reshape array of size 0 into shape (0,newaxis)')
+        return unique(values, *args, **kwargs)
+    monkeypatch.setattr(np, 'unique', old_unique)
+    strip = check()
+    for k in range(5):
+        strip.add(0.5 * k, PATH[0], np.empty((0, 2)))
+        strip.add(0.5 * k + 0.1, PATH[0], [(math.nan, 1.0)])
+    assert strip.strip(2.1, PATH[0]).shape == (0, 2)
+    assert strip.verdict(2.1, PATH[0], PATH[0]) is None
+
+
 @pytest.mark.parametrize('stamp, odom', [(float('nan'), (0, 0, 0)), (1.0, (0, math.inf, 0))])
 def test_a_stamp_or_odometry_that_is_not_finite_is_refused(stamp, odom):
     strip = check()

@@ -13,6 +13,10 @@ import math
 
 _log = logging.getLogger('rosout')
 
+#: Largest standard deviation (m) of x and y of a pose any node sends to amcl: a wider one
+#: says nothing a global localization would not (and squared it must stay a number).
+MAX_SIGMA_XY = 10.0
+
 
 class ConfigError(ValueError):
     """Every problem found in one config, each naming the key and the bad value."""
@@ -81,6 +85,16 @@ class Checker:
             (value < high if high_open else value <= high)
         self.require(ok, name, 'lie in %s%g, %g%s' % (
             '(' if low_open else '[', low, high, ')' if high_open else ']'))
+
+    def sigma_xy(self, name):
+        """The field is the standard deviation (m) of x and y of a pose sent to amcl: in
+        (0, :data:`MAX_SIGMA_XY`]."""
+        self.in_range(name, 0.0, MAX_SIGMA_XY, low_open=True)
+
+    def sigma_yaw(self, name):
+        """The field is the standard deviation (rad) of the yaw of a pose sent to amcl: in
+        (0, pi]."""
+        self.in_range(name, 0.0, math.pi, low_open=True)
 
     def positive_int(self, name):
         """The field must be an integer >= 1."""

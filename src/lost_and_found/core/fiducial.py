@@ -162,8 +162,8 @@ class FiducialLocalizerConfig:
         check.positive('max_object_error')
         check.positive('max_distance')
         check.in_range('max_view_angle', 0.0, math.pi / 2, low_open=True)
-        check.positive('sigma_xy')
-        check.positive('sigma_yaw')
+        check.sigma_xy('sigma_xy')
+        check.sigma_yaw('sigma_yaw')
         check.non_negative('min_interval')
         states = self.publish_in_states
         check.require(isinstance(states, tuple) and len(states) > 0
@@ -208,8 +208,8 @@ class FiducialLocalizerConfig:
         check.positive('coarse_max_distance')
         check.in_range('coarse_max_view_angle', 0.0, math.pi / 2, low_open=True)
         check.positive('coarse_max_object_error')
-        check.positive('coarse_sigma_xy')
-        check.positive('coarse_sigma_yaw')
+        check.sigma_xy('coarse_sigma_xy')
+        check.sigma_yaw('coarse_sigma_yaw')
         check.positive_int('coarse_tries')
         check.non_negative('search_hint_interval')
         check.in_range('search_hint_min_share', 0.0, 1.0, low_open=True)

@@ -221,7 +221,7 @@ class LostDetectorConfig:
         strip_count: rule 9 (module docstring) raises tier 2 when at least this many of the
             last ``strip_readings`` settled readings with a strip verdict were low; 0: off.
         strip_readings: how many settled readings with a strip verdict rule 9 looks at.
-        strip_window: seconds of scans in a strip (core/strip_check.py), > 0.
+        strip_window: seconds of scans in a strip (core/strip_check.py), in (0, 60].
         strip_min_points: a strip of fewer returns (one per 0.1 m square, within 6 m of the
             robot) gives no verdict.
         strip_ratio: a reading is low when the strip scores at amcl's estimate below this
@@ -321,7 +321,7 @@ class LostDetectorConfig:
         check.non_negative_int('strip_count')
         check.positive_int('strip_readings')
         self._check_count('strip_count', 'strip_readings', 9, check)
-        check.positive('strip_window')
+        check.in_range('strip_window', 0.0, 60.0, low_open=True)
         check.positive_int('strip_min_points')
         check.in_range('strip_ratio', 0.0, 1.0, low_open=True)
         check.non_negative('strip_min_distance')

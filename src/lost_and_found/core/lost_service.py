@@ -200,8 +200,8 @@ class LostServiceConfig:
     def validate(self):
         """Raise ConfigError naming every bad value."""
         check = Checker(self)
-        check.positive('reseed_sigma_xy')
-        check.positive('reseed_sigma_yaw')
+        check.sigma_xy('reseed_sigma_xy')
+        check.sigma_yaw('reseed_sigma_yaw')
         check.non_negative('global_localization_holdoff')
         check.positive_int('localized_after')
         check.positive('localized_sigma_xy')

@@ -57,6 +57,9 @@ MAX_CANDIDATES = 100
 #: times fewer cells), and during a match a float32 score per coarse place and coarse
 #: heading: at most 36 x 2 million x 4 bytes (288 MB) with the default 72 headings.
 MAX_CELLS = 8000000
+#: Most bytes of those scores (one float32 per coarse place and coarse heading): 288 MB, what
+#: a map of MAX_CELLS free cells needs with the default 72 headings.
+MAX_SCORE_BYTES = 4 * (MAX_CELLS // COARSE ** 2) * 36
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,8 +139,8 @@ class PanoramaConfig:
         check.positive_int('fixes')
         check.in_range('partial_share', 0.0, 1.0, high_open=True)
         check.in_range('partial_step', 0.0, 1.0, low_open=True)
-        check.positive('sigma_xy')
-        check.positive('sigma_yaw')
+        check.sigma_xy('sigma_xy')
+        check.sigma_yaw('sigma_yaw')
         check.positive_int('beam_step')
         for name in ('map_frame', 'odom_frame', 'base_frame'):
             check.frame(name)
@@ -286,7 +289,8 @@ class PanoramaEpisodes:
     kept for the next match unless it gave a fix, which forgets them (those gathered while
     its match ran are kept). A clock that jumps back by more than
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
-    dropped).
+    dropped); one stamp far ahead of the others (a driver's stray stamp) is counted in
+    :attr:`strays` and ends nothing: a jump back must leave the stamp before it behind too.
 
     Args:
         config: a validated :class:`PanoramaConfig`.
@@ -302,7 +306,10 @@ class PanoramaEpisodes:
         self.episode = 0
         self.fixes = 0
         self.busy = False
+        self.strays = 0
+        self.stray_ahead = None
         self._last_stamp = None
+        self._before_stamp = None
 
     def _new_episode(self):
         self.panorama.clear()
@@ -325,13 +332,24 @@ class PanoramaEpisodes:
         return self.state == State.LOST and self.fixes < self.config.fixes
 
     def on_stamp(self, stamp):
-        """A scan's stamp (s); how far (s) the clock jumped back, or None."""
-        jumped = None
-        if self._last_stamp is not None and stamp < self._last_stamp - self.clock_jump:
-            jumped = self._last_stamp - stamp
+        """A scan's stamp (s); how far (s) the clock jumped back, or None.
+
+        A stamp more than ``clock_jump`` s behind the newest is a jump back only when it is
+        also behind the stamp before the newest (or there is none): otherwise the newest was
+        a stray from the future, which is forgotten (:attr:`strays` counts them,
+        :attr:`stray_ahead` says by how much (s) the last one was ahead)."""
+        last, before = self._last_stamp, self._before_stamp
+        if last is not None and stamp < last - self.clock_jump:
+            if before is not None and stamp >= before - self.clock_jump:
+                self.strays += 1
+                self.stray_ahead = last - stamp
+                self._last_stamp = stamp
+                return None
             self._new_episode()
-        self._last_stamp = stamp
-        return jumped
+            self._before_stamp, self._last_stamp = None, stamp
+            return last - stamp
+        self._before_stamp, self._last_stamp = last, stamp
+        return None
 
     def add_scan(self, episode, laser, base, angles, ranges, range_min, range_max):
         """One scan's returns; the match to start now, or None.
@@ -344,8 +362,8 @@ class PanoramaEpisodes:
                 other way).
             base: ``(x, y, yaw)`` of the robot in the odometry frame at the same stamp.
             angles, ranges: the beams used (rad in the laser's frame, m); a return is a
-                finite range in ``[range_min, range_max)`` (a driver may report no return
-                as ``range_max``).
+                finite range above 0 in ``[range_min, range_max)`` (a driver may report no
+                return as ``range_max``).
 
         Returns:
             ``(episode, points, base, share)``: the returns within ``max_range`` of ``base``
@@ -357,7 +375,9 @@ class PanoramaEpisodes:
             return None
         angles = np.asarray(angles, dtype=float)
         ranges = np.asarray(ranges, dtype=float)
-        ok = np.isfinite(ranges) & (ranges >= range_min) & (ranges < range_max)
+        # (a negative range_min must not let negative ranges through as mirrored points)
+        ok = np.isfinite(ranges) & (ranges > 0.0) & (ranges >= range_min) & \
+            (ranges < range_max)
         x, y, yaw, sense = laser
         beams = yaw + sense * angles
         self.panorama.add(x + ranges[ok] * np.cos(beams[ok]),
@@ -455,8 +475,9 @@ class PanoramaMatcher:
         config: a validated :class:`PanoramaConfig`.
 
     Raises:
-        ValueError: a map with no occupied cell, none the robot fits in, or more than
-            :data:`MAX_CELLS` cells of ``cell``.
+        ValueError: a map with no occupied cell, none the robot fits in, more than
+            :data:`MAX_CELLS` cells of ``cell``, or more places and headings than
+            :data:`MAX_SCORE_BYTES` of scores hold.
     """
 
     def __init__(self, distance_map, config):
@@ -494,6 +515,12 @@ class PanoramaMatcher:
         self._field_fft = fft.rfft2(self.coarse.field.astype(np.float32), s=self._shape)
         # the coarse places, and the BLOCK square each lies in
         self._place_cells = np.nonzero(self.coarse.places)
+        score_bytes = 4 * len(self._place_cells[0]) * len(self.coarse_headings)
+        if score_bytes > MAX_SCORE_BYTES:
+            raise ValueError('%d headings at the %d places of this map need %.0f MB of scores '
+                             'a match, more than the %.0f MB the panorama fix is made for: '
+                             'fewer headings' % (config.headings, len(self._place_cells[0]),
+                                                 score_bytes / 1e6, MAX_SCORE_BYTES / 1e6))
         block = max(1, int(round(BLOCK / self.coarse.cell)))
         self._place_blocks = (self._place_cells[0] // block) * (
             -(-self.coarse.shape[1] // block)) + self._place_cells[1] // block

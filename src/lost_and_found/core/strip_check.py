@@ -139,8 +139,8 @@ class StripCheck:
     def strip(self, stamp, odom):
         """The returns of the scans within ``window`` s up to ``stamp``, in the base frame at
         ``odom``, one per ``cell`` square (its centre): an ``(n, 2)`` array."""
-        parts = [p for t, p in self._scans if stamp - self.window <= t <= stamp]
-        if not parts:
+        parts = [p for t, p in self._scans if stamp - self.window <= t <= stamp and len(p)]
+        if not parts:       # (numpy before 1.19 cannot take unique rows of nothing)
             return np.empty((0, 2))
         points = _compose(_inverse(odom), np.vstack(parts))
         cells = np.unique(np.floor(points / self.cell).astype(np.int64), axis=0)

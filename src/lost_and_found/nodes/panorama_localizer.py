@@ -141,11 +141,17 @@ class PanoramaLocalizerNode:
         with ``~partial_share``)."""
         config = self._config
         with self._lock:
+            strays = self._episodes.strays
             jumped = self._episodes.on_stamp(msg.header.stamp.to_sec())
+            stray = self._episodes.stray_ahead if self._episodes.strays > strays else None
             episode, wanted = self._episodes.episode, self._episodes.gathering()
         if jumped is not None:
             rospy.logwarn('%s: the clock jumped back %.1f s: forgetting the returns',
                           rospy.get_name(), jumped)
+        if stray is not None:
+            rospy.logwarn_throttle(_THROTTLE, '%s: a scan was stamped %.1f s ahead of the '
+                                   'next one: taken for a stray stamp, the turn goes on'
+                                   % (rospy.get_name(), stray))
         if not wanted:
             return
         laser = self._lookup(config.odom_frame, msg.header.frame_id, msg.header.stamp)
