@@ -396,6 +396,20 @@ def test_missing_and_unparsable_files_name_the_path(tmp_path):
         load_fiducial_map(str(bad))
 
 
+@pytest.mark.parametrize('text, key', [
+    ('fiducials:\n  - {id: 7, position: [1, 0, 0.3], facing_yaw: 0}\n'
+     'fiducials:\n  - {id: 9, position: [2, 0, 0.3], facing_yaw: 0}\n', 'fiducials'),
+    ('fiducials:\n  - {id: 7, position: [1, 0, 0.3], facing_yaw: 0, facing_yaw: 1.5}\n',
+     'facing_yaw'),
+])
+def test_a_key_given_twice_is_refused_by_name(tmp_path, text, key):
+    # YAML's last-one-wins would drop the first block's tags, or a heading, without a word
+    twice = tmp_path / 'twice.yaml'
+    twice.write_text(text)
+    with pytest.raises(ConfigError, match="(?s)twice.yaml.*'%s' a second time" % key):
+        load_fiducial_map(str(twice))
+
+
 def test_a_map_file_that_is_not_utf8_names_the_path(tmp_path):
     latin1 = tmp_path / 'latin1.yaml'
     # A Latin-1 degree sign in a comment, as an editor in another locale may write it.
@@ -643,3 +657,15 @@ def test_a_refutation_reaches_lost_service_even_when_the_same_frames_estimate_fa
     with pytest.raises(rospy.ROSInterruptException):
         node._handle(msg)
     assert refuted == [refutation]
+
+
+def test_the_log_names_what_is_published_whatever_the_case_of_the_state_names():
+    from lost_and_found.nodes.fiducial_localizer import publishing_text
+    config = FiducialLocalizerConfig(fiducial_map='/x.yaml',
+                                     publish_in_states=('lost', 'Localizing'),
+                                     correct_in_states=('idle',))
+    config.validate()
+    assert publishing_text(State.LOST, config) == 'publishing every pose from fiducials'
+    assert publishing_text(State.LOCALIZING, config) == 'publishing every pose from fiducials'
+    assert 'contradict' in publishing_text(State.IDLE, config)
+    assert publishing_text(State.NAVIGATING, config) == 'not publishing'

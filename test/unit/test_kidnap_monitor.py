@@ -71,6 +71,21 @@ def carry(node, clock, t0, held, step=0.05):
     wheels(node, clock, t0 + held, WheelDropEvent.RAISED)
 
 
+def test_a_garbled_wheel_drop_state_is_skipped_and_the_lift_stays_a_kidnap(clock, monkeypatch):
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn_throttle', lambda _period, text: warnings.append(text))
+    sent = []
+    node = make_node(sent)
+    wheels(node, clock, 0.0, WheelDropEvent.DROPPED)
+    wheels(node, clock, 1.0, 7)                 # neither RAISED nor DROPPED: skipped
+    for k in range(1, 60):
+        clock.now = 1.0 + 0.05 * k
+        node._on_timer(None)
+    wheels(node, clock, 4.0, WheelDropEvent.RAISED)
+    assert sent == [('picked_up', True), ('kidnapped', True), ('picked_up', False)]
+    assert len(warnings) == 2 and 'state 7 is neither' in warnings[0]
+
+
 def test_second_kidnap_publishes_kidnapped_true_again(clock):
     sent = []
     node = make_node(sent)

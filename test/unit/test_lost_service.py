@@ -417,6 +417,18 @@ def test_a_pose_refused_for_its_p_lost_is_not_amcls_doubt():
     assert service.state == State.LOST
 
 
+def test_a_pose_with_an_unusable_covariance_is_not_amcls_doubt():
+    # a NaN or non-symmetric covariance (sigmas None) breaks a streak but proves no doubt
+    service = localized_service(localized_after=2)
+    lift_and_put_down(service, held=3.0)
+    assert service.state == State.LOST
+    service.on_detector_status('normal', 14.0)
+    service.on_pose(HOME, None, 15.0)
+    for i in range(4):
+        service.on_pose(HOME, TIGHT, 16.0 + i)
+    assert service.state == State.LOST
+
+
 @pytest.mark.parametrize('value', [float('nan'), -0.1, 1.2])
 def test_a_p_lost_that_is_not_a_probability_is_an_error(value):
     service = localized_service(localized_max_p_lost=0.5)

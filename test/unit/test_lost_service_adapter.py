@@ -8,9 +8,10 @@ from lost_and_found.core.lost_service import Pose2D, Reseed, Status
 from lost_and_found.nodes.lost_service import pose_message, status_message, yaw_from_quaternion
 
 
-@pytest.mark.parametrize('yaw', [0.0, 0.5, -2.0, math.pi - 1e-9])
-def test_yaw_from_quaternion(yaw):
-    q = Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2), w=math.cos(yaw / 2))
+@pytest.mark.parametrize('scale', [1.0, 2.0, 0.98])
+@pytest.mark.parametrize('yaw', [0.0, 0.5, math.pi / 2, -2.0, math.pi - 1e-9])
+def test_yaw_from_quaternion_of_any_length(yaw, scale):
+    q = Quaternion(x=0.0, y=0.0, z=scale * math.sin(yaw / 2), w=scale * math.cos(yaw / 2))
     assert yaw_from_quaternion(q) == pytest.approx(yaw)
 
 
@@ -135,7 +136,29 @@ def test_a_pose_fix_that_is_not_finite_is_ignored(no_master, monkeypatch):
     bad_covariance.pose.covariance = [float('inf')] + [0.0] * 35
     node._on_initialpose(bad_covariance)
     assert node.core.state == State.LOST
+    elsewhere = fix_message(1.0)
+    elsewhere.header.frame_id = 'odom'          # amcl would ignore it
+    node._on_initialpose(elsewhere)
+    assert node.core.state == State.LOST and "frame 'odom'" in warnings[-1]
     node._on_initialpose(fix_message(1.0))
+    assert node.core.state == State.LOCALIZING
+
+
+@pytest.mark.parametrize('frame', ['', '/map'])
+def test_a_pose_fix_in_amcls_frame_or_none_is_a_fix(no_master, monkeypatch, frame):
+    import rospy
+    from lost_and_found.core.lost_service import LostService, LostServiceConfig
+    from lost_and_found.nodes.lost_service import LostServiceNode
+    from lost_and_found.state import State
+    monkeypatch.setattr(rospy, 'Subscriber', lambda *_a, **_k: None)
+    monkeypatch.setattr(rospy, 'get_name', lambda: '/lost_service')
+    config = LostServiceConfig()
+    node = LostServiceNode(LostService(config), config)
+    node.start()
+    node._handle(node.core.on_detector_status, 'lost', 100.0)
+    fix = fix_message(1.0)
+    fix.header.frame_id = frame                 # amcl takes both (an empty one with a warning)
+    node._on_initialpose(fix)
     assert node.core.state == State.LOCALIZING
 
 

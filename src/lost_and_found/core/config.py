@@ -11,6 +11,8 @@ import dataclasses
 import logging
 import math
 
+import yaml
+
 _log = logging.getLogger('rosout')
 
 #: Largest standard deviation (m) of x and y of a pose any node sends to amcl: a wider one
@@ -254,3 +256,31 @@ def config_from_params(cls, params, warn=_log.warning):
     config = cls(**kwargs)
     config.validate()
     return config
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last
+    silently: a second ``fiducials:`` block would drop every tag of the first)."""
+
+    def construct_mapping(self, node, deep=False):
+        """The mapping of ``node``; ConstructorError on a repeated key."""
+        seen = set()
+        for key_node, _value in node.value:
+            if key_node.tag == 'tag:yaml.org,2002:merge':
+                continue                # "<<: *anchor" may be overridden by design
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                repeated = key in seen
+                seen.add(key)
+            except TypeError:           # an unhashable key: construct_mapping refuses it
+                continue
+            if repeated:
+                raise yaml.constructor.ConstructorError(
+                    'while constructing a mapping', node.start_mark,
+                    'found the key %r a second time' % (key,), key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def safe_load_unique(stream):
+    """yaml.safe_load, but a key given twice in one mapping raises yaml.YAMLError."""
+    return yaml.load(stream, Loader=_UniqueKeyLoader)    # noqa: S506 - a SafeLoader

@@ -35,7 +35,7 @@ import numpy as np
 import yaml
 
 from lost_and_found.core import geometry
-from lost_and_found.core.config import Checker, ConfigError, frame_problem
+from lost_and_found.core.config import Checker, ConfigError, frame_problem, safe_load_unique
 from lost_and_found.core.tag_check import CLEARANCE
 from lost_and_found.state import LOCALIZED, State, parse_state
 
@@ -403,7 +403,7 @@ def load_fiducial_map(path):
     try:
         # YAML files are UTF-8; without the encoding, open() would use the locale's.
         with open(path, encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
+            data = safe_load_unique(stream)
     except OSError as error:
         raise ConfigError(['fiducial_map %r: cannot read: %s' % (path, error)]) from None
     except UnicodeError as error:

@@ -645,7 +645,9 @@ class LostService:
             if tight:
                 self.last_good_pose = pose
         elif self.state in (State.LOST, State.LOCALIZING):
-            if not confident:      # amcl's own doubt (or the detector's tier), not P(lost)
+            # amcl's own doubt (or the detector's tier); not P(lost), and not a covariance
+            # that cannot be read (a broken message says nothing of amcl's doubt)
+            if not confident and sigmas is not None:
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0

@@ -10,8 +10,10 @@ from lost_and_found.core.scan_agreement import DistanceMap, LaserMount, Scan
 
 
 def yaw_from_quaternion(q):
-    """Yaw (rad) of a geometry_msgs/Quaternion."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    """Yaw (rad) of a geometry_msgs/Quaternion, of any length (a hand-typed one is rarely a
+    unit quaternion; all zeros gives 0)."""
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y),
+                      q.w * q.w + q.x * q.x - q.y * q.y - q.z * q.z)
 
 
 def quaternion_from_yaw(yaw):

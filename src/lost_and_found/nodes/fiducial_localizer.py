@@ -27,7 +27,7 @@ from lost_and_found.nodes.conversions import distance_map_from_msg, lookup_matri
     pose_stamped, pose_with_covariance, transform_to_matrix, yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
-from lost_and_found.state import LOCALIZED, State, StateClient
+from lost_and_found.state import LOCALIZED, State, StateClient, parse_state
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
@@ -48,6 +48,16 @@ def pose_msg(estimate, frame_id, stamp, covariance):
     """A PoseWithCovarianceStamped of a core PoseEstimate (z = 0, rotation about z only)."""
     return pose_with_covariance(estimate.x, estimate.y, estimate.yaw, covariance, frame_id,
                                 stamp)
+
+
+def publishing_text(state, config):
+    """What the node publishes in ``state`` (a State), in words for the log; the settings
+    name states in any case ("lost" is LOST)."""
+    if state in {parse_state(name) for name in config.publish_in_states}:
+        return 'publishing every pose from fiducials'
+    if state in {parse_state(name) for name in config.correct_in_states}:
+        return 'publishing only poses from fiducials that contradict the localizer'
+    return 'not publishing'
 
 
 class FiducialLocalizerNode:
@@ -277,12 +287,7 @@ class FiducialLocalizerNode:
                                   rospy.get_name(), self._config.verify_window)
                 elif state not in LOCALIZED:
                     self._tag_check.close()
-        if state.value in self._config.publish_in_states:
-            active = 'publishing every pose from fiducials'
-        elif state.value in self._config.correct_in_states:
-            active = 'publishing only poses from fiducials that contradict the localizer'
-        else:
-            active = 'not publishing'
+        active = publishing_text(state, self._config)
         if active != self._active:
             self._active = active
             rospy.loginfo('%s: state %s: %s', rospy.get_name(), state.value, active)

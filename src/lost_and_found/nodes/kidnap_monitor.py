@@ -34,6 +34,18 @@ def stamp_seconds(header):
     return header.stamp.to_sec()
 
 
+def wheel_dropped(msg):
+    """Whether a WheelDropEvent says its wheel dropped (True) or was raised (False).
+
+    Raises:
+        ValueError: a state that is neither (a garbled event must not read as "raised").
+    """
+    if msg.state not in (WheelDropEvent.RAISED, WheelDropEvent.DROPPED):
+        raise ValueError('wheel %r state %r is neither RAISED (0) nor DROPPED (1)'
+                         % (msg.wheel, msg.state))
+    return msg.state == WheelDropEvent.DROPPED
+
+
 class KidnapTrackerNode:
     """ROS adapter of :class:`KidnapTracker`.
 
@@ -87,8 +99,8 @@ class KidnapTrackerNode:
                                   reset=True)
 
     def _on_wheel_drop(self, msg):
-        self._run(lambda t: self._tracker.on_wheel(
-            msg.wheel, msg.state == WheelDropEvent.DROPPED, t), 'WheelDropEvent')
+        self._run(lambda t: self._tracker.on_wheel(msg.wheel, wheel_dropped(msg), t),
+                  'WheelDropEvent')
 
     def _on_sensor_state(self, msg):
         stamp = stamp_seconds(msg.header)

@@ -199,6 +199,14 @@ class LostServiceNode:
                                    'not finite (position, orientation or covariance): '
                                    'ignored' % msg._connection_header.get('callerid', '?'))
             return
+        frame = msg.header.frame_id.strip('/')
+        if frame and frame != self.config.map_frame.strip('/'):
+            # amcl ignores a pose in any frame but its global one: no fix to wait for
+            rospy.logwarn_throttle(10.0, 'lost_service: a pose on initialpose from %s in frame '
+                                   '%r, not %r (amcl ignores it): ignored'
+                                   % (msg._connection_header.get('callerid', '?'),
+                                      msg.header.frame_id, self.config.map_frame))
+            return
         rospy.loginfo('pose fix on initialpose from %s',
                       msg._connection_header.get('callerid', '?'))
         self._handle(self.core.on_initialpose, rospy.get_time(), fix=msg)
