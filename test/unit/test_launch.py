@@ -44,6 +44,9 @@ def test_the_frame_args_reach_every_node_that_reads_those_frames(launch):
     assert params('lost_detector')['strip_check/odom_frame'] == '$(arg odom_frame)'
     assert params('lost_detector')['scan_check/base_frame'] == '$(arg base_frame)'
     assert params('panorama_localizer')['odom_frame'] == '$(arg odom_frame)'
+    # lost_service takes pose fixes in map_frame only: the tag map's frame must be it
+    for name in ('lost_service', 'lost_and_found', 'fiducial_localizer', 'panorama_localizer'):
+        assert params(name)['map_frame'] == '$(arg map_frame)', name
 
 
 def test_lost_service_reaches_both_amcl_services_through_args(launch):

@@ -427,6 +427,13 @@ def test_a_pose_with_an_unusable_covariance_is_not_amcls_doubt():
     for i in range(4):
         service.on_pose(HOME, TIGHT, 16.0 + i)
     assert service.state == State.LOST
+    # the detector's doubt still counts with an unreadable covariance
+    service.on_detector_status('confused', 20.0)
+    service.on_pose(HOME, None, 20.5)
+    service.on_detector_status('normal', 21.0)
+    for i in range(2):
+        service.on_pose(HOME, TIGHT, 22.0 + i)
+    assert service.state == State.IDLE
 
 
 @pytest.mark.parametrize('value', [float('nan'), -0.1, 1.2])

@@ -57,6 +57,15 @@ def test_marks_near_returns_only():
     assert near(points, (1.0, 0.0), tol=0.02)
 
 
+def test_a_negative_range_min_marks_no_negative_range():
+    memory = ObstacleMemory(ObstacleMemoryConfig(mark_range=2.0, mark_too_near=0.0))
+    ranges = np.full(N, -1.0)                   # behind the laser if taken as ranges
+    ranges[N // 2] = 1.0
+    memory.add_scan((0.0, 0.0, 0.0), Scan(ranges, -FOV, INC, -5.0, 5.0))
+    points = memory.points_around((0.0, 0.0, 0.0))
+    assert len(points) == 1 and near(points, (1.0, 0.0), tol=0.02)
+
+
 def test_remembered_wall_stays_when_the_laser_can_no_longer_see_it():
     """Driving at a wall: once nearer than range_min the Kinect reads -inf, the wall stays,
     and the -inf beams it explains mark nothing nearer (nothing would ever clear that)."""

@@ -128,6 +128,8 @@ def _scan_points(scan):
     ranges = np.asarray(scan.ranges, dtype=float).ravel()
     bearings = float(scan.angle_min) + float(scan.angle_increment) * np.arange(len(ranges))
     range_min, range_max = float(scan.range_min), float(scan.range_max)
+    if range_min < 0.0:
+        range_min = 0.0                     # a negative range is no return
     with np.errstate(invalid='ignore'):
         hit = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
         near = np.isneginf(ranges)

@@ -140,7 +140,8 @@ class LostServiceConfig:
             and its P(lost) at most ``localized_max_p_lost``) that end LOST / LOCALIZING.
         localized_sigma_xy: a pose is tight when its major x-y std dev (m) is below this...
         localized_sigma_yaw: ...and its yaw std dev (rad) below this.
-        map_frame: frame of the re-seed pose.
+        map_frame: amcl's global frame: of the re-seed pose, and the only frame (besides none)
+            a pose fix on initialpose is taken in (the node's rule; amcl ignores the others).
         dock_pose: optional (x, y, yaw) of the dock in ``map_frame``; when set, docking also
             re-seeds amcl there with the re-seed covariance.
         kidnap_namespace: where kidnap_monitor publishes picked_up, kidnapped and on_dock.
@@ -645,9 +646,9 @@ class LostService:
             if tight:
                 self.last_good_pose = pose
         elif self.state in (State.LOST, State.LOCALIZING):
-            # amcl's own doubt (or the detector's tier); not P(lost), and not a covariance
+            # amcl's own doubt or the detector's tier; not P(lost), and not a covariance
             # that cannot be read (a broken message says nothing of amcl's doubt)
-            if not confident and sigmas is not None:
+            if self.detector_status != 'normal' or (sigmas is not None and not confident):
                 self._seen_doubt = True
             counts = tight and (self._seen_doubt or self.state == State.LOCALIZING)
             self._tight_streak = self._tight_streak + 1 if counts else 0

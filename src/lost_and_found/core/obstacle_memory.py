@@ -172,6 +172,7 @@ class ObstacleMemory:
         if not (math.isfinite(range_min) and math.isfinite(range_max) and range_max > 0.0):
             raise ValueError('bad scan limits: range_min=%r range_max=%r'
                              % (range_min, range_max))
+        range_min = max(range_min, 0.0)     # a negative range is no return
         if self._last_pose is not None and math.hypot(
                 x - self._last_pose[0], y - self._last_pose[1]) > self.config.jump_distance:
             self._points = np.empty((0, 2))

@@ -289,8 +289,9 @@ class PanoramaEpisodes:
     kept for the next match unless it gave a fix, which forgets them (those gathered while
     its match ran are kept). A clock that jumps back by more than
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
-    dropped); one stamp far ahead of the others (a driver's stray stamp) is counted in
-    :attr:`strays` and ends nothing: a jump back must leave the stamp before it behind too.
+    dropped); a scan stamped more than ``clock_jump`` s ahead of the clock (a driver's stray
+    stamp, :meth:`stray`) is the caller's to skip: taken as the newest stamp, it would make
+    the next right one look like a jump back.
 
     Args:
         config: a validated :class:`PanoramaConfig`.
@@ -306,10 +307,7 @@ class PanoramaEpisodes:
         self.episode = 0
         self.fixes = 0
         self.busy = False
-        self.strays = 0
-        self.stray_ahead = None
         self._last_stamp = None
-        self._before_stamp = None
 
     def _new_episode(self):
         self.panorama.clear()
@@ -332,24 +330,20 @@ class PanoramaEpisodes:
         return self.state == State.LOST and self.fixes < self.config.fixes
 
     def on_stamp(self, stamp):
-        """A scan's stamp (s); how far (s) the clock jumped back, or None.
-
-        A stamp more than ``clock_jump`` s behind the newest is a jump back only when it is
-        also behind the stamp before the newest (or there is none): otherwise the newest was
-        a stray from the future, which is forgotten (:attr:`strays` counts them,
-        :attr:`stray_ahead` says by how much (s) the last one was ahead)."""
-        last, before = self._last_stamp, self._before_stamp
-        if last is not None and stamp < last - self.clock_jump:
-            if before is not None and stamp >= before - self.clock_jump:
-                self.strays += 1
-                self.stray_ahead = last - stamp
-                self._last_stamp = stamp
-                return None
+        """A scan's stamp (s); how far (s) the clock jumped back, or None."""
+        jumped = None
+        if self._last_stamp is not None and stamp < self._last_stamp - self.clock_jump:
+            jumped = self._last_stamp - stamp
             self._new_episode()
-            self._before_stamp, self._last_stamp = None, stamp
-            return last - stamp
-        self._before_stamp, self._last_stamp = last, stamp
-        return None
+        self._last_stamp = stamp
+        return jumped
+
+    def stray(self, stamp, now):
+        """How far (s) ``stamp`` lies ahead of the clock's ``now`` when that is more than
+        ``clock_jump`` (a stray stamp, to skip), else None; None too while the clock reads
+        0 (a simulated clock not yet started)."""
+        ahead = stamp - now
+        return ahead if now > 0.0 and ahead > self.clock_jump else None
 
     def add_scan(self, episode, laser, base, angles, ranges, range_min, range_max):
         """One scan's returns; the match to start now, or None.

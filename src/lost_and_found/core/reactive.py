@@ -242,6 +242,7 @@ class _Prepared:
                 and math.isfinite(self.range_min)):
             raise ValueError('bad scan limits: range_min=%r range_max=%r'
                              % (scan.range_min, scan.range_max))
+        self.range_min = max(self.range_min, 0.0)   # a negative range is no return
         self.raw = ranges
         with np.errstate(invalid='ignore'):
             # "No return" (+inf, or a reading past range_max) is free space up to range_max.

@@ -199,8 +199,8 @@ class LostServiceNode:
                                    'not finite (position, orientation or covariance): '
                                    'ignored' % msg._connection_header.get('callerid', '?'))
             return
-        frame = msg.header.frame_id.strip('/')
-        if frame and frame != self.config.map_frame.strip('/'):
+        frame = msg.header.frame_id.lstrip('/')
+        if frame and frame != self.config.map_frame.lstrip('/'):
             # amcl ignores a pose in any frame but its global one: no fix to wait for
             rospy.logwarn_throttle(10.0, 'lost_service: a pose on initialpose from %s in frame '
                                    '%r, not %r (amcl ignores it): ignored'

@@ -140,18 +140,19 @@ class PanoramaLocalizerNode:
         """Gather the scan's returns while LOST; start a match after a full turn (or a part,
         with ``~partial_share``)."""
         config = self._config
+        stamp = msg.header.stamp.to_sec()
         with self._lock:
-            strays = self._episodes.strays
-            jumped = self._episodes.on_stamp(msg.header.stamp.to_sec())
-            stray = self._episodes.stray_ahead if self._episodes.strays > strays else None
+            stray = self._episodes.stray(stamp, rospy.get_time())
+            if stray is None:
+                jumped = self._episodes.on_stamp(stamp)
             episode, wanted = self._episodes.episode, self._episodes.gathering()
+        if stray is not None:
+            rospy.logwarn_throttle(_THROTTLE, '%s: a scan stamped %.1f s ahead of the clock: '
+                                   'skipped' % (rospy.get_name(), stray))
+            return
         if jumped is not None:
             rospy.logwarn('%s: the clock jumped back %.1f s: forgetting the returns',
                           rospy.get_name(), jumped)
-        if stray is not None:
-            rospy.logwarn_throttle(_THROTTLE, '%s: a scan was stamped %.1f s ahead of the '
-                                   'next one: taken for a stray stamp, the turn goes on'
-                                   % (rospy.get_name(), stray))
         if not wanted:
             return
         laser = self._lookup(config.odom_frame, msg.header.frame_id, msg.header.stamp)
