@@ -289,9 +289,9 @@ class PanoramaEpisodes:
     kept for the next match unless it gave a fix, which forgets them (those gathered while
     its match ran are kept). A clock that jumps back by more than
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
-    dropped); a scan stamped more than ``clock_jump`` s ahead of the clock (a driver's stray
-    stamp, :meth:`stray`) is the caller's to skip: taken as the newest stamp, it would make
-    the next right one look like a jump back.
+    dropped). Given the clock, a stamp that only looks like a jump back because it, or the
+    newest before it, lay more than ``clock_jump`` s off the clock (a driver's stray stamp)
+    ends nothing (:attr:`strays` counts them).
 
     Args:
         config: a validated :class:`PanoramaConfig`.
@@ -307,7 +307,9 @@ class PanoramaEpisodes:
         self.episode = 0
         self.fixes = 0
         self.busy = False
+        self.strays = 0
         self._last_stamp = None
+        self._last_ahead = 0.0
 
     def _new_episode(self):
         self.panorama.clear()
@@ -329,21 +331,29 @@ class PanoramaEpisodes:
         """True when a scan's returns are wanted now."""
         return self.state == State.LOST and self.fixes < self.config.fixes
 
-    def on_stamp(self, stamp):
-        """A scan's stamp (s); how far (s) the clock jumped back, or None."""
-        jumped = None
-        if self._last_stamp is not None and stamp < self._last_stamp - self.clock_jump:
-            jumped = self._last_stamp - stamp
-            self._new_episode()
-        self._last_stamp = stamp
-        return jumped
+    def on_stamp(self, stamp, now=None):
+        """A scan's ``stamp`` (s), received at the clock's ``now`` (s; None or 0: unknown, as
+        a simulated clock not yet started); how far (s) the clock jumped back, or None.
 
-    def stray(self, stamp, now):
-        """How far (s) ``stamp`` lies ahead of the clock's ``now`` when that is more than
-        ``clock_jump`` (a stray stamp, to skip), else None; None too while the clock reads
-        0 (a simulated clock not yet started)."""
-        ahead = stamp - now
-        return ahead if now > 0.0 and ahead > self.clock_jump else None
+        A stamp more than ``clock_jump`` s behind the newest is a jump back unless, with the
+        clock known, it lies that far behind the clock (a stray: the newest stays) or the
+        newest lay that far ahead of it when it came (a stray: this one is the newest now).
+        Only such a pair is judged by the clock, so a clock read a little late never
+        loses a scan."""
+        known = now is not None and now > 0.0
+        last = self._last_stamp
+        if last is not None and stamp < last - self.clock_jump:
+            behind = known and stamp < now - self.clock_jump
+            if behind or (known and self._last_ahead > self.clock_jump):
+                self.strays += 1
+                if behind:
+                    return None
+            else:
+                self._new_episode()
+                self._last_stamp, self._last_ahead = stamp, stamp - now if known else 0.0
+                return last - stamp
+        self._last_stamp, self._last_ahead = stamp, stamp - now if known else 0.0
+        return None
 
     def add_scan(self, episode, laser, base, angles, ranges, range_min, range_max):
         """One scan's returns; the match to start now, or None.

@@ -140,16 +140,16 @@ class PanoramaLocalizerNode:
         """Gather the scan's returns while LOST; start a match after a full turn (or a part,
         with ``~partial_share``)."""
         config = self._config
-        stamp = msg.header.stamp.to_sec()
         with self._lock:
-            stray = self._episodes.stray(stamp, rospy.get_time())
-            if stray is None:
-                jumped = self._episodes.on_stamp(stamp)
+            strays = self._episodes.strays
+            jumped = self._episodes.on_stamp(msg.header.stamp.to_sec(), rospy.get_time())
+            stray = self._episodes.strays > strays
             episode, wanted = self._episodes.episode, self._episodes.gathering()
-        if stray is not None:
-            rospy.logwarn_throttle(_THROTTLE, '%s: a scan stamped %.1f s ahead of the clock: '
-                                   'skipped' % (rospy.get_name(), stray))
-            return
+        if stray:
+            rospy.logwarn_throttle(_THROTTLE, '%s: a scan stamp more than %.1f s off the clock '
+                                   '(this one or the one before): taken for a stray stamp, '
+                                   'not a jump back'
+                                   % (rospy.get_name(), self._episodes.clock_jump))
         if jumped is not None:
             rospy.logwarn('%s: the clock jumped back %.1f s: forgetting the returns',
                           rospy.get_name(), jumped)
