@@ -342,6 +342,7 @@ class PanoramaEpisodes:
         loses a scan."""
         known = now is not None and now > 0.0
         last = self._last_stamp
+        jumped = None
         if last is not None and stamp < last - self.clock_jump:
             behind = known and stamp < now - self.clock_jump
             if behind or (known and self._last_ahead > self.clock_jump):
@@ -350,10 +351,9 @@ class PanoramaEpisodes:
                     return None
             else:
                 self._new_episode()
-                self._last_stamp, self._last_ahead = stamp, stamp - now if known else 0.0
-                return last - stamp
+                jumped = last - stamp
         self._last_stamp, self._last_ahead = stamp, stamp - now if known else 0.0
-        return None
+        return jumped
 
     def add_scan(self, episode, laser, base, angles, ranges, range_min, range_max):
         """One scan's returns; the match to start now, or None.
@@ -512,6 +512,14 @@ class PanoramaMatcher:
         self.cell = self.fine.cell
         self.headings = 2.0 * math.pi * np.arange(config.headings) / config.headings
         self.coarse_headings = self.headings[::2]
+        # refused before the FFT is made: a match keeps a score per coarse place and heading
+        coarse_places = int(self.coarse.places.sum())
+        score_bytes = 4 * coarse_places * len(self.coarse_headings)
+        if score_bytes > MAX_SCORE_BYTES:
+            raise ValueError('%d headings at the %d places of this map need %.0f MB of scores '
+                             'a match, more than the %.0f MB the panorama fix is made for: '
+                             'fewer headings' % (config.headings, coarse_places,
+                                                 score_bytes / 1e6, MAX_SCORE_BYTES / 1e6))
         self.reach = int(math.ceil(config.max_range / self.coarse.cell)) + 1
         size = 2 * self.reach + 1
         self._shape = (fft.next_fast_len(self.coarse.shape[0] + size - 1, real=True),
@@ -519,12 +527,6 @@ class PanoramaMatcher:
         self._field_fft = fft.rfft2(self.coarse.field.astype(np.float32), s=self._shape)
         # the coarse places, and the BLOCK square each lies in
         self._place_cells = np.nonzero(self.coarse.places)
-        score_bytes = 4 * len(self._place_cells[0]) * len(self.coarse_headings)
-        if score_bytes > MAX_SCORE_BYTES:
-            raise ValueError('%d headings at the %d places of this map need %.0f MB of scores '
-                             'a match, more than the %.0f MB the panorama fix is made for: '
-                             'fewer headings' % (config.headings, len(self._place_cells[0]),
-                                                 score_bytes / 1e6, MAX_SCORE_BYTES / 1e6))
         block = max(1, int(round(BLOCK / self.coarse.cell)))
         self._place_blocks = (self._place_cells[0] // block) * (
             -(-self.coarse.shape[1] // block)) + self._place_cells[1] // block
