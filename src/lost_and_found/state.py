@@ -143,6 +143,15 @@ class StateClient:
             self._on_change(state)
 
     def request(self, target, reason, timeout=2.0, expected=None):
+        """Ask for ``target``; never raises: :meth:`ask` without whether lost_service
+        answered.
+
+        Returns:
+            (accepted, message): message says why a request was refused or failed.
+        """
+        return self.ask(target, reason, timeout, expected)[1:]
+
+    def ask(self, target, reason, timeout=2.0, expected=None):
         """Ask for ``target``; never raises.
 
         Waits at most ``timeout`` seconds for the service to appear. The call itself has no
@@ -154,7 +163,9 @@ class StateClient:
         lost_service refuses the request when the state is none of them any more.
 
         Returns:
-            (accepted, message): message says why a request was refused or failed.
+            (answered, accepted, message): answered is False when lost_service could not be
+            reached or failed to answer (its decision is unknown: worth asking again), and
+            message then says why; otherwise message says why a refused request was refused.
         """
         from lost_and_found.srv import ChangeState
         name = self._ns + '/change_state'
@@ -166,8 +177,8 @@ class StateClient:
                                 expected=states_text(expected))
         except (self._rospy.ROSException, self._rospy.ServiceException) as error:
             self._proxy = None
-            return False, '%s unavailable: %s' % (name, error)
+            return False, False, '%s unavailable: %s' % (name, error)
         # self.state follows the latched topic only: taking the reply's state here could make
         # the topic's message of that same change look like no change, and on_change would
         # never hear of it.
-        return bool(reply.accepted), reply.message
+        return True, bool(reply.accepted), reply.message

@@ -63,6 +63,7 @@ class TagCheckTest(unittest.TestCase):
         cls.lock = threading.Lock()
         cls.poses = []
         cls.requests = []
+        cls.failures = 0        # change_state requests still to fail (lost_service not answering)
         cls.sub = rospy.Subscriber('/initialpose', PoseWithCovarianceStamped, cls._record)
         cls.state_pub = rospy.Publisher('/lost_service/state', String, queue_size=1,
                                         latch=True)
@@ -84,6 +85,9 @@ class TagCheckTest(unittest.TestCase):
     def _serve(cls, request):
         with cls.lock:
             cls.requests.append((request.state, request.reason, request.expected))
+            if cls.failures > 0:
+                cls.failures -= 1
+                raise RuntimeError('lost_service fails to answer (played by the test)')
         return ChangeStateResponse(accepted=True, message='')
 
     def count(self, what):
@@ -141,6 +145,39 @@ class TagCheckTest(unittest.TestCase):
                          'LOST requested while the expected tag was seen')
         self.assertFalse(self.play(no_fiducials, lambda: self.count('requests') > before, 3.0),
                          'LOST requested after an agreeing tag had confirmed the estimate')
+
+    def test_2b_an_unanswered_refutation_is_asked_again(self):
+        """lost_service fails to answer the request for LOST: it is asked again while the robot
+        stays localized, and no more once it is not."""
+        with self.lock:
+            type(self).failures = 1
+        self.localize_without_a_tag()
+        before = self.count('requests')
+        self.assertTrue(self.play(no_fiducials, lambda: self.count('requests') >= before + 2,
+                                  10.0), 'an unanswered request for LOST was not asked again')
+        with self.lock:
+            again = self.requests[before:before + 2]
+        self.assertEqual([state for state, _, _ in again], ['LOST', 'LOST'])
+        self.assertEqual(again[0][1], again[1][1])      # the same refutation
+
+        # Never answered, and meanwhile the robot is LOST: nothing left to ask for.
+        with self.lock:
+            type(self).failures = 1000
+        self.localize_without_a_tag()
+        before = self.count('requests')
+        self.assertTrue(self.play(no_fiducials, lambda: self.count('requests') > before, 10.0),
+                        'no change_state request while an expected tag was missing')
+        self.state_pub.publish(String(data='LOST'))
+        settled = self.count('requests')
+        try:
+            # asked again every second while localized: three seconds would ask three times
+            self.assertFalse(self.play(no_fiducials,
+                                       lambda: self.count('requests') > settled + 1, 3.0),
+                             'LOST asked again for a robot that is no longer localized')
+        finally:
+            with self.lock:
+                type(self).failures = 0
+            self.state_pub.publish(String(data='IDLE'))
 
     def test_3_viewpoint(self):
         """~viewpoint: where the estimate already has tag 8 in view, there; facing away from

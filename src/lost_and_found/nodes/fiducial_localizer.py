@@ -31,6 +31,9 @@ from lost_and_found.state import LOCALIZED, State, StateClient, parse_state
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
+#: Wall seconds between two requests for LOST that lost_service did not answer (it was
+#: restarting, say): the refutation is asked again with the camera frames, at most this often.
+REFUTE_RETRY_PERIOD = 1.0
 
 
 def observations_from_msg(msg):
@@ -147,6 +150,10 @@ class FiducialLocalizerNode:
         self._lock = threading.Lock()
         self._active = None
         self._state = None
+        # A refutation lost_service did not answer, asked again while the robot is localized,
+        # and the wall time (time.monotonic) of the latest request for it
+        self._unanswered = None
+        self._asked_at = None
         self._map_sub = None
         self._tf_buffer = None
         self._tf_listener = None
@@ -287,6 +294,10 @@ class FiducialLocalizerNode:
                                   rospy.get_name(), self._config.verify_window)
                 elif state not in LOCALIZED:
                     self._tag_check.close()
+            if self._unanswered is not None and state not in LOCALIZED:
+                self._unanswered = None
+                rospy.loginfo('%s: state %s: the unanswered request for LOST is dropped',
+                              rospy.get_name(), state.value)
         active = publishing_text(state, self._config)
         if active != self._active:
             self._active = active
@@ -314,6 +325,9 @@ class FiducialLocalizerNode:
             with self._lock:
                 if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
                     refutation = self._verify(msg)
+                elif self._unanswered is not None and \
+                        time.monotonic() - self._asked_at >= REFUTE_RETRY_PERIOD:
+                    refutation = self._unanswered
                 if msg.transforms:
                     self._estimate_and_publish(msg)
         finally:
@@ -428,17 +442,38 @@ class FiducialLocalizerNode:
         return refutation
 
     def _refute(self, refutation):
-        """Ask lost_service for LOST (outside the lock: the call may take a while)."""
+        """Ask lost_service for LOST (outside the lock: the call may take a while). When it
+        does not answer, the refutation is kept and asked again with later camera frames
+        while the robot stays localized (:data:`REFUTE_RETRY_PERIOD`)."""
         reason = ('tag %d should be in view %.1f m away, %.0f deg off the camera axis, but '
                   'was not detected for %.1f s: the localization is wrong' % (
                       refutation.fiducial_id, refutation.distance,
                       math.degrees(refutation.bearing), refutation.missing_for))
-        rospy.logwarn('%s: %s', rospy.get_name(), reason)
+        with self._lock:
+            again = refutation is self._unanswered
+            self._asked_at = time.monotonic()
+        if not again:
+            rospy.logwarn('%s: %s', rospy.get_name(), reason)
         # Only while localized: not once the robot is LOST already, or a fix is under way.
-        accepted, why = self._state_client.request(State.LOST, '%s: %s' % (
+        answered, accepted, why = self._state_client.ask(State.LOST, '%s: %s' % (
             rospy.get_name(), reason), expected=LOCALIZED)
-        if not accepted:
+        with self._lock:
+            # LOST or re-localizing meanwhile: nothing left to ask for
+            keep = not answered and self._state in LOCALIZED
+            self._unanswered = refutation if keep else None
+        if accepted:
+            if again:
+                rospy.loginfo('%s: asked again, lost_service made the robot LOST',
+                              rospy.get_name())
+        elif not keep:
             rospy.logwarn('%s: could not make the robot LOST: %s', rospy.get_name(), why)
+        elif not again:
+            rospy.logwarn('%s: could not make the robot LOST: %s; asking again at most every '
+                          '%g s while the robot is localized', rospy.get_name(), why,
+                          REFUTE_RETRY_PERIOD)
+        else:
+            rospy.logwarn_throttle(_THROTTLE, '%s: still no answer to the request for LOST: '
+                                   '%s' % (rospy.get_name(), why))
 
     def _on_viewpoint(self, _request):
         """``~viewpoint``: where to go for the tag check to test the estimate."""
