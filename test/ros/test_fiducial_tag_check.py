@@ -167,12 +167,18 @@ class TagCheckTest(unittest.TestCase):
         before = self.count('requests')
         self.assertTrue(self.play(no_fiducials, lambda: self.count('requests') > before, 10.0),
                         'no change_state request while an expected tag was missing')
-        self.state_pub.publish(String(data='LOST'))
-        settled = self.count('requests')
         try:
-            # asked again every second while localized: three seconds would ask three times
+            self.state_pub.publish(String(data='LOST'))
+            # The node has the new state once it publishes a fix for the tag (only while LOST),
+            # from the same thread that asks: no request can be under way after that.
+            fixes = self.count('poses')
+            self.assertTrue(self.play(lambda: fiducials(TAG_ID),
+                                      lambda: self.count('poses') > fixes, 10.0),
+                            'no initialpose while LOST')
+            settled = self.count('requests')
+            # asked again 1 s after the first request and 2 s after the second while localized
             self.assertFalse(self.play(no_fiducials,
-                                       lambda: self.count('requests') > settled + 1, 3.0),
+                                       lambda: self.count('requests') > settled, 3.0),
                              'LOST asked again for a robot that is no longer localized')
         finally:
             with self.lock:

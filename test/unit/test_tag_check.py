@@ -10,7 +10,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import FiducialLocalizerConfig, facing_yaw_rotation
 from lost_and_found.core.scan_agreement import DistanceMap
-from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
+from lost_and_found.core.tag_check import Refutation, TagCheck, UnansweredRefutation, \
+    camera_pose_2d, opens
 from lost_and_found.state import State
 
 RES = 0.05
@@ -218,3 +219,53 @@ def test_config_names_a_bad_verify_value(change, name):
         config.validate()
     assert any(problem.startswith(name + '=') for problem in error.value.problems), \
         error.value.problems
+
+
+def _refutation(fiducial_id=8):
+    return Refutation(fiducial_id, 2.0, 0.1, 1.6)
+
+
+def test_an_unanswered_refutation_is_due_again_later_and_later():
+    retry = UnansweredRefutation(period=1.0, max_period=4.0)
+    refutation = _refutation()
+    assert retry.due(0.0) is None
+    assert retry.asked(refutation, retry.generation, answered=False, now=10.0)
+    assert retry.due(10.9) is None
+    assert retry.due(11.0) == (refutation, 0)
+    # unanswered again: 2 s, then 4 s, then at most 4 s apart
+    for asked_at, next_due in ((11.0, 13.0), (13.0, 17.0), (17.0, 21.0)):
+        assert retry.asked(refutation, 0, answered=False, now=asked_at)
+        assert retry.due(next_due - 0.01) is None
+        assert retry.due(next_due) == (refutation, 0)
+    # answered (accepted or refused): nothing left to ask
+    assert not retry.asked(refutation, 0, answered=True, now=21.0)
+    assert retry.pending is None and retry.due(100.0) is None
+
+
+def test_leaving_the_localized_states_drops_an_unanswered_refutation():
+    retry = UnansweredRefutation()
+    assert not retry.left_localized()           # nothing to drop
+    refutation = _refutation()
+    assert retry.asked(refutation, retry.generation, answered=False, now=0.0)
+    assert retry.left_localized()
+    assert retry.due(100.0) is None
+
+
+def test_an_answer_after_the_robot_left_keeps_nothing():
+    """A request in flight while the robot went LOST (and was localized again): its refutation
+    was of the earlier localization and is not asked again for the new one."""
+    retry = UnansweredRefutation()
+    generation = retry.generation
+    retry.left_localized()
+    assert not retry.asked(_refutation(), generation, answered=False, now=0.0)
+    assert retry.due(100.0) is None
+    # a refutation of the new localization starts over at the first period
+    newer = _refutation(9)
+    assert retry.asked(newer, retry.generation, answered=False, now=0.0)
+    assert retry.due(1.0) == (newer, retry.generation)
+
+
+@pytest.mark.parametrize('period, max_period', [(0.0, 1.0), (2.0, 1.0), (-1.0, 1.0)])
+def test_retry_periods_must_be_positive_and_ordered(period, max_period):
+    with pytest.raises(ValueError):
+        UnansweredRefutation(period, max_period)

@@ -213,6 +213,57 @@ class TagCheck:
         return worst
 
 
+class UnansweredRefutation:
+    """A refutation whose request for LOST lost_service did not answer (restarting, say),
+    asked again while the robot stays localized: the first time ``period`` s after the
+    request, then twice as long after each unanswered one, at most ``max_period`` s apart.
+    Pure bookkeeping, times in any one clock's seconds.
+
+    The robot leaving the localized states (:meth:`left_localized`) drops it: the robot is
+    LOST already, or another localization will be checked on its own. Each refutation is asked
+    with the :attr:`generation` it was made in, and an answer that comes after the robot left
+    (a request in flight meanwhile) keeps nothing.
+    """
+
+    def __init__(self, period=1.0, max_period=16.0):
+        """Nothing unanswered."""
+        if not 0.0 < period <= max_period:
+            raise ValueError('retry periods %r, %r: want 0 < period <= max_period'
+                             % (period, max_period))
+        self.period = float(period)
+        self.max_period = float(max_period)
+        self.generation = 0     # how many times the robot left the localized states
+        self.pending = None     # the Refutation to ask again, or None
+        self._due = None
+        self._tries = 0
+
+    def left_localized(self):
+        """The robot left IDLE and NAVIGATING: True when a refutation is dropped."""
+        self.generation += 1
+        dropped = self.pending is not None
+        self.pending = None
+        return dropped
+
+    def due(self, now):
+        """``(refutation, generation)`` to ask again at ``now``, or None."""
+        if self.pending is None or now < self._due:
+            return None
+        return self.pending, self.generation
+
+    def asked(self, refutation, generation, answered, now):
+        """The request for ``refutation`` (made in ``generation``) ended at ``now``: True when
+        it is kept to ask again (not ``answered``, and the robot has not left the localized
+        states since)."""
+        if answered or generation != self.generation:
+            if self.pending is refutation:
+                self.pending = None
+            return False
+        self._tries = self._tries + 1 if self.pending is refutation else 0
+        self.pending = refutation
+        self._due = now + min(self.period * 2.0 ** self._tries, self.max_period)
+        return True
+
+
 def camera_pose_2d(estimate, t_base_cam):
     """``(x, y, yaw, z)`` in the map of an optical camera frame (z forward) on a base at
     ``estimate`` = ``(x, y, yaw)`` on the floor; yaw is the heading of the camera's z axis,

@@ -20,7 +20,8 @@ from lost_and_found.core.fiducial import (
     APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
     Rejection, contradicts, initialpose_covariance, load_fiducial_map)
 from lost_and_found.core.search_hint import MIN_TAG_DISTANCE, TagViewField
-from lost_and_found.core.tag_check import TagCheck, camera_pose_2d, opens
+from lost_and_found.core.tag_check import TagCheck, UnansweredRefutation, camera_pose_2d, \
+    opens
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.msg import SearchHint
 from lost_and_found.nodes.conversions import distance_map_from_msg, lookup_matrix, \
@@ -31,9 +32,14 @@ from lost_and_found.state import LOCALIZED, State, StateClient, parse_state
 
 #: How often (s) a repeating problem (missing tf, rejected tags) is logged at most.
 _THROTTLE = 10.0
-#: Wall seconds between two requests for LOST that lost_service did not answer (it was
-#: restarting, say): the refutation is asked again with the camera frames, at most this often.
+#: Wall seconds from a request for LOST that lost_service did not answer (it was restarting,
+#: say) to the next, doubling after each unanswered one up to REFUTE_RETRY_MAX: the refutation
+#: is asked again with the camera frames while the robot stays localized.
 REFUTE_RETRY_PERIOD = 1.0
+REFUTE_RETRY_MAX = 16.0
+#: How long a request asked again waits for lost_service's service to appear (s): short, so
+#: that an outage does not hold up the camera frames.
+REFUTE_RETRY_WAIT = 0.2
 
 
 def observations_from_msg(msg):
@@ -150,10 +156,8 @@ class FiducialLocalizerNode:
         self._lock = threading.Lock()
         self._active = None
         self._state = None
-        # A refutation lost_service did not answer, asked again while the robot is localized,
-        # and the wall time (time.monotonic) of the latest request for it
-        self._unanswered = None
-        self._asked_at = None
+        # a refutation lost_service did not answer (wall time: time.monotonic)
+        self._unanswered = UnansweredRefutation(REFUTE_RETRY_PERIOD, REFUTE_RETRY_MAX)
         self._map_sub = None
         self._tf_buffer = None
         self._tf_listener = None
@@ -294,8 +298,7 @@ class FiducialLocalizerNode:
                                   rospy.get_name(), self._config.verify_window)
                 elif state not in LOCALIZED:
                     self._tag_check.close()
-            if self._unanswered is not None and state not in LOCALIZED:
-                self._unanswered = None
+            if state not in LOCALIZED and self._unanswered.left_localized():
                 rospy.loginfo('%s: state %s: the unanswered request for LOST is dropped',
                               rospy.get_name(), state.value)
         active = publishing_text(state, self._config)
@@ -320,21 +323,23 @@ class FiducialLocalizerNode:
     def _handle(self, msg):
         """Check the localization against the tags in view (after a localization no tag
         confirmed), then estimate and publish, when the state and the rate limit allow it."""
-        refutation = None
+        refutation = again = None
         try:
             with self._lock:
                 if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
                     refutation = self._verify(msg)
-                elif self._unanswered is not None and \
-                        time.monotonic() - self._asked_at >= REFUTE_RETRY_PERIOD:
-                    refutation = self._unanswered
+                    generation = self._unanswered.generation
+                else:
+                    again = self._unanswered.due(time.monotonic())
                 if msg.transforms:
                     self._estimate_and_publish(msg)
         finally:
             # The check closed with this refutation: it must reach lost_service even when
             # the estimate from the same frame failed (a tf lookup interrupted, say).
             if refutation is not None:
-                self._refute(refutation)
+                self._refute(refutation, generation)
+            elif again is not None:
+                self._refute(*again, again=True)
 
     def _estimate_and_publish(self, msg):
         """The pose from the closest accepted tag, published when the gate allows it."""
@@ -441,36 +446,38 @@ class FiducialLocalizerNode:
             self._tag_check.close()
         return refutation
 
-    def _refute(self, refutation):
-        """Ask lost_service for LOST (outside the lock: the call may take a while). When it
-        does not answer, the refutation is kept and asked again with later camera frames
-        while the robot stays localized (:data:`REFUTE_RETRY_PERIOD`)."""
+    def _refute(self, refutation, generation, again=False):
+        """Ask lost_service for LOST (outside the lock: the call may take a while) for
+        ``refutation``, made while the robot was localized for the ``generation``-th time;
+        ``again``: a request it did not answer, asked again. One it does not answer is asked
+        again with later camera frames while the robot stays localized
+        (:class:`UnansweredRefutation`)."""
         reason = ('tag %d should be in view %.1f m away, %.0f deg off the camera axis, but '
                   'was not detected for %.1f s: the localization is wrong' % (
                       refutation.fiducial_id, refutation.distance,
                       math.degrees(refutation.bearing), refutation.missing_for))
-        with self._lock:
-            again = refutation is self._unanswered
-            self._asked_at = time.monotonic()
-        if not again:
+        if again:
+            with self._lock:    # the robot may have left the localized states meanwhile
+                if self._unanswered.due(time.monotonic()) != (refutation, generation):
+                    return
+        else:
             rospy.logwarn('%s: %s', rospy.get_name(), reason)
         # Only while localized: not once the robot is LOST already, or a fix is under way.
-        answered, accepted, why = self._state_client.ask(State.LOST, '%s: %s' % (
-            rospy.get_name(), reason), expected=LOCALIZED)
+        answered, accepted, why = self._state_client.ask(
+            State.LOST, '%s: %s' % (rospy.get_name(), reason), expected=LOCALIZED,
+            timeout=REFUTE_RETRY_WAIT if again else 2.0)
         with self._lock:
-            # LOST or re-localizing meanwhile: nothing left to ask for
-            keep = not answered and self._state in LOCALIZED
-            self._unanswered = refutation if keep else None
+            kept = self._unanswered.asked(refutation, generation, answered, time.monotonic())
         if accepted:
             if again:
                 rospy.loginfo('%s: asked again, lost_service made the robot LOST',
                               rospy.get_name())
-        elif not keep:
+        elif not kept:
             rospy.logwarn('%s: could not make the robot LOST: %s', rospy.get_name(), why)
         elif not again:
-            rospy.logwarn('%s: could not make the robot LOST: %s; asking again at most every '
-                          '%g s while the robot is localized', rospy.get_name(), why,
-                          REFUTE_RETRY_PERIOD)
+            rospy.logwarn('%s: could not make the robot LOST: %s; asking again while the robot '
+                          'is localized, in %g s and then twice as long apart each time, up to '
+                          '%g s', rospy.get_name(), why, REFUTE_RETRY_PERIOD, REFUTE_RETRY_MAX)
         else:
             rospy.logwarn_throttle(_THROTTLE, '%s: still no answer to the request for LOST: '
                                    '%s' % (rospy.get_name(), why))
