@@ -61,15 +61,31 @@ def readme_launch_table():
     with open(os.path.join(ROOT, 'README.md')) as stream:
         text = stream.read()
     section = text.split('\n## Launch\n', 1)[1].split('\n## ', 1)[0]
-    rows = re.findall(r'^\| `(\w+)` \| `([^`]*)` \|', section, re.MULTILINE)
-    return dict(rows)
+    rows = re.findall(r'^\| `(\w+)` \| ([^|]*) \|', section, re.MULTILINE)
+    # `value`, or "none: required ..." for an arg without a default (None)
+    return {name: cell[1:-1] if cell.startswith('`') else None for name, cell in rows
+            if cell.startswith('`') or cell.startswith('none: required')}
 
 
 def test_the_readme_lists_every_arg_with_its_default(launch):
     table = readme_launch_table()
-    defaults = {a.get('name'): a.get('default', '').replace('$(find lost_and_found)/', '')
-                for a in launch.iter('arg')}
+    defaults = {a.get('name'): a.get('default') for a in launch.iter('arg')}
+    defaults = {name: None if value is None else value.replace('$(find lost_and_found)/', '')
+                for name, value in defaults.items()}
     assert table == defaults
+
+
+def test_the_fiducial_map_must_be_given_unless_the_tags_are_off():
+    """No made-up tag file by default: roslaunch refuses without one, unless use_fiducials is
+    false."""
+    roslaunch_core = pytest.importorskip('roslaunch.core')
+    with pytest.raises(roslaunch_core.RLException, match='fiducial_map'):
+        resolve(LAUNCH, {})
+    config = resolve(LAUNCH, {'use_fiducials': 'false'})
+    assert not any(node.type == 'fiducial_localizer' for node in config.nodes)
+    tags = os.path.join(ROOT, 'config', 'fiducials_example.yaml')
+    config = resolve(LAUNCH, {'fiducial_map': tags})
+    assert config.params['/fiducial_localizer/fiducial_map'].value == tags
 
 
 def test_default_config_files_exist(launch):
