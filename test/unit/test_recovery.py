@@ -1377,6 +1377,8 @@ def test_shutdown_cancels_and_stops():
     ({'move_base_timeout': -1.0}, 'move_base_timeout'),
     ({'move_base_retry': 0.0}, 'move_base_retry'),
     ({'max_search_time': 4.0}, 'max_search_time'),
+    ({'max_search_distance': -1.0}, 'max_search_distance'),
+    ({'max_search_distance': float('nan')}, 'max_search_distance'),
     ({'state_namespace': ' '}, 'state_namespace'),
 ])
 def test_bad_config_names_key_and_value(params, key):
@@ -1883,3 +1885,40 @@ def test_an_odometry_reset_starts_the_path_anew():
     assert core._path == [(x + 7.0, 4.0)]
     core.on_odom(x + 7.3, 4.0, runner.t, 'odom', yaw=0.0, stamp=runner.t)
     assert core._path == [(x + 7.0, 4.0), (x + 7.3, 4.0)]
+
+
+def test_max_search_distance_asks_for_help_once_that_far_driven():
+    core = make_core(max_search_time=100.0, max_search_distance=3.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    lost_at = runner.t
+    commands = drive(core, runner, 20.0, 0.2)       # 3 m after 15 s
+    help_at = next(i for i, c in enumerate(commands) if c.request_state == State.NEED_HELP)
+    assert (help_at + 1) * DT == pytest.approx(15.0, abs=2 * DT)
+    assert runner.t - lost_at < 100.0
+    assert 'search budget of 3.0 m spent' in core._help_why
+    assert commands[help_at].twist == (0.0, 0.0) and core.saved_goal == GOAL
+
+
+def test_max_search_distance_skips_odometry_resets_and_runs_over_unconfirmed_fixes():
+    core = make_core(max_search_time=100.0, max_search_distance=3.0)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    drive(core, runner, 5.0, 0.2)                   # 1 m
+    x, y = core._odom
+    core.on_odom(x + 50.0, y, runner.t, 'odom')    # a reset of the odometry: not driven
+    core.on_state(State.LOCALIZING, runner.t)
+    drive(core, runner, 2.5, 0.2)                   # 0.5 m while the fix is checked
+    core.on_state(State.LOST, runner.t)             # not confirmed: the same episode
+    commands = drive(core, runner, 20.0, 0.2)
+    help_at = next(i for i, c in enumerate(commands) if c.request_state == State.NEED_HELP)
+    assert (help_at + 1) * DT == pytest.approx(7.5, abs=2 * DT)     # the last 1.5 m
+
+
+def test_no_distance_budget_by_default():
+    core = make_core(max_search_time=30.0)
+    assert core.config.max_search_distance == 0.0
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    commands = drive(core, runner, 29.0, 0.5)       # 14.5 m: only the time budget counts
+    assert not any(c.request_state == State.NEED_HELP for c in commands)

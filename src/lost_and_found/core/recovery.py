@@ -188,6 +188,10 @@ class RecoveryConfig:
         max_search_time: budget (s) of one LOST episode before asking for help; a fix that
             is not confirmed (LOCALIZING -> LOST) does not restart it, unless a person gave
             it after NEED_HELP.
+        max_search_distance: budget (m of odometry) of one LOST episode before asking for
+            help, whichever of the two budgets is spent first, counted over the episode as
+            ``max_search_time`` is (odometry resets, jumps over ``reactive/jump_distance``,
+            are not counted); 0: no distance budget.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
@@ -344,6 +348,7 @@ class RecoveryConfig:
     leg_stall_time: float = 5.0
     leg_stall_distance: float = 0.2
     max_search_time: float = 165.0
+    max_search_distance: float = 0.0
     rate: float = 10.0
     map_frame: str = 'map'
     base_frame: str = 'base_footprint'
@@ -435,6 +440,7 @@ class RecoveryConfig:
         check.in_range('rate', 0.1, 1000.0)
         check.non_negative('move_base_timeout')
         check.non_negative('goal_timeout_per_metre')
+        check.non_negative('max_search_distance')
         check.non_negative('leg_stall_time')
         check.positive('leg_stall_distance')
         check.non_negative_int('hops_before_spiral')
@@ -692,6 +698,8 @@ class RecoveryCore:
         self._leg_progress = None       # ((x, y) odometry, t) of the leg's last progress
         self._spun_at = None            # odometry (x, y) where the latest full spin ended
         self._episode_start = None
+        self._episode_driven = 0.0      # odometry (m) driven in the episode (max_search_distance)
+        self._help_why = ''             # which search budget was spent, for the NEED_HELP request
         self._phase_end = None          # end of the spin, or the deadline of the leg
         self._aborts = 0                # failed legs in a row (see max_aborts)
         self._resume = False            # an episode happened: re-send the goal when localized
@@ -769,10 +777,11 @@ class RecoveryCore:
             # budget runs on, or fixes that never confirm would keep the robot from asking
             # for help.
             start = self._episode_start if previous == State.LOCALIZING else None
+            driven = self._episode_driven
             self._start_episode(t)
             self._first_after_lift = previous == State.FLYING
             if start is not None and 0.0 <= t - start:
-                self._episode_start = start
+                self._episode_start, self._episode_driven = start, driven
             return
         if self.phase == Phase.CHECK and state in LOCALIZED:
             pass    # IDLE <-> NAVIGATING: the turn goes on
@@ -1213,9 +1222,11 @@ class RecoveryCore:
             return
         before, self._odom, self._odom_t = self._odom, (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
-        if before is not None and math.hypot(
-                x - before[0], y - before[1]) > self._memory.config.jump_distance:
+        moved = math.hypot(x - before[0], y - before[1]) if before is not None else 0.0
+        if moved > self._memory.config.jump_distance:
             self._walled_at = None      # the odometry was reset: that place is elsewhere now
+        elif self._episode_start is not None and self.state in (State.LOST, State.LOCALIZING):
+            self._episode_driven += moved
         if self.config.explore and self.phase in _SEARCHING:
             step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
                 if self._path else math.inf
@@ -1304,8 +1315,9 @@ class RecoveryCore:
         if t is None:
             return Command()
         if self.state == State.LOST and self.phase in _SEARCHING + (Phase.WAIT,):
-            if t - self._episode_start >= self.config.max_search_time:
-                self._give_up(t)
+            spent = self._budget_spent(t)
+            if spent:
+                self._give_up(t, spent)
             elif self.phase == Phase.APPROACH:
                 self._out['twist'] = self._approach_step(t)
             elif self._approach_next is not None and self._may_leave_for_approach():
@@ -1471,6 +1483,7 @@ class RecoveryCore:
         self._resume_when_up = False
         self._checking = False          # the saved goal, reached or not, is resumed after it
         self._episode_start = t
+        self._episode_driven = 0.0
         if self.config.clear_costmaps:
             self._out['clear_costmaps'] = True
         self.strategy = self.config.strategy
@@ -1931,9 +1944,20 @@ class RecoveryCore:
         self._spin(t)
         return (0.0, self.config.spin_speed)
 
-    def _give_up(self, t):
-        _log.warning('recovery: still lost after %.0f s: asking for help, stopping',
-                     t - self._episode_start)
+    def _budget_spent(self, t):
+        """Which search budget of the episode is spent at ``t`` (in words), or ''."""
+        cfg = self.config
+        if t - self._episode_start >= cfg.max_search_time:
+            return 'search budget of %.0f s spent' % cfg.max_search_time
+        if 0.0 < cfg.max_search_distance <= self._episode_driven:
+            return 'search budget of %.1f m spent (%.0f s)' % (
+                cfg.max_search_distance, t - self._episode_start)
+        return ''
+
+    def _give_up(self, t, why):
+        _log.warning('recovery: still lost after %.0f s and %.1f m: %s: asking for help, '
+                     'stopping', t - self._episode_start, self._episode_driven, why)
+        self._help_why = why
         if self.phase == Phase.LEG:
             self._out['cancel'] = True
         self._drop_pending_leg()
@@ -1944,8 +1968,7 @@ class RecoveryCore:
 
     def _ask_for_help(self, t):
         self._last_help = t
-        self._request(State.NEED_HELP, 'lost_and_found: search budget of %.0f s spent' %
-                      self.config.max_search_time)
+        self._request(State.NEED_HELP, 'lost_and_found: %s' % self._help_why)
 
     def _stop(self, why):
         """Leave the search or the turn at the goal (zero twist once, cancel the leg in

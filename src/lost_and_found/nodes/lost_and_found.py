@@ -182,7 +182,8 @@ class RecoveryNode:
             re-sent saved goal
     Parameters:
         see RecoveryConfig (strategy, spin_speed, spiral_step, spiral_anchor, goal_timeout,
-        goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time, rate,
+        goal_timeout_per_metre, leg_stall_time, leg_stall_distance, max_search_time,
+        max_search_distance, rate,
         map_frame, base_frame, move_base_timeout, move_base_retry, hops_before_spiral,
         hop_distance, max_aborts, resume_retries, resume_retry_delay, resume_step_distance,
         max_doubts, resume_stall_time, resume_stall_distance, stale_estimate_age, state_namespace,
