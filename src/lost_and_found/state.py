@@ -120,7 +120,7 @@ class StateClient:
         on_change: optional callable(State) run on every new state (in a rospy thread).
     """
 
-    def __init__(self, namespace='/lost_service', on_change=None):
+    def __init__(self, namespace='lost_service', on_change=None):
         """Subscribe to the latched state; the service proxy is made on first request."""
         import rospy
         from std_msgs.msg import String

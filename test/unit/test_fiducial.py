@@ -646,7 +646,8 @@ def test_a_refutation_reaches_lost_service_even_when_the_same_frames_estimate_fa
     refuted = []
     node._tag_check = type('Check', (), {'is_open': lambda _self, _t: True})()
     monkeypatch.setattr(node, '_verify', lambda _msg: refutation)
-    monkeypatch.setattr(node, '_refute', refuted.append)
+    monkeypatch.setattr(node, '_refute',
+                        lambda found, _generation, again=False: refuted.append(found))
 
     def interrupted(_msg):
         raise rospy.ROSInterruptException('tf lookup interrupted')
@@ -657,6 +658,41 @@ def test_a_refutation_reaches_lost_service_even_when_the_same_frames_estimate_fa
     with pytest.raises(rospy.ROSInterruptException):
         node._handle(msg)
     assert refuted == [refutation]
+
+
+def test_an_unanswered_refutation_is_kept_while_localized_and_dropped_when_not(monkeypatch):
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from lost_and_found.core.tag_check import Refutation
+    import rospy
+    for name in ('logwarn', 'loginfo', 'logwarn_throttle'):
+        monkeypatch.setattr(rospy, name, lambda *_a: None)
+    loc = localizer()
+    node = nodes.FiducialLocalizerNode(loc, loc._config, 'map')
+    answers = [(False, False, 'unavailable'), (True, True, '')]
+    asked = []
+
+    class Client:
+        state = State.IDLE
+
+        def ask(self, target, reason, expected=None, timeout=2.0):
+            asked.append((target, timeout))
+            return answers.pop(0)
+    node._state_client = Client()
+    node._state = State.IDLE
+    refutation = Refutation(8, 2.0, 0.1, 1.6)
+    node._refute(refutation, node._unanswered.generation)
+    assert node._unanswered.pending is refutation
+    # asked again (with a short wait for the service) once due; answered: nothing kept
+    clock = [nodes.time.monotonic() + nodes.REFUTE_RETRY_PERIOD]
+    monkeypatch.setattr(nodes.time, 'monotonic', lambda: clock[0])
+    node._refute(*node._unanswered.due(clock[0]), again=True)
+    assert asked == [(State.LOST, 2.0), (State.LOST, nodes.REFUTE_RETRY_WAIT)]
+    assert node._unanswered.pending is None
+    # unanswered again, then the robot is LOST by other means: dropped, never asked again
+    answers.append((False, False, 'unavailable'))
+    node._refute(refutation, node._unanswered.generation)
+    node._on_state(State.LOST)
+    assert node._unanswered.pending is None and node._unanswered.due(clock[0] + 100) is None
 
 
 def test_the_log_names_what_is_published_whatever_the_case_of_the_state_names():

@@ -490,7 +490,7 @@ def test_default_config_is_valid_and_matches_yaml_defaults():
     config = config_from_params(KidnapConfig, {})
     assert config == KidnapConfig()
     assert (config.debounce, config.kidnap_after, config.rate) == (0.2, 2.0, 20.0)
-    assert config.state_namespace == '/lost_service'
+    assert config.state_namespace == 'lost_service'
 
 
 @pytest.mark.parametrize('params,names', [

@@ -129,7 +129,7 @@ class FiducialLocalizerConfig:
     correct_in_states: tuple = ('IDLE', 'NAVIGATING')
     correct_xy: float = 1.0
     correct_yaw: float = 0.5
-    state_namespace: str = '/lost_service'
+    state_namespace: str = 'lost_service'
     tf_timeout: float = 0.1
     verify_window: float = 0.0
     verify_min_distance: float = 0.6

@@ -83,7 +83,7 @@ class KidnapConfig:
     debounce: float = 0.2
     kidnap_after: float = 2.0
     rate: float = 20.0
-    state_namespace: str = '/lost_service'
+    state_namespace: str = 'lost_service'
 
     def validate(self):
         """Raise ConfigError naming every bad value."""

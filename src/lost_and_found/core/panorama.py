@@ -116,7 +116,7 @@ class PanoramaConfig:
     odom_frame: str = 'odom'
     base_frame: str = 'base_footprint'
     tf_timeout: float = 0.1
-    state_namespace: str = '/lost_service'
+    state_namespace: str = 'lost_service'
 
     def validate(self):
         """Raise :class:`ConfigError` naming every bad value."""

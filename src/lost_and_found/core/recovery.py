@@ -364,7 +364,7 @@ class RecoveryConfig:
     resume_stall_time: float = 15.0
     resume_stall_distance: float = 0.3
     stale_estimate_age: float = 1.0
-    state_namespace: str = '/lost_service'
+    state_namespace: str = 'lost_service'
     scan_timeout: float = 0.5
     clear_costmaps: bool = True
     clear_costmaps_jump: float = 1.0

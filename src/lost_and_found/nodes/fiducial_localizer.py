@@ -111,7 +111,7 @@ class FiducialLocalizerNode:
         ``~sigma_xy`` (float, 0.1 m), ``~sigma_yaw`` (float, 0.1 rad), ``~min_interval``
         (float, 1.0 s), ``~publish_in_states`` (list, [LOST, LOCALIZING]),
         ``~correct_in_states`` (list, [IDLE, NAVIGATING]), ``~correct_xy`` (float, 1.0 m),
-        ``~correct_yaw`` (float, 0.5 rad), ``~state_namespace`` (str, /lost_service),
+        ``~correct_yaw`` (float, 0.5 rad), ``~state_namespace`` (str, lost_service),
         ``~tf_timeout`` (float, 0.1 s), ``~verify_window`` (float, 0 s = off),
         ``~verify_min_distance`` (float, 0.6 m), ``~verify_max_distance`` (float, 2.5 m),
         ``~verify_half_fov`` (float, 0.4 rad), ``~verify_half_vfov`` (float, 0.3 rad),

@@ -61,7 +61,7 @@ class KidnapTrackerNode:
 
     Parameters:
         ``~debounce`` (float, 0.2 s), ``~kidnap_after`` (float, 2.0 s), ``~rate`` (float, 20 Hz),
-        ``~state_namespace`` (str, '/lost_service').
+        ``~state_namespace`` (str, 'lost_service').
     """
 
     def __init__(self, tracker, config):

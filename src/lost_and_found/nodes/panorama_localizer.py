@@ -58,7 +58,7 @@ class PanoramaLocalizerNode:
     ``~fixes`` 2, ``~sigma_xy`` 0.25 m, ``~sigma_yaw`` 0.1 rad, ``~partial_share`` 0.5,
     ``~partial_step`` 0.1, ``~beam_step`` 8, ``~map_frame`` map, ``~odom_frame`` odom,
     ``~base_frame`` base_footprint,
-    ``~tf_timeout`` 0.1 s, ``~state_namespace`` /lost_service).
+    ``~tf_timeout`` 0.1 s, ``~state_namespace`` lost_service).
     """
 
     def __init__(self, config):
