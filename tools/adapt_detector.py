@@ -9,7 +9,7 @@ it works in), then::
     rosbag record -O localized.bag /amcl_pose /scan /tf /tf_static
     /usr/bin/python3 tools/adapt_detector.py localized.bag --map MAP.yaml \
         --out ~/my_lost_detector.yaml
-    roslaunch lost_and_found lost_and_found.launch \
+    roslaunch lost_and_found lost_and_found.launch fiducial_map:=$HOME/my_tags.yaml \
         lost_detector_config:=$HOME/my_lost_detector.yaml
 
 It scales the covariance classes of ``--config`` (default: the shipped

@@ -1,7 +1,8 @@
 """The robot state shared by every lost_and_found node.
 
-One node owns the state: ``lost_service``. It publishes it latched on ``/lost_service/state``
-(std_msgs/String) and serves ``/lost_service/change_state`` (lost_and_found/ChangeState).
+One node owns the state: ``lost_service``. It publishes it latched on ``lost_service/state``
+(std_msgs/String) and serves ``lost_service/change_state`` (lost_and_found/ChangeState), in the
+robot's namespace (``/lost_service/...`` at the root).
 Every other node reads it and asks for changes through :class:`StateClient`; an illegal request
 is refused with a reason and changes nothing.
 
@@ -18,7 +19,7 @@ import enum
 
 
 class State(enum.Enum):
-    """The robot state; the value is the name published on ``/lost_service/state``."""
+    """The robot state; the value is the name published on ``lost_service/state``."""
 
     IDLE = 'IDLE'
     NAVIGATING = 'NAVIGATING'

@@ -1577,8 +1577,8 @@ def render_yaml(calibration, train_args, date, options=(), robot_logs=None):
         'private',
         '# namespace:  <rosparam command="load" file="$(find lost_and_found)/%s"/>' % target
         if robot_logs is None else
-        '# namespace (roslaunch lost_and_found lost_and_found.launch lost_detector_config:=%s).'
-        % robot_logs[3],
+        '# namespace (roslaunch lost_and_found lost_and_found.launch fiducial_map:=TAGS.yaml '
+        'lost_detector_config:=%s).' % robot_logs[3],
         '#',
     ]
     if robot_logs is None:

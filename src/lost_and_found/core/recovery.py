@@ -42,7 +42,8 @@ An episode starts when the state becomes LOST::
        minute or more to abort)
     -> a pose fix on ``initialpose`` far from the estimate (``clear_costmaps_jump``): clear
        move_base's costmaps, whose obstacles were placed on the old estimate
-    -> or ``max_search_time`` spent while still LOST: request NEED_HELP and stop
+    -> or ``max_search_time`` (or ``max_search_distance``, when set) spent while still LOST:
+       request NEED_HELP and stop
 
 Every state request names the state(s) it holds in (ChangeState's ``expected``), so that
 lost_service refuses one that arrives after the state moved on: an IDLE asked for a finished
@@ -166,7 +167,8 @@ class RecoveryConfig:
             robot stands still until the localizer alone finds it (or a tag in view; only a
             tag after a refuted localization, see lost_service's ``refuted_needs_fix``; the
             goal is still kept,
-            resumed, and help asked for after ``max_search_time``), the baseline the
+            resumed, and help asked for after ``max_search_time`` or
+            ``max_search_distance``), the baseline the
             benchmarks compare with.
         spin_speed: angular speed (rad/s) of every 360 deg spin; 1.2566 = 72 deg/s.
         spiral_step: growth (m) of the spiral every two legs.
@@ -190,8 +192,9 @@ class RecoveryConfig:
             it after NEED_HELP.
         max_search_distance: budget (m of odometry) of one LOST episode before asking for
             help, whichever of the two budgets is spent first, counted over the episode as
-            ``max_search_time`` is (odometry resets, jumps over ``reactive/jump_distance``,
-            are not counted); 0: no distance budget.
+            ``max_search_time`` is, in steps of at least PATH_STEP (odometry jitter in place
+            adds nothing; resets, jumps over ``reactive/jump_distance``, are not counted); 0: no
+            distance budget.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
@@ -536,6 +539,12 @@ class RecoveryConfig:
                           '(%.1f s each at the latest, with their spins, after the first spin), '
                           'not less than max_search_time=%r: the spiral would never run' % (
                               hops, self.hop_distance, hops * one, one, self.max_search_time))
+        distance = self.max_search_distance
+        if isinstance(distance, (int, float)) and math.isfinite(distance) and \
+                0.0 < distance <= hops * self.hop_distance:
+            check.problem('hops_before_spiral=%r, hop_distance=%r: the hops drive %.1f m, not '
+                          'less than max_search_distance=%r: the spiral would never run' % (
+                              hops, self.hop_distance, hops * self.hop_distance, distance))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -699,6 +708,7 @@ class RecoveryCore:
         self._spun_at = None            # odometry (x, y) where the latest full spin ended
         self._episode_start = None
         self._episode_driven = 0.0      # odometry (m) driven in the episode (max_search_distance)
+        self._driven_from = None        # the odometry (x, y) the distance was last counted at
         self._help_why = ''             # which search budget was spent, for the NEED_HELP request
         self._phase_end = None          # end of the spin, or the deadline of the leg
         self._aborts = 0                # failed legs in a row (see max_aborts)
@@ -777,11 +787,12 @@ class RecoveryCore:
             # budget runs on, or fixes that never confirm would keep the robot from asking
             # for help.
             start = self._episode_start if previous == State.LOCALIZING else None
-            driven = self._episode_driven
+            driven = self._episode_driven, self._driven_from
             self._start_episode(t)
             self._first_after_lift = previous == State.FLYING
             if start is not None and 0.0 <= t - start:
-                self._episode_start, self._episode_driven = start, driven
+                self._episode_start = start
+                self._episode_driven, self._driven_from = driven
             return
         if self.phase == Phase.CHECK and state in LOCALIZED:
             pass    # IDLE <-> NAVIGATING: the turn goes on
@@ -1222,11 +1233,11 @@ class RecoveryCore:
             return
         before, self._odom, self._odom_t = self._odom, (float(x), float(y)), t
         self._odom_yaw = None if yaw is None else float(yaw)
-        moved = math.hypot(x - before[0], y - before[1]) if before is not None else 0.0
-        if moved > self._memory.config.jump_distance:
+        if before is not None and math.hypot(
+                x - before[0], y - before[1]) > self._memory.config.jump_distance:
             self._walled_at = None      # the odometry was reset: that place is elsewhere now
-        elif self._episode_start is not None and self.state in (State.LOST, State.LOCALIZING):
-            self._episode_driven += moved
+            self._driven_from = None
+        self._count_driven()
         if self.config.explore and self.phase in _SEARCHING:
             step = math.hypot(x - self._path[-1][0], y - self._path[-1][1]) \
                 if self._path else math.inf
@@ -1245,6 +1256,20 @@ class RecoveryCore:
             scan_stamp, scan, mount = self._pending_scans.popleft()
             if self._remembering():
                 self._remember_at(scan, mount, scan_stamp)
+
+    def _count_driven(self):
+        """Add the odometry's progress to the episode's distance (``max_search_distance``),
+        in steps of at least PATH_STEP, so that odometry jitter in place adds nothing."""
+        if self._episode_start is None or self.state not in (State.LOST, State.LOCALIZING):
+            self._driven_from = None
+        elif self._driven_from is None:
+            self._driven_from = self._odom
+        else:
+            step = math.hypot(self._odom[0] - self._driven_from[0],
+                              self._odom[1] - self._driven_from[1])
+            if step >= PATH_STEP:
+                self._episode_driven += step
+                self._driven_from = self._odom
 
     def on_distant_tags(self, tags, t):
         """The camera sees mapped tags, each ``(fiducial_id, x, y, facing_yaw)`` in the
@@ -1484,6 +1509,7 @@ class RecoveryCore:
         self._checking = False          # the saved goal, reached or not, is resumed after it
         self._episode_start = t
         self._episode_driven = 0.0
+        self._driven_from = self._odom
         if self.config.clear_costmaps:
             self._out['clear_costmaps'] = True
         self.strategy = self.config.strategy

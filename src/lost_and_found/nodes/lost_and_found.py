@@ -131,7 +131,8 @@ class RecoveryNode:
     """Runs RecoveryCore on ROS: saves the user's goal, spins, searches, resumes, asks for help.
 
     Subscribed topics:
-        /lost_service/state (std_msgs/String, latched; via StateClient, ``~state_namespace``)
+        <state_namespace>/state (std_msgs/String, latched; via StateClient,
+            ``~state_namespace``, default lost_service)
         amcl_pose (geometry_msgs/PoseWithCovarianceStamped): the last good pose (the spiral's
             centre with ``spiral_anchor: map``)
         scan (sensor_msgs/LaserScan): the reactive wander (during a search its returns are
@@ -168,7 +169,7 @@ class RecoveryNode:
         ~saved_goal (geometry_msgs/PoseStamped, latched): the saved goal; empty frame_id: none
         move_base/cancel (actionlib_msgs/GoalID): cancels the user's goal while lost
     Services called:
-        /lost_service/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
+        <state_namespace>/change_state (lost_and_found/ChangeState): NAVIGATING, IDLE, NEED_HELP,
             and LOST when the resumed goal is aborted (or has not moved the robot for
             ``~resume_stall_time``) after an unconfirmed localization; each request names the
             state(s) it holds in (``expected``), so a stale one is refused
