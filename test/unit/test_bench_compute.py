@@ -376,8 +376,9 @@ def _turn_recording(tmp_path, lost_from=0.0, scans=60):
                          ranges=[float(r) if r < 6.0 else float('inf') for r in ranges])
         scan.header.frame_id, scan.header.stamp = 'laser', rospy.Time.from_sec(t)
         events.append((t + 0.001, '/scan', scan))
+    # partial_share pinned: the counts of matches the tests expect follow from it
     params = {'sim_localizer': {'map_file': str(tmp_path / 'room.yaml')},
-              'panorama_localizer': {'min_points': 20}}
+              'panorama_localizer': {'min_points': 20, 'partial_share': 0.5}}
     return compute.Recording(events, params, {}, {})
 
 

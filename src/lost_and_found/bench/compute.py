@@ -1432,7 +1432,7 @@ class PanoramaOpenHarness(PanoramaHarness):
         primary[0]: 'PanoramaLocalizerNode._on_scan with the robot LOST throughout (a new '
         'lost episode whenever an episode\'s fixes are spent, so that gathering never stops): '
         'the gathering path of the row "scan" above for every scan, and starting a match '
-        'when half the headings (partial_share), then every partial_step more, then the full '
+        'when partial_share of the headings, then every partial_step more, then the full '
         'turn have been looked at (a part with a fix starts the count again). While the '
         'robot drives, its returns of a turn lie along its path, more of them than a turn in '
         'place gives: the matches are the dearer for it.',

@@ -107,7 +107,7 @@ class PanoramaConfig:
     max_range: float = 6.0
     clearance: float = 0.18
     fixes: int = 2
-    partial_share: float = 0.5
+    partial_share: float = 0.3
     partial_step: float = 0.1
     sigma_xy: float = 0.25
     sigma_yaw: float = 0.1

@@ -55,7 +55,7 @@ class PanoramaLocalizerNode:
     Parameters: the fields of :class:`PanoramaConfig` (``~cell`` 0.1 m, ``~headings`` 72,
     ``~sigma`` 0.2 m, ``~keep`` 0.9, ``~alone_xy`` 1.0 m, ``~alone_yaw`` 0.35 rad,
     ``~min_score`` 0.5, ``~min_points`` 100, ``~max_range`` 6.0 m, ``~clearance`` 0.18 m,
-    ``~fixes`` 2, ``~sigma_xy`` 0.25 m, ``~sigma_yaw`` 0.1 rad, ``~partial_share`` 0.5,
+    ``~fixes`` 2, ``~sigma_xy`` 0.25 m, ``~sigma_yaw`` 0.1 rad, ``~partial_share`` 0.3,
     ``~partial_step`` 0.1, ``~beam_step`` 8, ``~map_frame`` map, ``~odom_frame`` odom,
     ``~base_frame`` base_footprint,
     ``~tf_timeout`` 0.1 s, ``~state_namespace`` lost_service).
