@@ -195,6 +195,18 @@ def test_the_laser_shows_a_way_clear_blocked_or_cannot_tell():
     assert way_seen((0.0, 0.0), wall, None, 0.23) == 'clear'         # already there
 
 
+def test_a_scan_whose_limits_say_nothing_is_refused_with_the_value():
+    """The recovery node catches the error, warns and goes to the nearest place."""
+    bad = Scan(ranges=[2.0] * 5, angle_min=-0.5, angle_increment=0.25, range_min=0.45,
+               range_max=math.nan)
+    with pytest.raises(ValueError, match='range_max=nan'):
+        way_seen((1.5, 0.0), bad, None, 0.23)
+    # A negative range_min is 0: a negative range is no return, not a mirrored point.
+    below = Scan(ranges=[-1.0] * 5, angle_min=-0.5, angle_increment=0.25, range_min=-2.0,
+                 range_max=5.0)
+    assert way_seen((1.5, 0.0), below, None, 0.23) == 'unknown'
+
+
 def test_the_region_points_lie_within_the_approach_limits():
     tag, facing = (1.0, 2.0), -0.7
     points = region_points(tag, facing, 1.2, 2.2, 0.75)

@@ -7,8 +7,8 @@ from box_room import distance_to_walls
 
 from lost_and_found.core.lost_detector import LostDetectorConfig
 from lost_and_found.core.scan_agreement import (
-    DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, end_points,
-    miss_counts, miss_fraction, through_share, through_span)
+    DistanceMap, LaserMount, NoReturnWatch, Scan, ScanBuffer, ScanChecker, beam_reach,
+    end_points, miss_counts, miss_fraction, scan_limits, through_share, through_span)
 
 RES = 0.05
 
@@ -295,6 +295,31 @@ def test_open_beams_are_inf_or_range_max_never_nan_and_count_towards_min_beams()
     scan = scan_of([math.inf] * 61, angle_min=-0.01, increment=0.0003, range_max=1.5)
     assert miss_counts(room, beside, LaserMount(), scan, 0.1, 100, 10,
                        open_beams=True) == (0, 0, 61)
+
+
+def test_scan_limits_are_floats_and_a_negative_range_min_is_zero():
+    assert scan_limits(Scan((), -1, 1, -0.5, 4)) == (-1.0, 1.0, 0.0, 4.0)
+    assert scan_limits(Scan((), 0.5, -0.01, 0.45, 8.0)) == (0.5, -0.01, 0.45, 8.0)
+
+
+@pytest.mark.parametrize('fields, match', [
+    ((math.nan, 0.01, 0.1, 5.0), 'angle_min=nan'),
+    ((0.0, 0.0, 0.1, 5.0), 'angle_increment=0.0'),
+    ((0.0, math.inf, 0.1, 5.0), 'angle_increment=inf'),
+    ((0.0, 0.01, math.nan, 5.0), 'range_min=nan'),
+    ((0.0, 0.01, 0.1, math.inf), 'range_max=inf'),
+    ((0.0, 0.01, 0.1, 0.0), 'range_max=0.0'),
+])
+def test_bad_scan_limits_are_refused_with_the_value(fields, match):
+    with pytest.raises(ValueError, match=match):
+        scan_limits(Scan((), *fields))
+
+
+def test_beam_reach_is_the_return_range_max_without_one_and_nan_for_nothing():
+    ranges = np.array([1.0, math.inf, 7.0, math.nan, -math.inf, 0.2, 5.0, 0.5])
+    hit, reach = beam_reach(ranges, 0.5, 5.0)
+    assert hit.tolist() == [True, False, False, False, False, False, True, True]
+    np.testing.assert_array_equal(reach, [1.0, 5.0, 5.0, math.nan, math.nan, math.nan, 5.0, 0.5])
 
 
 @pytest.mark.parametrize('range_max', [0.0, math.inf, math.nan, 0.01])

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from lost_and_found.core.geometry import turn_rate, wrap_angle
+from lost_and_found.core.scan_agreement import beam_reach, scan_limits
 
 #: Heading error (rad) above which the approach turns in place instead of driving.
 TURN_IN_PLACE = 0.4
@@ -125,16 +126,11 @@ def _scan_points(scan):
     laser at the robot's centre facing forward: the returns (a ``-inf`` beam, REP 117's
     obstacle nearer than ``range_min``, as a point at ``range_min``), and every beam's
     bearing and range (NaN where it tells nothing)."""
+    angle_min, inc, range_min, range_max = scan_limits(scan)
     ranges = np.asarray(scan.ranges, dtype=float).ravel()
-    bearings = float(scan.angle_min) + float(scan.angle_increment) * np.arange(len(ranges))
-    range_min, range_max = float(scan.range_min), float(scan.range_max)
-    if range_min < 0.0:
-        range_min = 0.0                     # a negative range is no return
-    with np.errstate(invalid='ignore'):
-        hit = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
-        near = np.isneginf(ranges)
-        reach = np.where(hit, ranges, np.nan)
-        reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
+    bearings = angle_min + inc * np.arange(len(ranges))
+    hit, reach = beam_reach(ranges, range_min, range_max)
+    near = np.isneginf(ranges)
     at = np.where(near, range_min, ranges)
     mark = hit | near
     points = np.column_stack((at[mark] * np.cos(bearings[mark]),

@@ -45,7 +45,7 @@ import numpy as np
 
 from lost_and_found.core.config import Checker
 from lost_and_found.core.geometry import interpolate_pose
-from lost_and_found.core.scan_agreement import LaserMount
+from lost_and_found.core.scan_agreement import LaserMount, beam_reach, scan_limits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,15 +164,7 @@ class ObstacleMemory:
         x, y, yaw = (float(v) for v in robot_pose)
         if not all(math.isfinite(v) for v in (x, y, yaw)):
             raise ValueError('robot pose %r must be three finite numbers' % (robot_pose,))
-        angle_min, inc = float(scan.angle_min), float(scan.angle_increment)
-        range_min, range_max = float(scan.range_min), float(scan.range_max)
-        if not (math.isfinite(angle_min) and math.isfinite(inc) and inc != 0.0):
-            raise ValueError('bad scan angles: angle_min=%r angle_increment=%r'
-                             % (angle_min, inc))
-        if not (math.isfinite(range_min) and math.isfinite(range_max) and range_max > 0.0):
-            raise ValueError('bad scan limits: range_min=%r range_max=%r'
-                             % (range_min, range_max))
-        range_min = max(range_min, 0.0)     # a negative range is no return
+        angle_min, inc, range_min, range_max = scan_limits(scan)
         if self._last_pose is not None and math.hypot(
                 x - self._last_pose[0], y - self._last_pose[1]) > self.config.jump_distance:
             self._points = np.empty((0, 2))
@@ -182,11 +174,7 @@ class ObstacleMemory:
         sensor = from_frame(np.array([[mount.x, mount.y]]), (x, y, yaw))[0]
         sensor = (float(sensor[0]), float(sensor[1]), yaw + mount.yaw)
         ranges = np.asarray(scan.ranges, dtype=float).ravel()
-        with np.errstate(invalid='ignore'):
-            valid = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
-            # How far each beam saw free space: to its return, or all the way without one.
-            reach = np.where(valid, ranges, np.nan)
-            reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
+        valid, reach = beam_reach(ranges, range_min, range_max)
         local = to_frame(self._points, sensor)
         kept = self._clear(local, reach, angle_min, inc)
         marked = valid & (ranges <= self.config.mark_range)

@@ -36,6 +36,7 @@ import numpy as np
 
 from lost_and_found.core.config import Checker
 from lost_and_found.core.geometry import turn_rate, wrap_angle as normalize_angle
+from lost_and_found.core.scan_agreement import beam_reach, scan_limits
 
 _log = logging.getLogger('rosout')
 
@@ -231,25 +232,13 @@ class _Prepared:
     def __init__(self, scan, config):
         ranges = np.asarray(scan.ranges, dtype=float).ravel()
         self.n = len(ranges)
-        self.inc = float(scan.angle_increment)
-        self.angle_min = float(scan.angle_min)
-        self.range_min = float(scan.range_min)
-        self.range_max = float(scan.range_max)
-        if not (math.isfinite(self.inc) and self.inc != 0.0 and math.isfinite(self.angle_min)):
-            raise ValueError('bad scan angles: angle_min=%r angle_increment=%r'
-                             % (scan.angle_min, scan.angle_increment))
-        if not (math.isfinite(self.range_max) and self.range_max > 0
-                and math.isfinite(self.range_min)):
-            raise ValueError('bad scan limits: range_min=%r range_max=%r'
-                             % (scan.range_min, scan.range_max))
-        self.range_min = max(self.range_min, 0.0)   # a negative range is no return
+        self.angle_min, self.inc, self.range_min, self.range_max = scan_limits(scan)
         self.raw = ranges
+        # "No return" (+inf, or a reading past range_max) is free space up to range_max.
+        _, reach = beam_reach(ranges, self.range_min, self.range_max)
         with np.errstate(invalid='ignore'):
-            # "No return" (+inf, or a reading past range_max) is free space up to range_max.
-            eff = np.where(np.isposinf(ranges) | (ranges > self.range_max), self.range_max,
-                           ranges)
-            self.valid = np.isfinite(eff) & (eff >= self.range_min)
-            self.eff = np.where(self.valid, eff, np.nan)
+            self.valid = np.isfinite(reach) & (reach >= self.range_min)
+            self.eff = np.where(self.valid, reach, np.nan)
             self.clear = self.valid & (self.eff > config.clear_distance)
         self.angles = self.angle_min + self.inc * np.arange(self.n)
         self.abs_inc = abs(self.inc)

@@ -289,6 +289,43 @@ class Scan:
     range_max: float
 
 
+def scan_limits(scan):
+    """``(angle_min, angle_increment, range_min, range_max)`` of a scan (any object with those
+    fields, as sensor_msgs/LaserScan) as floats, checked for the readers that place its beams.
+
+    A negative ``range_min`` reads as 0: a negative range is no return.
+
+    Raises:
+        ValueError: for angles that are not finite or an increment of 0, a ``range_min`` that
+            is not finite or a ``range_max`` that is not a finite number above 0.
+    """
+    angle_min, inc = float(scan.angle_min), float(scan.angle_increment)
+    range_min, range_max = float(scan.range_min), float(scan.range_max)
+    if not (math.isfinite(angle_min) and math.isfinite(inc) and inc != 0.0):
+        raise ValueError('bad scan angles: angle_min=%r angle_increment=%r'
+                         % (scan.angle_min, scan.angle_increment))
+    if not (math.isfinite(range_min) and math.isfinite(range_max) and range_max > 0.0):
+        raise ValueError('bad scan limits: range_min=%r range_max=%r'
+                         % (scan.range_min, scan.range_max))
+    return angle_min, inc, max(range_min, 0.0), range_max
+
+
+def beam_reach(ranges, range_min, range_max):
+    """``(hit, reach)`` of a scan's ``ranges`` (a float array; limits as :func:`scan_limits`
+    gives them).
+
+    ``hit`` is True for a return: a finite range within ``[range_min, range_max]``. ``reach``
+    is how far each beam saw free space: its return, ``range_max`` for a beam without one
+    (``+inf`` by REP 117, or a reading past ``range_max``), NaN for a beam that tells nothing
+    (NaN, ``-inf``, a range below ``range_min``).
+    """
+    with np.errstate(invalid='ignore'):
+        hit = np.isfinite(ranges) & (ranges >= range_min) & (ranges <= range_max)
+        reach = np.where(hit, ranges, np.nan)
+        reach[np.isposinf(ranges) | (ranges > range_max)] = range_max
+    return hit, reach
+
+
 def _finite_geometry(pose, mount, scan):
     """Whether the pose, the laser's place and the scan's angles are finite numbers (a NaN
     would put every beam's end nowhere, and count it as through a wall)."""
