@@ -346,6 +346,38 @@ def test_docking_without_dock_pose_does_not_reseed():
     assert service.on_dock(True, 21.0).reseed is None and service.state == State.IDLE
 
 
+@pytest.mark.parametrize('held, before', [(3.0, State.NAVIGATING), (1.0, State.NEED_HELP)],
+                         ids=['kidnap', 'short lift from NEED_HELP'])
+def test_set_down_on_the_dock_with_its_signal_first_is_docked(held, before):
+    """kidnap_monitor publishes the put-down and the dock's signal at once, on two topics:
+    the dock's may come first, while still FLYING."""
+    service = localized_service(dock_pose=(0.5, 0.0, math.pi))
+    if before == State.NEED_HELP:
+        lift_and_put_down(service, 3.0)
+        service.request(State.NEED_HELP, 'budget', 20.0)
+    else:
+        service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 30.0)
+    if held > 2.0:
+        service.on_kidnapped(True, 32.0)
+    assert service.on_dock(True, 30.0 + held).reseed is None      # in the air: no change
+    assert service.state == State.FLYING
+    actions = service.on_picked_up(False, 30.0 + held)
+    assert service.state == State.IDLE and not service.kidnapped
+    assert actions.reset_detector and actions.reseed.pose == Pose2D(0.5, 0.0, math.pi)
+    assert not actions.global_localization
+
+
+def test_picked_up_from_the_dock_and_set_down_elsewhere_is_a_kidnap():
+    service = localized_service(dock_pose=(0.5, 0.0, math.pi))
+    service.on_dock(True, 5.0)
+    service.on_picked_up(True, 10.0)
+    service.on_dock(False, 10.0)
+    service.on_kidnapped(True, 12.0)
+    actions = service.on_picked_up(False, 13.0)
+    assert service.state == State.LOST and actions.reseed.pose == HOME
+
+
 def test_reset_clears_lost_but_not_flying():
     service = localized_service()
     lift_and_put_down(service, 3.0)

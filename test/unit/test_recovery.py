@@ -9,8 +9,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.reactive import ReactiveConfig, Scan
 from lost_and_found.core.recovery import (
-    ABORTED, GOAL_LOST, PATH_STEP, PREEMPTED, REACTIVE_FIELDS, SUCCEEDED, Command, Phase,
-    RecoveryConfig, RecoveryCore, UserGoal)
+    ABORTED, GOAL_LOST, PATH_STEP, PREEMPTED, REACTIVE_FIELDS, RECALLED, SUCCEEDED, Command,
+    Phase, RecoveryConfig, RecoveryCore, UserGoal)
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.state import State
 
@@ -652,15 +652,18 @@ def test_current_estimate_is_the_centre_without_a_good_pose():
     assert leg.send_goal[:2] == pytest.approx((4.0, 4.0))
 
 
-def test_with_max_aborts_1_the_first_failed_leg_falls_back_and_says_so():
+@pytest.mark.parametrize('status, name', [(ABORTED, 'aborted'), (RECALLED, 'recalled')])
+def test_with_max_aborts_1_the_first_failed_leg_falls_back_and_says_so(status, name):
+    # A leg move_base recalled never drove (refused before it started, as when the clock
+    # went back): it failed too.
     core = make_core(max_aborts=1)
     runner = Runner(core)
     core.on_state(State.LOST, runner.t)
-    runner.until(lambda c: c.send_goal is not None)
-    core.on_goal_done(ABORTED, True, runner.t)
+    leg = runner.until(lambda c: c.send_goal is not None)
+    core.on_goal_done(status, True, runner.t, leg.goal_tag)
     assert core.strategy == 'reactive' and core.legs_sent == 1
     assert core.fallback_reason.startswith('a spiral leg failed (') and \
-        'the last aborted' in core.fallback_reason
+        'the last %s' % name in core.fallback_reason
 
 
 def test_max_aborts_in_a_row_fall_back_to_reactive():
@@ -867,10 +870,12 @@ def test_an_aborted_resumed_goal_is_sent_again_then_kept():
     assert core.saved_goal == GOAL                       # never dropped
 
 
-@pytest.mark.parametrize('status', [GOAL_LOST, 42])
+@pytest.mark.parametrize('status', [GOAL_LOST, 42, RECALLED])
 def test_a_resumed_goal_move_base_loses_is_sent_again_then_kept(status, caplog):
-    # move_base restarted (its goals end LOST) or a status no goal ends with: sent again as
-    # after an abort, never a doubt of the estimate, and kept.
+    # move_base restarted (its goals end LOST), a status no goal ends with, or a recall no
+    # user's cancel or goal explains (move_base refuses goals stamped before its last one, as
+    # after the clock went back): sent again as after an abort, never a doubt of the
+    # estimate, and kept.
     core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=2)
     runner = Runner(core)
     resumed(core, runner)
@@ -883,7 +888,10 @@ def test_a_resumed_goal_move_base_loses_is_sent_again_then_kept(status, caplog):
     assert not any(c.resend_saved_goal for c in commands)
     assert any(c.request_state == State.IDLE for c in commands)     # nothing drives it now
     assert core.saved_goal == GOAL
-    assert 'status %s' % ('lost' if status == GOAL_LOST else status) in caplog.text
+    assert {GOAL_LOST: 'move_base ended the resumed goal (5.00, 4.00) with status lost',
+            42: 'move_base ended the resumed goal (5.00, 4.00) with status 42',
+            RECALLED: 'move_base recalled the resumed goal (5.00, 4.00) before it started'}[
+                status] in caplog.text
 
 
 def test_a_user_goal_move_base_loses_is_kept_and_idle_asked_for():
@@ -1160,6 +1168,36 @@ def test_a_resumed_goal_that_does_not_move_the_robot_is_doubted_before_any_abort
     assert not any(c.request_state == State.LOST for c in drive(core, runner, 30.0))
 
 
+@pytest.mark.parametrize('sent', ['out', 'this step'])
+def test_a_move_base_that_goes_under_our_resend_gets_it_again_and_no_stall_is_doubted(sent):
+    """move_base dies while it drives our re-send (or before this step has sent it): a
+    respawn holds no goal and sends no result, so the goal is sent again once it is back,
+    without spending a retry, and the robot standing still meanwhile is no doubt."""
+    core = make_core(resume_retries=0, max_doubts=2, resume_stall_time=15.0,
+                     resume_stall_distance=0.3)
+    runner = Runner(core)
+    if sent == 'out':
+        resumed(core, runner)
+        core.on_move_base_available(False)
+    else:
+        user_goal_then_lost(core, runner)
+        runner.run(2.0)
+        core.on_state(State.IDLE, runner.t)     # localized: the re-send is asked for ...
+        core.on_move_base_available(False)      # ... and move_base goes before it is sent
+    commands = drive(core, runner, 40.0)
+    assert not any(c.request_state == State.LOST or c.resend_saved_goal for c in commands)
+    assert core.saved_goal == GOAL
+    core.on_goal_done(GOAL_LOST, True, runner.t)        # actionlib gives up on it: nothing
+    assert not any(c.resend_saved_goal for c in drive(core, runner, 2.0))
+    core.on_move_base_available(True)
+    again = runner.step()
+    assert again.resend_saved_goal and again.goal_tag
+    core.on_state(State.NAVIGATING, runner.t)
+    core.on_goal_done(SUCCEEDED, True, runner.t, again.goal_tag)
+    runner.run(0.1)
+    assert core.phase == Phase.CHECK        # reached on the localizer's word: one turn
+
+
 def test_a_resumed_goal_that_moves_the_robot_is_not_doubted():
     core, runner = stall_core()
     # 0.3 m every 12 s: slow, but progress.
@@ -1302,13 +1340,29 @@ def test_picked_up_mid_search_stops_then_lost_again_restarts_with_a_spin():
     assert leg.send_goal == pytest.approx(SpiralSearch(-4.0, 6.0, 1.0).next_goal())
 
 
+def test_goals_move_base_drives_are_saved_as_it_drives_them(caplog):
+    """A hand-typed goal: a quaternion of any length about the vertical axis (move_base
+    normalises it), and an empty frame_id (move_base drives it in its global frame)."""
+    core = make_core()
+    runner = Runner(core)
+    core.on_user_goal(UserGoal('map', 1.0, 0.0, qz=0.5, qw=0.5, goal_id='g1'), runner.t)
+    assert core.saved_goal == UserGoal('map', 1.0, 0.0, qz=0.5, qw=0.5, goal_id='g1')
+    core.on_user_goal(UserGoal('', 2.0, 0.0, qw=2.0, goal_id='g2'), runner.t)
+    assert core.saved_goal == UserGoal('map', 2.0, 0.0, qw=2.0, goal_id='g2')
+    assert 'a user goal with an empty frame_id: taken in map' in caplog.text
+    assert UserGoal('map', 0.0, 0.0, qx=0.02, qw=1.0).problem() is None
+    assert 'does not turn about the vertical axis' in \
+        UserGoal('map', 0.0, 0.0, qx=0.03, qw=1.0).problem()
+    assert 'no orientation' in UserGoal('map', 0.0, 0.0, qw=1e-4).problem()
+
+
 def test_bad_input_is_skipped():
     core = make_core()
     runner = Runner(core)
     core.on_pose(float('nan'), 0.0, 0.0)
     core.on_user_goal(UserGoal('map', float('inf'), 0.0), runner.t)
     core.on_user_goal(UserGoal('map', 1.0, 0.0, qw=0.0), runner.t)
-    core.on_user_goal(UserGoal('', 1.0, 0.0), runner.t)
+    core.on_user_goal(UserGoal('map', 1.0, 0.0, qx=0.1, qw=1.0), runner.t)    # tilted
     core.on_state('LOST', runner.t)
     assert core.saved_goal is None and core.state == State.IDLE
     assert core.step(float('nan')) == Command()
@@ -1586,6 +1640,44 @@ def test_adapter_clears_costmaps_off_the_loop_and_survives_a_missing_move_base(m
     call = node._requests.get_nowait()
     call()                                                 # the worker: logs, does not raise
     assert node._clear_costmaps.calls == 1
+
+
+class _Client:
+    """Stands in for the move_base SimpleActionClient: keeps what it is sent."""
+
+    def __init__(self):
+        """Nothing sent yet."""
+        self.sent = []
+
+    def send_goal(self, goal, done_cb=None):
+        """Keep the goal and its done callback."""
+        self.sent.append((goal, done_cb))
+
+
+def test_adapter_resends_the_goal_saved_when_the_step_asked_for_it(monkeypatch):
+    """A user goal handled between the step and its execution must not go out as ours."""
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core(resume_retries=1)
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(2.0)
+    core.on_state(State.IDLE, runner.t)
+    node = nodes.RecoveryNode(core, core.config)
+    node._cmd_pub, node._cancel_pub, node._saved_pub = _Recorder(), _Recorder(), _Recorder()
+    node._client = _Client()
+    node._on_timer(None)                                # the step asks for the re-send ...
+    assert len(node._client.sent) == 1
+    pose = node._client.sent[0][0].target_pose.pose.position
+    assert (pose.x, pose.y) == (GOAL.x, GOAL.y)
+    node._client.sent.clear()
+    core.on_user_goal(UserGoal('map', 7.0, 1.0, goal_id='other'), runner.t)
+    node._execute(Command(resend_saved_goal=True, goal_tag='resend-9'), GOAL)
+    pose = node._client.sent[0][0].target_pose.pose.position
+    assert (pose.x, pose.y) == (GOAL.x, GOAL.y)         # ... the goal of that step
+    node._execute(Command(resend_saved_goal=True, goal_tag='resend-9'))
+    assert len(node._client.sent) == 1                  # no goal read with it: nothing sent
 
 
 def test_adapter_passes_a_pose_fix_on_initialpose_to_the_core(monkeypatch):

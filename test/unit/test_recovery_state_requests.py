@@ -133,16 +133,24 @@ def test_a_goal_that_ends_in_the_air_asks_for_idle_after_a_short_lift():
     assert not requests(runner.run(1.0))
 
 
-def test_a_retry_due_in_the_air_is_not_sent_and_idle_follows():
-    core = make_core(resume_retries=2, resume_retry_delay=5.0, max_doubts=0)
+def test_a_retry_due_in_the_air_waits_for_the_put_down_without_spending_an_attempt():
+    core = make_core(resume_retries=1, resume_retry_delay=5.0, max_doubts=0)
     runner = Runner(core)
     resumed(core, runner)
     core.on_goal_done(ABORTED, True, runner.t)
-    core.on_state(State.FLYING, runner.t)
+    runner.run(4.5)
+    core.on_state(State.FLYING, runner.t)               # lifted just before the retry
     commands = runner.run(6.0)
     assert not any(c.resend_saved_goal for c in commands) and not requests(commands)
-    core.on_state(State.NAVIGATING, runner.t)
-    assert requests(runner.run(1.0)) == [(State.IDLE, {State.NAVIGATING})]
+    core.on_state(State.NAVIGATING, runner.t)           # a short lift: NAVIGATING again
+    again = runner.until(lambda c: c.resend_saved_goal, limit=6.0)
+    assert again is not None and again.request_state is None
+    assert core.saved_goal == GOAL
+    # That was the one attempt left: the next abort keeps the goal saved, IDLE asked for.
+    core.on_goal_done(ABORTED, True, runner.t)
+    commands = runner.run(20.0)
+    assert not any(c.resend_saved_goal for c in commands)
+    assert requests(commands) == [(State.IDLE, {State.NAVIGATING})]
     assert core.saved_goal == GOAL
 
 

@@ -494,6 +494,15 @@ class LostService:
         lifted_at, self._lifted_at = self._lifted_at, None
         if self.state != State.FLYING:
             return actions
+        if self.docked:
+            # Set down on the dock. kidnap_monitor publishes the put-down and the dock's
+            # signal at once, on two topics: the signal may come first, while FLYING, where it
+            # changes no state. Docking means found, after a short lift or a kidnap alike.
+            self._lift_kidnapped = False
+            self._probation_lifted = None
+            self._change(State.IDLE, 'put down on the dock')
+            self._found_on_dock(t, actions)
+            return actions
         held = t - lifted_at if lifted_at is not None else None
         if not self._lift_kidnapped and self.config.kidnap_after > 0 and held is not None and \
                 held >= self.config.kidnap_after:
@@ -571,14 +580,22 @@ class LostService:
         self.docked = on_dock
         if not rising:
             return actions
-        self.kidnapped = False
-        self._end_probation()           # docking is a fix
         if self.state in (State.LOST, State.LOCALIZING, State.NEED_HELP):
             self._change(State.IDLE, 'docked')
-            actions.reset_detector = self._reset_detector(t)
-            if self.config.dock_pose:
-                actions.reseed = self._reseed(Pose2D(*self.config.dock_pose), t)
+            self._found_on_dock(t, actions)
+        else:
+            self.kidnapped = False
+            self._end_probation()       # docking is a fix
         return actions
+
+    def _found_on_dock(self, t, actions):
+        """Docked (now IDLE): a fix. The detector starts afresh and amcl is re-seeded at
+        ``dock_pose`` when one is set."""
+        self.kidnapped = False
+        self._end_probation()
+        actions.reset_detector = self._reset_detector(t)
+        if self.config.dock_pose:
+            actions.reseed = self._reseed(Pose2D(*self.config.dock_pose), t)
 
     def on_detector_p_lost(self, p_lost, t):
         """A ``/lost_detector/p_lost`` reading: P(lost) of the detector's latest reading.

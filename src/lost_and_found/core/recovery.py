@@ -93,6 +93,10 @@ ABORTED = 4
 REJECTED = 5
 RECALLED = 8
 GOAL_LOST = 9
+#: move_base's checks of a goal's orientation: the least squared length of its quaternion, and
+#: the most of it (squared, normalised) in x and y: its z axis within about 2.6 deg of vertical.
+QUATERNION_MIN_SQUARED = 1e-6
+QUATERNION_MAX_TILT = 5e-4
 
 #: Leg outcomes that count towards ``max_aborts`` (with a timeout): move_base could not drive
 #: the leg. Their names are for the logs.
@@ -193,8 +197,8 @@ class RecoveryConfig:
         max_search_distance: budget (m of odometry) of one LOST episode before asking for
             help, whichever of the two budgets is spent first, counted over the episode as
             ``max_search_time`` is, in steps of at least PATH_STEP (odometry jitter in place
-            adds nothing; resets, jumps over ``reactive/jump_distance``, are not counted); 0: no
-            distance budget.
+            adds nothing; resets, jumps over the obstacle memory's ``jump_distance`` of 1 m,
+            are not counted); 0: no distance budget.
         rate: control rate (Hz); the node stops within one period of leaving LOST.
         map_frame: frame of the spiral goals with ``spiral_anchor: map``.
         base_frame: the robot's base frame; the laser's place on the robot (tf base_frame <-
@@ -570,15 +574,23 @@ class UserGoal:
     goal_id: str = ''
 
     def problem(self):
-        """Why this goal is unusable, or None when it is fine."""
+        """Why this goal is unusable, or None when it is fine.
+
+        The orientation is judged as move_base judges it: a quaternion of any length but
+        about 0 is normalised (a hand-typed one rarely has length 1), and one that does not
+        turn about the vertical axis is refused.
+        """
         values = (self.x, self.y, self.z, self.qx, self.qy, self.qz, self.qw)
         if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
             return 'non-finite pose %r' % (values,)
         if not isinstance(self.frame_id, str) or not self.frame_id.strip():
             return 'empty frame_id'
-        norm = math.sqrt(self.qx ** 2 + self.qy ** 2 + self.qz ** 2 + self.qw ** 2)
-        if abs(norm - 1.0) > 0.01:
-            return 'quaternion norm %.3g is not 1' % norm
+        squared = self.qx ** 2 + self.qy ** 2 + self.qz ** 2 + self.qw ** 2
+        if squared < QUATERNION_MIN_SQUARED:
+            return 'quaternion of length %.3g: no orientation' % math.sqrt(squared)
+        if (self.qx ** 2 + self.qy ** 2) / squared > QUATERNION_MAX_TILT:
+            return 'quaternion (%g, %g, %g, %g) does not turn about the vertical axis' % (
+                self.qx, self.qy, self.qz, self.qw)
         return None
 
 
@@ -906,6 +918,12 @@ class RecoveryCore:
         t = self._time(t)
         if t is None:
             return
+        if isinstance(goal, UserGoal) and isinstance(goal.frame_id, str) and \
+                not goal.frame_id.strip('/ '):
+            # move_base cannot transform it and drives it in its global frame as it is.
+            self._warn('goal_frame', 'a user goal with an empty frame_id: taken in %s, where '
+                       'move_base drives it' % self.config.map_frame)
+            goal = dataclasses.replace(goal, frame_id=self.config.map_frame)
         problem = goal.problem() if isinstance(goal, UserGoal) else 'not a UserGoal'
         if problem:
             self._warn('goal', 'ignoring a user goal: %s' % problem)
@@ -1068,9 +1086,15 @@ class RecoveryCore:
                 elif status not in _STATUS_NAMES or status == GOAL_LOST:
                     # move_base lost it (restarted?) or ended it strangely: no sign of a wrong
                     # estimate, so no doubt; sent again as after an abort.
-                    _log.warning('recovery: move_base ended the resumed goal with status %s',
-                                 _STATUS_NAMES.get(status, status))
-                    self._resend_later(t)
+                    self._resend_later(t, why='ended', detail=' with status %s'
+                                       % _STATUS_NAMES.get(status, status))
+                elif status == RECALLED:
+                    # Refused before it started, and no cancel of the user's came (it forgets
+                    # the goal) nor a goal (it replaces it): move_base's own rule against goals
+                    # stamped before its last goal or cancel, as after the clock went back.
+                    self._resend_later(t, why='recalled', detail=' before it started (stamped '
+                                       'before move_base\'s last goal or cancel: did the clock '
+                                       'go back?)')
                 else:
                     self._user_goal_done(status, goal_id, resumed=True)
             # Otherwise a late result of a goal we already gave up on: nothing to do.
@@ -1308,14 +1332,20 @@ class RecoveryCore:
 
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now. When it goes while it
-        drives the user's goal (localized), the goal is re-sent once it is back: a restarted
-        move_base holds no goal and sends no result."""
+        drives the saved goal (the user's own, or our re-send of it; localized), the goal is
+        re-sent once it is back: a restarted move_base holds no goal and sends no result, and
+        a goal sent while it was going may never have reached it. Until then nothing drives
+        the goal, so a re-send's standing still is no sign of a wrong estimate."""
         available = bool(available)
-        if not available and self._user_at_move_base and self.saved_goal is not None and \
-                self.state in LOCALIZED and self.phase == Phase.IDLE:
+        if not available and (self._user_at_move_base or self._resent) and \
+                self.saved_goal is not None and self.state in LOCALIZED and \
+                self.phase == Phase.IDLE:
             _log.warning('recovery: move_base went away while it drove the saved goal '
-                         '(%.2f, %.2f): it is sent again once move_base is back',
-                         self.saved_goal.x, self.saved_goal.y)
+                         '(%.2f, %.2f)%s: it is sent again once move_base is back',
+                         self.saved_goal.x, self.saved_goal.y,
+                         ', sent again by this node' if self._resent else '')
+            self._drop_pending_resend()
+            self._resent = False        # a late result of it is then ignored
             self._resume_when_up = True
         self.move_base_available = available
         if not available:
@@ -1403,12 +1433,18 @@ class RecoveryCore:
                     self._retry_at = t + self.config.resume_retry_delay
                     self._warn('retry_down', 'move_base is not up: the saved goal is sent '
                                'again once it is')
+                elif self.state == State.FLYING:
+                    # A short lift gives NAVIGATING back and the retry with it (a kidnap's
+                    # episode resumes the goal anyway): wait, without spending an attempt.
+                    self._retry_at = t + self.config.resume_retry_delay
+                    self._warn('retry_flying', 'the robot is in the air: the saved goal is '
+                               'sent again once it is put down')
                 elif self.state == State.NAVIGATING:
                     self._retries_left -= 1
                     _log.info('recovery: sending the saved goal (%.2f, %.2f) again',
                               self.saved_goal.x, self.saved_goal.y)
                     self._resend()
-                else:   # e.g. in the air: not sent, and nothing drives it (kept saved)
+                else:   # e.g. IDLE: not sent, and nothing drives it (kept saved)
                     _log.warning('recovery: not sending the saved goal again (state %s); it '
                                  'stays saved (~saved_goal)', self.state.value)
                     self._stand_down('the saved goal was not sent again')
@@ -1715,7 +1751,9 @@ class RecoveryCore:
                   goal[0], goal[1], self._spiral_frame, self._leg_timeout)
 
     def _leg_done(self, status, t):
-        self._leg_over(_FAILED.get(status), t)
+        # A leg recalled was refused before it started (every cancel of ours leaves the leg
+        # first): it found nothing, as one that failed.
+        self._leg_over(_FAILED.get(status) or ('recalled' if status == RECALLED else None), t)
 
     def _leg_over(self, failure, t):
         """A leg ended, ``failure`` says how it failed ('aborted', 'timed out', ...) or is None:
@@ -2183,23 +2221,25 @@ class RecoveryCore:
             self._retry_at = t + cfg.resume_retry_delay
         return True
 
-    def _resend_later(self, t, step=False):
-        """move_base aborted or lost our re-send of the saved goal: schedule another (with
-        ``step``, after a step out of where the plan failed), or keep it."""
+    def _resend_later(self, t, step=False, why='aborted', detail=''):
+        """move_base aborted our re-send of the saved goal (or, ``why`` and ``detail`` say,
+        ended it otherwise): schedule another (with ``step``, after a step out of where the
+        plan failed), or keep it."""
         if self._retries_left > 0 and self.saved_goal is not None:
             self._retry_at = t + self.config.resume_retry_delay
             if step:
                 self._start_step(t)
-            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f); trying '
-                         'again %s %.0f s (%d attempt%s left)', self.saved_goal.x,
-                         self.saved_goal.y, 'after a step, at the earliest in'
+            _log.warning('recovery: move_base %s the resumed goal (%.2f, %.2f)%s; trying '
+                         'again %s %.0f s (%d attempt%s left)', why, self.saved_goal.x,
+                         self.saved_goal.y, detail, 'after a step, at the earliest in'
                          if self.phase == Phase.STEP else 'in', self.config.resume_retry_delay,
                          self._retries_left, '' if self._retries_left == 1 else 's')
         elif self.saved_goal is not None:
-            _log.warning('recovery: move_base aborted the resumed goal (%.2f, %.2f) %d times; '
-                         'it stays saved (~saved_goal): re-send it or send a new one',
-                         self.saved_goal.x, self.saved_goal.y, self.config.resume_retries + 1)
-            self._stand_down('move_base aborted the resumed goal every time (kept saved)')
+            _log.warning('recovery: move_base %s the resumed goal (%.2f, %.2f)%s, after %d '
+                         'attempts; it stays saved (~saved_goal): re-send it or send a new one',
+                         why, self.saved_goal.x, self.saved_goal.y, detail,
+                         self.config.resume_retries + 1)
+            self._stand_down('move_base %s the resumed goal every time (kept saved)' % why)
 
     def _start_step(self, t):
         """Step out of where move_base had no plan from (``resume_step_distance``), steered by

@@ -68,14 +68,31 @@ def scan_from_msg(msg):
                 msg.range_max)
 
 
-def lookup_matrix(tf_buffer, target, source, stamp, timeout, throttle):
-    """4x4 transform ``target`` <- ``source`` at ``stamp`` (rospy.Time) from a tf2 buffer,
-    waiting up to ``timeout`` s; None, with a warning at most every ``throttle`` s, when tf
-    cannot give it."""
+def lookup_waiting(tf_buffer, target, source, stamp, timeout):
+    """``tf_buffer.lookup_transform(target, source, stamp)`` waiting up to ``timeout`` s.
+
+    tf2_ros waits with ``rospy.sleep``, which raises when the clock goes back meanwhile (a
+    bag loop, a simulator reset); that is raised here as tf2_ros.LookupException, saying so,
+    so a caller handles it as any transform tf cannot give (rospy would otherwise print the
+    traceback of the callback it escaped from).
+    """
     import rospy
     import tf2_ros
     try:
-        stamped = tf_buffer.lookup_transform(target, source, stamp, rospy.Duration(timeout))
+        return tf_buffer.lookup_transform(target, source, stamp, rospy.Duration(timeout))
+    except rospy.ROSTimeMovedBackwardsException as error:
+        raise tf2_ros.LookupException('the clock went back while waiting for %s <- %s (%s)'
+                                      % (target, source, error)) from None
+
+
+def lookup_matrix(tf_buffer, target, source, stamp, timeout, throttle):
+    """4x4 transform ``target`` <- ``source`` at ``stamp`` (rospy.Time) from a tf2 buffer,
+    waiting up to ``timeout`` s (:func:`lookup_waiting`); None, with a warning at most every
+    ``throttle`` s, when tf cannot give it."""
+    import rospy
+    import tf2_ros
+    try:
+        stamped = lookup_waiting(tf_buffer, target, source, stamp, timeout)
     except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
             tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
         rospy.logwarn_throttle(throttle, '%s: no transform %s <- %s: %s' % (

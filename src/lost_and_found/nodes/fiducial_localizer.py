@@ -25,7 +25,8 @@ from lost_and_found.core.tag_check import TagCheck, UnansweredRefutation, camera
 from lost_and_found.core.viewpoint import ViewpointFinder
 from lost_and_found.msg import SearchHint
 from lost_and_found.nodes.conversions import distance_map_from_msg, lookup_matrix, \
-    pose_stamped, pose_with_covariance, transform_to_matrix, yaw_from_quaternion
+    lookup_waiting, pose_stamped, pose_with_covariance, transform_to_matrix, \
+    yaw_from_quaternion
 from lost_and_found.nodes.params import load_config
 from lost_and_found.srv import GetViewpoint, GetViewpointResponse
 from lost_and_found.state import LOCALIZED, State, StateClient, parse_state
@@ -526,9 +527,9 @@ class FiducialLocalizerNode:
         the latest), or None (logged) when tf has none."""
         for when in (stamp, rospy.Time(0)):
             try:
-                stamped = self._tf_buffer.lookup_transform(
-                    self._frame_id, self._config.base_frame, when,
-                    rospy.Duration(self._config.tf_timeout))
+                stamped = lookup_waiting(self._tf_buffer, self._frame_id,
+                                         self._config.base_frame, when,
+                                         self._config.tf_timeout)
                 return geometry.pose2d_from_matrix(transform_to_matrix(stamped.transform))
             except tf2_ros.ExtrapolationException:
                 continue

@@ -22,8 +22,8 @@ from lost_and_found.core.fiducial import facing_yaw
 from lost_and_found.core.reactive import Scan
 from lost_and_found.core.recovery import Phase, RecoveryConfig, RecoveryCore, UserGoal
 from lost_and_found.msg import SearchHint
-from lost_and_found.nodes.conversions import pose_stamped, transform_to_matrix, \
-    yaw_from_quaternion
+from lost_and_found.nodes.conversions import lookup_waiting, pose_stamped, \
+    transform_to_matrix, yaw_from_quaternion
 from lost_and_found.nodes.goal_client import GoalClient
 from lost_and_found.nodes.laser_mounts import LaserMounts
 from lost_and_found.nodes.params import load_config
@@ -192,7 +192,8 @@ class RecoveryNode:
         seek_walls, look_before_resume, look_timeout, look_dwell, viewpoint_service,
         kidnap_namespace, approach_tags, approach_standoff, approach_max_distance,
         approach_max_view_angle, approach_timeout, approach_tries, approach_dwell,
-        approach_at_once, reactive/*).
+        approach_at_once, approach_clear_way, check_arrival, follow_search_hints,
+        search_hint_max_age, reactive/*; README, "lost_and_found").
     """
 
     def __init__(self, core, config):
@@ -333,9 +334,8 @@ class RecoveryNode:
                 self._core.phase not in (Phase.SPIN, Phase.LEG, Phase.WANDER):
             return
         try:
-            stamped = self._tf_buffer.lookup_transform(
-                odom_frame, camera_frame, msg.header.stamp,
-                rospy.Duration(_TAG_TF_TIMEOUT))
+            stamped = lookup_waiting(self._tf_buffer, odom_frame, camera_frame,
+                                     msg.header.stamp, _TAG_TF_TIMEOUT)
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException) as error:
             rospy.logwarn_throttle(_THROTTLE, '%s: a distant tag not placed: no transform %s '
@@ -380,7 +380,10 @@ class RecoveryNode:
                     tag, status = self._done.popleft()
                     self._core.on_goal_done(status, True, self._now(), tag)
                 command = self._core.step(self._now())
-            self._execute(command)
+                # The goal of a re-send is the one saved when the step asked for it: a user
+                # goal handled before _execute would otherwise go out under our tag.
+                resend = self._core.saved_goal if command.resend_saved_goal else None
+            self._execute(command, resend)
         except Exception as error:   # noqa: B902 - the control loop must keep running
             rospy.logerr_throttle(_THROTTLE, '%s: control step failed: %r' % (
                 self._name, error))
@@ -414,8 +417,9 @@ class RecoveryNode:
 
     # -------------------------------------------------------------- outputs
 
-    def _execute(self, command):
-        """Carry out a core Command (outside the core lock: actionlib takes its own locks)."""
+    def _execute(self, command, resend=None):
+        """Carry out a core Command (outside the core lock: actionlib takes its own locks);
+        ``resend``: the saved goal its ``resend_saved_goal`` sends, read with the step."""
         now = rospy.Time.now()
         if command.cancel:
             self._client.cancel_goal()
@@ -431,13 +435,10 @@ class RecoveryNode:
             self._client.send_goal(
                 move_base_goal_from_leg(command.send_goal, frame, stamp),
                 done_cb=functools.partial(self._on_done, command.goal_tag))
-        if command.resend_saved_goal:
-            with self._lock:
-                goal = self._core.saved_goal
-            if goal is not None:
-                msg = MoveBaseGoal(target_pose=pose_stamped_from_goal(goal, now))
-                self._client.send_goal(
-                    msg, done_cb=functools.partial(self._on_done, command.goal_tag))
+        if command.resend_saved_goal and resend is not None:
+            msg = MoveBaseGoal(target_pose=pose_stamped_from_goal(resend, now))
+            self._client.send_goal(msg, done_cb=functools.partial(self._on_done,
+                                                                  command.goal_tag))
         if command.twist is not None:
             self._cmd_pub.publish(twist_msg(command.twist))
         if command.request_state is not None:
@@ -523,6 +524,10 @@ class RecoveryNode:
         while not self._stopping.is_set() and not rospy.is_shutdown():
             try:
                 available = self._client.wait_for_server(rospy.Duration(max(timeout, 0.01)))
+            except rospy.ROSTimeMovedBackwardsException:
+                # The clock went back mid-wait: that says nothing of move_base; ask again.
+                self._stopping.wait(_POLL)
+                continue
             except Exception as error:   # noqa: B902 - e.g. shutdown mid-wait
                 rospy.logwarn_throttle(_THROTTLE, '%s: move_base check failed: %r' % (
                     self._name, error))

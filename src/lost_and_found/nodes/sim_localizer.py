@@ -12,7 +12,8 @@ from nav_msgs.msg import OccupancyGrid
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Empty, EmptyResponse
 
-from lost_and_found.nodes.conversions import pose_with_covariance, quaternion_from_yaw
+from lost_and_found.nodes.conversions import lookup_waiting, pose_with_covariance, \
+    quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.sim.gridmap import MapError, load_map
 from lost_and_found.sim.particle_filter import ParticleFilter, Scan, SimLocalizerConfig
@@ -204,8 +205,8 @@ class SimLocalizerNode:
     def _laser_pose(self, frame_id):
         """The (static) pose of the laser frame in the base frame, looked up once."""
         if frame_id not in self._laser_poses:
-            t = self._buffer.lookup_transform(self._config.base_frame_id, frame_id,
-                                              rospy.Time(0), rospy.Duration(LASER_TIMEOUT))
+            t = lookup_waiting(self._buffer, self._config.base_frame_id, frame_id,
+                               rospy.Time(0), LASER_TIMEOUT)
             self._laser_poses[frame_id] = transform_to_pose2d(t.transform)
             rospy.loginfo('%s: laser %s at (%.3f, %.3f, %.3f) in %s', rospy.get_name(),
                           frame_id, *self._laser_poses[frame_id], self._config.base_frame_id)
@@ -244,9 +245,8 @@ class SimLocalizerNode:
         if not self._check_stamp(stamp.to_sec()):
             return
         laser = self._laser_pose(msg.header.frame_id)
-        t = self._buffer.lookup_transform(self._config.odom_frame_id,
-                                          self._config.base_frame_id, stamp,
-                                          rospy.Duration(ODOM_TIMEOUT))
+        t = lookup_waiting(self._buffer, self._config.odom_frame_id,
+                           self._config.base_frame_id, stamp, ODOM_TIMEOUT)
         odom = transform_to_pose2d(t.transform)
         scan = Scan(np.asarray(msg.ranges, dtype=float), msg.angle_min, msg.angle_increment,
                     msg.range_min, msg.range_max, laser)
@@ -302,7 +302,7 @@ class SimLocalizerNode:
             return (0.0, 0.0, 0.0)
         odom, base = self._config.odom_frame_id, self._config.base_frame_id
         try:
-            then = self._buffer.lookup_transform(odom, base, stamp, rospy.Duration(ODOM_TIMEOUT))
+            then = lookup_waiting(self._buffer, odom, base, stamp, ODOM_TIMEOUT)
             now = self._buffer.lookup_transform(odom, base, rospy.Time(0))
             return compose_pose(invert2d(transform_to_pose2d(then.transform)),
                                 transform_to_pose2d(now.transform))

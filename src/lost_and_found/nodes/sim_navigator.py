@@ -25,7 +25,7 @@ from std_srvs.srv import Empty, EmptyResponse
 from lost_and_found.core import geometry
 from lost_and_found.core.obstacle_memory import ObstacleMemory
 from lost_and_found.core.scan_agreement import LaserMount
-from lost_and_found.nodes.conversions import pose_stamped, quaternion_from_yaw
+from lost_and_found.nodes.conversions import lookup_waiting, pose_stamped, quaternion_from_yaw
 from lost_and_found.nodes.params import load_config
 from lost_and_found.nodes.simple_goal import SimpleGoalRelay
 from lost_and_found.sim.controller import Navigation, NavigatorConfig, Outcome, PathFollower, \
@@ -217,9 +217,8 @@ class NavigationNode:
         frame = target.header.frame_id.lstrip('/')
         if frame and frame != self._config.global_frame:
             try:
-                transform = self._tf.lookup_transform(
-                    self._config.global_frame, frame, rospy.Time(0),
-                    rospy.Duration(_GOAL_TF_TIMEOUT))
+                transform = lookup_waiting(self._tf, self._config.global_frame, frame,
+                                           rospy.Time(0), _GOAL_TF_TIMEOUT)
             except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                     tf2_ros.ExtrapolationException) as error:
                 raise ValueError('cannot transform the goal from %s to %s: %s' % (
@@ -273,7 +272,7 @@ class NavigationNode:
         odom, frame = self._config.odom_frame, self._config.robot_base_frame
         for when, wait in ((stamp, _SCAN_TF_TIMEOUT), (rospy.Time(0), 0.0)):
             try:
-                transform = self._tf.lookup_transform(odom, frame, when, rospy.Duration(wait))
+                transform = lookup_waiting(self._tf, odom, frame, when, wait)
                 return geometry.pose2d_from_matrix(matrix_from_transform(transform.transform))
             except tf2_ros.ExtrapolationException:
                 continue        # not at that stamp (yet): the latest will do
