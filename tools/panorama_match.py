@@ -3,8 +3,8 @@
 offline.
 
 Usage: tools/panorama_match.py MAP.yaml --fiducials FID.yaml [--poses 200] [--seed 7]
-       [--all] [--cell C] [--headings N] [--sigma S] [--keep K] [--turn-drift D]
-       [--parts DEG,DEG,...] [--clutter D]
+       [--all] [--cell C] [--headings N] [--sigma S] [--keep K] [--min-points N]
+       [--max-range R] [--turn-drift D] [--parts DEG,DEG,...] [--clutter D]
 
 panorama_localizer (core/panorama.py) matches the returns of a full turn, placed by odometry,
 against every free place and heading of the map, and publishes the best place as a fix only
@@ -22,8 +22,8 @@ heading error growing to ``--turn-drift`` (rad, standard deviation) by the end o
 matcher's best case; ``--clutter D`` puts about D unmapped boxes per 100 m^2 of free space
 into the world the laser and the camera see (as ``bench --clutter``: ``bench/clutter.py``,
 the same boxes for the same seed), while the matcher keeps the map. ``--cell``,
-``--headings``, ``--sigma`` and ``--keep`` default to ``config/panorama_localizer.yaml``'s
-values (PanoramaConfig's).
+``--headings``, ``--sigma``, ``--keep``, ``--min-points`` and ``--max-range`` default to
+``config/panorama_localizer.yaml``'s values (PanoramaConfig's).
 
 Prints, per map, a Markdown table: put-downs tried; the best place within the recovery
 suite's tolerance of the truth (0.45 m, 0.35 rad: "recovered"); best places that stand alone,
@@ -105,6 +105,10 @@ def main(argv):
                         help='field width (m)')
     parser.add_argument('--keep', type=float, default=defaults.keep,
                         help='a place scoring this share of the best is a rival')
+    parser.add_argument('--min-points', type=int, default=defaults.min_points,
+                        help='the fewest returns a match needs')
+    parser.add_argument('--max-range', type=float, default=defaults.max_range,
+                        help='the farthest return used (m)')
     parser.add_argument('--turn-drift', type=float, default=0.02,
                         help='odometry heading error by the end of the turn (rad, sd)')
     parser.add_argument('--clutter', type=float, default=0.0,
@@ -142,7 +146,8 @@ def main(argv):
     scans = max(1, int(round(2.0 * math.pi / spin_speed * scan_rate)))
     try:
         config = PanoramaConfig(cell=args.cell, headings=args.headings, sigma=args.sigma,
-                                keep=args.keep).validate()
+                                keep=args.keep, min_points=args.min_points,
+                                max_range=args.max_range).validate()
         matcher = PanoramaMatcher(detector_map(grid), config)
     except ValueError as error:     # a ConfigError too
         sys.exit('panorama_match: %s' % error)
