@@ -350,7 +350,8 @@ def test_docking_without_dock_pose_does_not_reseed():
                          ids=['kidnap', 'short lift from NEED_HELP'])
 def test_set_down_on_the_dock_with_its_signal_first_is_docked(held, before):
     """kidnap_monitor publishes the put-down and the dock's signal at once, on two topics:
-    the dock's may come first, while still FLYING."""
+    the dock's may come first, while still FLYING. Docked, as when the put-down (LOST, or
+    NEED_HELP) comes first."""
     service = localized_service(dock_pose=(0.5, 0.0, math.pi))
     if before == State.NEED_HELP:
         lift_and_put_down(service, 3.0)
@@ -366,6 +367,20 @@ def test_set_down_on_the_dock_with_its_signal_first_is_docked(held, before):
     assert service.state == State.IDLE and not service.kidnapped
     assert actions.reset_detector and actions.reseed.pose == Pose2D(0.5, 0.0, math.pi)
     assert not actions.global_localization
+
+
+def test_a_short_lift_onto_the_dock_while_localized_changes_nothing_in_either_order():
+    service = localized_service(dock_pose=(0.5, 0.0, math.pi))
+    service.request(State.NAVIGATING, 'goal', 1.0)
+    service.on_picked_up(True, 10.0)
+    service.on_dock(True, 11.0)                         # the dock's signal first
+    actions = service.on_picked_up(False, 11.0)
+    assert service.state == State.NAVIGATING and actions.reseed is None
+    service.on_picked_up(True, 20.0)
+    service.on_dock(False, 20.0)
+    service.on_picked_up(False, 21.0)                   # the put-down first
+    assert service.on_dock(True, 21.0).reseed is None
+    assert service.state == State.NAVIGATING
 
 
 def test_picked_up_from_the_dock_and_set_down_elsewhere_is_a_kidnap():

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lost_and_found.core.recovery import ABORTED, PREEMPTED, SUCCEEDED, Phase
+from lost_and_found.core.recovery import ABORTED, PREEMPTED, RECALLED, SUCCEEDED, Phase
 from lost_and_found.state import State
 from test_recovery import GOAL, Runner, make_core, resumed, user_goal_then_lost
 from test_recovery_look import look_at_stage
@@ -426,4 +426,27 @@ def test_a_move_base_that_restarts_under_the_users_goal_gets_it_again():
     # Down only in the node's eyes: the re-send preempted the user's own copy at move_base,
     # and that PREEMPTED is not the user's.
     core.on_goal_done(PREEMPTED, False, runner.t, GOAL.goal_id)
+    assert core.saved_goal == GOAL
+
+
+@pytest.mark.parametrize('order', ['cancel first', 'recall first'])
+def test_a_cancel_naming_our_resend_forgets_the_goal_in_either_order(order):
+    """The user cancels our re-send of the saved goal by its id (read on move_base/status):
+    it was pending, so move_base recalls it; the recall alone would be retried."""
+    core = make_core(resume_retries=2, resume_retry_delay=5.0)
+    runner = Runner(core)
+    resumed(core, runner)
+    ours = '/lost_and_found-3-12.000'
+    if order == 'recall first':
+        core.on_goal_done(RECALLED, True, runner.t, core._tag)    # noqa: SLF001
+    core.on_user_cancel(ours, 0.0, runner.t, ours=True)
+    if order == 'cancel first':
+        core.on_goal_done(RECALLED, True, runner.t, core._tag)    # noqa: SLF001
+    assert core.saved_goal is None
+    assert not any(c.resend_saved_goal for c in runner.run(10.0))
+
+
+def test_a_cancel_naming_our_leg_while_lost_keeps_the_goal():
+    core, runner = lost_with_goal()
+    core.on_user_cancel('/lost_and_found-1-3.000', 0.0, runner.t, ours=True)
     assert core.saved_goal == GOAL

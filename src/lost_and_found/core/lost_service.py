@@ -494,15 +494,6 @@ class LostService:
         lifted_at, self._lifted_at = self._lifted_at, None
         if self.state != State.FLYING:
             return actions
-        if self.docked:
-            # Set down on the dock. kidnap_monitor publishes the put-down and the dock's
-            # signal at once, on two topics: the signal may come first, while FLYING, where it
-            # changes no state. Docking means found, after a short lift or a kidnap alike.
-            self._lift_kidnapped = False
-            self._probation_lifted = None
-            self._change(State.IDLE, 'put down on the dock')
-            self._found_on_dock(t, actions)
-            return actions
         held = t - lifted_at if lifted_at is not None else None
         if not self._lift_kidnapped and self.config.kidnap_after > 0 and held is not None and \
                 held >= self.config.kidnap_after:
@@ -510,12 +501,22 @@ class LostService:
                          'monitor\'s kidnapped: taken as a kidnap (its message is late or lost)',
                          held, self.config.kidnap_after)
             self._lift_kidnapped = True
+        back = self.machine.previous
+        if back == State.LOCALIZING:
+            back = State.LOST
+        if self.docked and (self._lift_kidnapped or back not in LOCALIZED):
+            # Set down on the dock where the put-down alone would leave the robot LOST or
+            # NEED_HELP. kidnap_monitor publishes the put-down and the dock's signal at once,
+            # on two topics; the signal may come first, while FLYING, where it changes no
+            # state: what it does after the put-down (found) is done here.
+            self._lift_kidnapped = False
+            self._probation_lifted = None
+            self._change(State.IDLE, 'put down on the dock')
+            self._found_on_dock(t, actions)
+            return actions
         if self._lift_kidnapped:
             self._kidnap_put_down(t, actions, 'put down after a kidnap')
         else:
-            back = self.machine.previous
-            if back == State.LOCALIZING:
-                back = State.LOST
             self._change(back, 'put down after a short lift')
             self._short_put_down = t
             if self.state in LOCALIZED and self._probation_lifted is not None:

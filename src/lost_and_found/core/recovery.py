@@ -918,12 +918,6 @@ class RecoveryCore:
         t = self._time(t)
         if t is None:
             return
-        if isinstance(goal, UserGoal) and isinstance(goal.frame_id, str) and \
-                not goal.frame_id.strip('/ '):
-            # move_base cannot transform it and drives it in its global frame as it is.
-            self._warn('goal_frame', 'a user goal with an empty frame_id: taken in %s, where '
-                       'move_base drives it' % self.config.map_frame)
-            goal = dataclasses.replace(goal, frame_id=self.config.map_frame)
         problem = goal.problem() if isinstance(goal, UserGoal) else 'not a UserGoal'
         if problem:
             self._warn('goal', 'ignoring a user goal: %s' % problem)
@@ -971,7 +965,7 @@ class RecoveryCore:
             self._cancel_user(goal.goal_id)
             self._resume = True
 
-    def on_user_cancel(self, goal_id, stamp, t):
+    def on_user_cancel(self, goal_id, stamp, t, ours=False):
         """Someone else published on ``move_base/cancel`` (actionlib_msgs/GoalID).
 
         A cancel that takes in the saved goal forgets it unless the robot is localized with
@@ -990,6 +984,8 @@ class RecoveryCore:
             stamp: the cancel's stamp (s; 0: no stamp). Following actionlib, a stamp cancels
                 every goal stamped at or before it (the saved goal's stamp, or when it came).
             t: time (s).
+            ours: ``goal_id`` names a goal this node sent: with our re-send out (or another
+                due after it ended), a cancel of it is a cancel of the saved goal.
         """
         t = self._time(t)
         if t is None or self.saved_goal is None:
@@ -997,7 +993,8 @@ class RecoveryCore:
         if not _finite(stamp) or not isinstance(goal_id, str):
             self._warn('cancel', 'ignoring a cancel with id %r and stamp %r' % (goal_id, stamp))
             return
-        by_id = bool(goal_id) and goal_id == self.saved_goal.goal_id
+        by_id = bool(goal_id) and (goal_id == self.saved_goal.goal_id or (
+            bool(ours) and (self._resent or self._retry_at is not None)))
         by_stamp = stamp > 0.0 and self._saved_at is not None and self._saved_at <= stamp
         # While not localized move_base's PREEMPTED of the user's goal counts as ours (so
         # lifted with the goal at move_base, the cancel is taken here).
@@ -1330,6 +1327,12 @@ class RecoveryCore:
                                   cfg.approach_max_distance, cfg.approach_max_view_angle)
             self._approach_next = (fiducial_id, tag, facing_yaw, goal)
 
+    def resend_out(self, tag):
+        """Whether our re-send of the saved goal tagged ``tag`` is still wanted at move_base
+        (a user goal, a cancel, a LOST episode or move_base going away since the step that
+        asked for it say no): the adapter sends it only then."""
+        return self._resent and bool(tag) and tag == self._tag and self.saved_goal is not None
+
     def on_move_base_available(self, available):
         """Whether the move_base action server is connected now. When it goes while it
         drives the saved goal (the user's own, or our re-send of it; localized), the goal is
@@ -1344,7 +1347,10 @@ class RecoveryCore:
                          '(%.2f, %.2f)%s: it is sent again once move_base is back',
                          self.saved_goal.x, self.saved_goal.y,
                          ', sent again by this node' if self._resent else '')
-            self._drop_pending_resend()
+            if self._drop_pending_resend() and \
+                    self._out.get('request_state') == State.NAVIGATING:
+                self._withdraw_request()    # asked for once it goes out (_resume_goal)
+                self._nav_asked = False
             self._resent = False        # a late result of it is then ignored
             self._resume_when_up = True
         self.move_base_available = available
@@ -1751,8 +1757,9 @@ class RecoveryCore:
                   goal[0], goal[1], self._spiral_frame, self._leg_timeout)
 
     def _leg_done(self, status, t):
-        # A leg recalled was refused before it started (every cancel of ours leaves the leg
-        # first): it found nothing, as one that failed.
+        # A leg recalled never drove: refused before it started (move_base's rule against
+        # goals stamped before its last goal or cancel, as after the clock went back, or a
+        # cancel of every goal, ours among them): it found nothing, as one that failed.
         self._leg_over(_FAILED.get(status) or ('recalled' if status == RECALLED else None), t)
 
     def _leg_over(self, failure, t):

@@ -325,7 +325,7 @@ class RecoveryNode:
         if _callerid(msg) == self._name:
             return      # our cancel of a leg, the look, or the user's goal while lost
         self._guard('move_base/cancel', lambda: self._core.on_user_cancel(
-            msg.id, msg.stamp.to_sec(), self._now()))
+            msg.id, msg.stamp.to_sec(), self._now(), msg.id.startswith(self._name + '-')))
 
     def _on_distant_tags(self, msg):
         """Mapped tags fiducial_localizer saw but could not use, placed in odometry."""
@@ -380,10 +380,7 @@ class RecoveryNode:
                     tag, status = self._done.popleft()
                     self._core.on_goal_done(status, True, self._now(), tag)
                 command = self._core.step(self._now())
-                # The goal of a re-send is the one saved when the step asked for it: a user
-                # goal handled before _execute would otherwise go out under our tag.
-                resend = self._core.saved_goal if command.resend_saved_goal else None
-            self._execute(command, resend)
+            self._execute(command)
         except Exception as error:   # noqa: B902 - the control loop must keep running
             rospy.logerr_throttle(_THROTTLE, '%s: control step failed: %r' % (
                 self._name, error))
@@ -417,9 +414,8 @@ class RecoveryNode:
 
     # -------------------------------------------------------------- outputs
 
-    def _execute(self, command, resend=None):
-        """Carry out a core Command (outside the core lock: actionlib takes its own locks);
-        ``resend``: the saved goal its ``resend_saved_goal`` sends, read with the step."""
+    def _execute(self, command):
+        """Carry out a core Command (outside the core lock: actionlib takes its own locks)."""
         now = rospy.Time.now()
         if command.cancel:
             self._client.cancel_goal()
@@ -435,10 +431,18 @@ class RecoveryNode:
             self._client.send_goal(
                 move_base_goal_from_leg(command.send_goal, frame, stamp),
                 done_cb=functools.partial(self._on_done, command.goal_tag))
-        if command.resend_saved_goal and resend is not None:
-            msg = MoveBaseGoal(target_pose=pose_stamped_from_goal(resend, now))
-            self._client.send_goal(msg, done_cb=functools.partial(self._on_done,
-                                                                  command.goal_tag))
+        if command.resend_saved_goal:
+            # Under the core lock, and only while the core still has this re-send out: a user
+            # goal handled since the step replaced the saved goal and went to move_base
+            # itself, and ours must not follow it there and preempt it. (The client's
+            # callbacks never take this lock.)
+            with self._lock:
+                goal = self._core.saved_goal if self._core.resend_out(command.goal_tag) \
+                    else None
+                if goal is not None:
+                    msg = MoveBaseGoal(target_pose=pose_stamped_from_goal(goal, now))
+                    self._client.send_goal(msg, done_cb=functools.partial(self._on_done,
+                                                                          command.goal_tag))
         if command.twist is not None:
             self._cmd_pub.publish(twist_msg(command.twist))
         if command.request_state is not None:
@@ -524,10 +528,6 @@ class RecoveryNode:
         while not self._stopping.is_set() and not rospy.is_shutdown():
             try:
                 available = self._client.wait_for_server(rospy.Duration(max(timeout, 0.01)))
-            except rospy.ROSTimeMovedBackwardsException:
-                # The clock went back mid-wait: that says nothing of move_base; ask again.
-                self._stopping.wait(_POLL)
-                continue
             except Exception as error:   # noqa: B902 - e.g. shutdown mid-wait
                 rospy.logwarn_throttle(_THROTTLE, '%s: move_base check failed: %r' % (
                     self._name, error))
