@@ -1003,12 +1003,8 @@ class RecoveryCore:
             return
         # A re-send still waiting for this step has not reached move_base: the cancel is
         # ahead of it there, so it must not go out; one that went out is cancelled.
-        pending = self._drop_pending_resend()
-        if pending:
-            if self._out.get('request_state') == State.NAVIGATING:
-                self._withdraw_request()
-                self._nav_asked = False
-        elif self._resent:
+        pending = self._drop_pending_resume()
+        if not pending and self._resent:
             self._out['cancel'] = True
         _log.info('recovery: the user cancelled the saved goal (%.2f, %.2f) while %s: '
                   'forgetting it%s', self.saved_goal.x, self.saved_goal.y,
@@ -1347,10 +1343,7 @@ class RecoveryCore:
                          '(%.2f, %.2f)%s: it is sent again once move_base is back',
                          self.saved_goal.x, self.saved_goal.y,
                          ', sent again by this node' if self._resent else '')
-            if self._drop_pending_resend() and \
-                    self._out.get('request_state') == State.NAVIGATING:
-                self._withdraw_request()    # asked for once it goes out (_resume_goal)
-                self._nav_asked = False
+            self._drop_pending_resume()
             self._resent = False        # a late result of it is then ignored
             self._resume_when_up = True
         self.move_base_available = available
@@ -2081,6 +2074,16 @@ class RecoveryCore:
             self._out.pop('goal_tag', None)
             return True
         return False
+
+    def _drop_pending_resume(self):
+        """:meth:`_drop_pending_resend`, and the NAVIGATING asked for with it
+        (:meth:`_resume_goal`); True when there was a re-send."""
+        if not self._drop_pending_resend():
+            return False
+        if self._out.get('request_state') == State.NAVIGATING:
+            self._withdraw_request()
+            self._nav_asked = False
+        return True
 
     def _drop_pending_leg(self):
         """Leaving the search: a leg sent in this step (the one after a leg that ended near
