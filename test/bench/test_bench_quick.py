@@ -6,6 +6,7 @@ Each suite starts its own ROS master on a free port, so this never touches anoth
 """
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -75,10 +76,22 @@ def test_detection_quick(tmp_path):
         [t['detectors'] for t in result['trials']]
 
 
-def test_recovery_quick(tmp_path):
-    code, output = run_suite('recovery', tmp_path)
+def test_recovery_quick_on_a_map_it_has_never_seen(tmp_path):
+    # The office map under a name of its own, with no fiducial map beside it: the bench hangs
+    # the tags itself (--fiducials auto), as it must for any map_server map.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    maps = tmp_path / 'maps'
+    maps.mkdir()
+    shutil.copy(os.path.join(root, 'maps', 'office.pgm'), str(maps / 'office.pgm'))
+    shutil.copy(os.path.join(root, 'maps', 'office.yaml'), str(maps / 'unseen.yaml'))
+    out = tmp_path / 'out'
+    code, output = run_suite('recovery', out, '--map', str(maps / 'unseen.yaml'),
+                             '--fiducials', 'auto')
     assert code == 0, output[-3000:]
-    result = check_common(tmp_path, 'recovery', output)
+    result = check_common(out, 'recovery', output)
+    assert result['fiducials'] == str(out / 'unseen_fiducials.yaml')
+    with open(result['fiducials']) as stream:
+        assert 'bench --fiducials auto' in stream.readline()
     assert [t['strategy'] for t in result['trials']] == ['spiral', 'reactive', 'none']
     for trial in result['trials']:
         assert 'error' not in trial, trial

@@ -139,3 +139,51 @@ def test_bad_arguments_are_named():
         fiducials.place_fiducials(GRID, seed=-1, camera_config=CAMERA)
     with pytest.raises(fiducials.PlacementError, match='height'):
         fiducials.place_fiducials(GRID, height=float('nan'), camera_config=CAMERA)
+
+
+def bench_context(tmp_path, argv):
+    """A bench context on ``argv`` (its inputs resolved) writing into ``tmp_path``."""
+    import io
+    from lost_and_found.bench import cli
+    args = cli.resolve_inputs(cli.parser().parse_args(argv + ['--out', str(tmp_path / 'out')]))
+    return cli.BenchContext(args, args.suite, stream=io.StringIO())
+
+
+def test_bench_takes_fiducials_auto_for_a_map_and_refuses_it_without_one(tmp_path):
+    from lost_and_found.bench import cli
+    from lost_and_found.sim.gridmap import save_map
+    save_map(GRID, str(tmp_path / 'rooms.yaml'))
+    args = cli.resolve_inputs(cli.parser().parse_args(
+        ['recovery', '--map', str(tmp_path / 'rooms.yaml'), '--fiducials', 'auto']))
+    assert args.fiducials == 'auto'
+    with pytest.raises(SystemExit, match='real-logs suite replays logs'):
+        cli.resolve_inputs(cli.parser().parse_args(['real-logs', '--fiducials', 'auto']))
+
+
+def test_bench_fiducials_auto_writes_the_tags_place_fiducials_would(tmp_path):
+    from lost_and_found.bench import cli
+    from lost_and_found.sim.gridmap import load_map, save_map
+    save_map(GRID, str(tmp_path / 'rooms.yaml'))
+    ctx = bench_context(tmp_path, ['recovery', '--map', str(tmp_path / 'rooms.yaml'),
+                                   '--fiducials', 'auto', '--seed', '3'])
+    path = cli.place_tags(ctx)
+    assert path == str(tmp_path / 'out' / 'rooms_fiducials.yaml')
+    expected, _ = fiducials.place_and_check(load_map(str(tmp_path / 'rooms.yaml')), seed=3,
+                                            camera_config=oracle.load_camera_config())
+    loaded = load_fiducial_map(path)
+    assert expected and sorted(loaded.poses) == [t.fiducial_id for t in expected]
+    for tag in expected:
+        np.testing.assert_allclose(loaded.poses[tag.fiducial_id], tag.transform(), atol=1e-9)
+    assert 'seed 3' in open(path).readline()
+    assert 'tags (a spin sees one from' in ctx._stream.getvalue()
+
+
+def test_bench_fiducials_auto_names_a_map_without_a_wall_for_a_tag(tmp_path):
+    from lost_and_found.bench import cli
+    from lost_and_found.sim.gridmap import save_map
+    save_map(GridMap.from_occupancy(np.zeros((60, 60), dtype=bool), RES),
+             str(tmp_path / 'open.yaml'))
+    ctx = bench_context(tmp_path, ['recovery', '--map', str(tmp_path / 'open.yaml'),
+                                   '--fiducials', 'auto'])
+    with pytest.raises(SystemExit, match='open.yaml'):
+        cli.place_tags(ctx)

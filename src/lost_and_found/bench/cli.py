@@ -25,6 +25,9 @@ import numpy as np
 from lost_and_found.bench import report
 from lost_and_found.sim.laser import NO_RETURN
 
+#: ``--fiducials`` value that places the tags itself (:func:`place_tags`).
+AUTO_FIDUCIALS = 'auto'
+
 #: suite name -> module of lost_and_found.bench with ``run(ctx)``.
 SUITES = {
     'detection': 'detection',
@@ -82,8 +85,10 @@ def parser():
     p.add_argument('suite', choices=sorted(SUITES), help='which suite to run')
     p.add_argument('--map', help='map_server YAML of the map (default: the package\'s office '
                    'map)')
-    p.add_argument('--fiducials', help='fiducial map YAML of the tags on that map (default: '
-                   'the map\'s <name>_fiducials.yaml next to it, if any)')
+    p.add_argument('--fiducials', help='fiducial map YAML of the tags on that map, or '
+                   '"auto": hang tags on the map\'s walls with this seed, as '
+                   'tools/place_fiducials.py does, into DIR/<label>_fiducials.yaml (default: '
+                   'the map\'s <name>_fiducials.yaml next to it, if any; else no tags)')
     p.add_argument('--trials', type=int, help='number of trials (default: per suite)')
     p.add_argument('--seed', type=int, default=0, help='seed of every random choice '
                    '(default 0)')
@@ -140,12 +145,16 @@ def resolve_inputs(args):
     args.map = os.path.abspath(args.map)
     if not os.path.isfile(args.map):
         raise SystemExit('bench: --map %s: no such file' % args.map)
-    if not args.fiducials:
+    if args.fiducials == AUTO_FIDUCIALS:
+        if args.suite == 'real-logs':
+            raise SystemExit('bench: --fiducials auto: the real-logs suite replays logs, it '
+                             'has no map to hang tags on')
+    elif not args.fiducials:
         guess = os.path.splitext(args.map)[0] + '_fiducials.yaml'
         args.fiducials = guess if os.path.isfile(guess) else ''
     elif not os.path.isfile(args.fiducials):
         raise SystemExit('bench: --fiducials %s: no such file' % args.fiducials)
-    if args.fiducials:
+    if args.fiducials and args.fiducials != AUTO_FIDUCIALS:
         args.fiducials = os.path.abspath(args.fiducials)
     if args.detector_config:
         args.detector_config = os.path.abspath(args.detector_config)
@@ -179,6 +188,39 @@ def resolve_inputs(args):
     return args
 
 
+def place_tags(ctx):
+    """``--fiducials auto``: hang ArUco tags on the walls of ``--map`` with the run's seed and
+    the defaults of ``tools/place_fiducials.py`` (the same tags as ``tools/place_fiducials.py
+    MAP --seed S``), write them to ``DIR/<label>_fiducials.yaml`` and return its path.
+    SystemExit naming the map when it cannot be read or has no wall a tag can hang on."""
+    from lost_and_found.bench import fiducials, oracle
+    from lost_and_found.bench.places import PlacesError
+    from lost_and_found.core.config import ConfigError
+    from lost_and_found.sim.gridmap import MapError, load_map
+    args = ctx.args
+    ctx.progress('--fiducials auto: hanging tags on the walls of %s (seed %d)...'
+                 % (args.map, args.seed))
+    try:
+        grid = load_map(args.map)
+        tags, check = fiducials.place_and_check(grid, seed=args.seed,
+                                                camera_config=oracle.load_camera_config())
+    except (MapError, ConfigError, PlacesError, fiducials.PlacementError,
+            oracle.OracleError) as error:
+        raise SystemExit('bench: --fiducials auto: %s' % error)
+    if not tags:
+        raise SystemExit('bench: --fiducials auto: no wall of %s can hold a tag' % args.map)
+    path = ctx.path('%s_fiducials.yaml' % args.label)
+    header = ['ArUco tags of %s, placed by `bench --fiducials auto` with seed %d (the same as '
+              'tools/place_fiducials.py MAP --seed %d).' % (args.map, args.seed, args.seed),
+              '%d tags; a 360 deg spin in place sees a tag from %.1f %% of the free region.'
+              % (len(tags), 100.0 * check['coverage'])]
+    with open(path, 'w') as stream:
+        stream.write(fiducials.to_yaml(tags, header))
+    ctx.progress('--fiducials auto: %d tags (a spin sees one from %.1f %% of the free region) '
+                 '-> %s' % (len(tags), 100.0 * check['coverage'], path))
+    return path
+
+
 def write_results(ctx, result, command):
     """Write ``<suite>.json`` and ``<suite>.md``; return the paths."""
     name = ctx.suite.replace('-', '_')
@@ -208,6 +250,13 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ctx = BenchContext(args, args.suite)
     module = importlib.import_module('lost_and_found.bench.' + SUITES[args.suite])
+    if args.fiducials == AUTO_FIDUCIALS:
+        args.fiducials = place_tags(ctx)
+    elif not args.fiducials and args.suite in ('detection', 'recovery', 'compute'):
+        ctx.progress('no fiducial map (none given, none named <map>_fiducials.yaml beside the '
+                     'map): the simulated world has no tags, so no tag fixes%s; '
+                     '--fiducials auto hangs tags on its walls'
+                     % (' and no oracle bound' if args.suite == 'recovery' else ''))
     ctx.progress('map %s, fiducials %s, seed %d -> %s' % (
         args.map, args.fiducials or '(none)', args.seed, ctx.out))
     result = module.run(ctx)
