@@ -153,3 +153,35 @@ def test_demo_launch_with_fiducials_passes_the_tag_file_to_all_three(tmp_path):
     for node in ('sim_world', 'fiducial_localizer', 'demo_scenario'):
         assert config.params['/%s/fiducial_map' % node].value == path, node
     assert 'fiducial_localizer' in required_nodes(DemoConfig(fiducial_map=path))
+
+
+#: lost_and_found.launch's switches and parameter files that demo.launch passes on.
+DEMO_PASSED_ON = ('strategy', 'use_fiducials', 'use_panorama', 'kidnap_monitor_config',
+                  'lost_detector_config', 'lost_service_config', 'recovery_config',
+                  'fiducial_localizer_config', 'panorama_localizer_config')
+
+
+def test_demo_launch_passes_the_packages_switches_and_files_on_with_its_defaults(launch):
+    demo = ElementTree.parse(DEMO_LAUNCH).getroot()
+    declared = {a.get('name'): a.get('default') for a in demo.findall('arg')}
+    package = {a.get('name'): a.get('default') for a in launch.iter('arg')}
+    include = next(i for i in demo.iter('include') if i.get('file').endswith(
+        '/lost_and_found.launch'))
+    passed = {a.get('name'): a.get('value') for a in include.iter('arg')}
+    for name in DEMO_PASSED_ON:
+        assert declared[name] == package[name], name
+        assert passed[name] == '$(arg %s)' % name, name
+
+
+def test_demo_launch_takes_another_detector_file_and_panorama_off(tmp_path):
+    open_beams = os.path.join(ROOT, 'config', 'lost_detector_open_beams.yaml')
+    config = resolve(DEMO_LAUNCH, {'fiducial_map': str(tmp_path / 'tags.yaml'),
+                                   'use_panorama': 'false',
+                                   'lost_detector_config': open_beams})
+    assert 'panorama_localizer' not in {n.name for n in config.nodes}
+    shipped = resolve(DEMO_LAUNCH, {'fiducial_map': str(tmp_path / 'tags.yaml')})
+    assert 'panorama_localizer' in {n.name for n in shipped.nodes}
+    differs = [name for name, param in config.params.items()
+               if name.startswith('/lost_detector/') and name in shipped.params
+               and param.value != shipped.params[name].value]
+    assert differs, 'the open-beam file set no lost_detector parameter of its own'
