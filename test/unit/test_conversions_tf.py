@@ -45,3 +45,10 @@ def test_other_tf_errors_pass_through():
     buffer = Buffer(tf2_ros.ExtrapolationException('not yet'))
     with pytest.raises(tf2_ros.ExtrapolationException):
         lookup_waiting(buffer, 'odom', 'camera', rospy.Time(5), 0.2)
+
+
+def test_a_frame_with_tf1s_leading_slash_is_looked_up_without_it():
+    # tf2 refuses '/laser' (InvalidArgumentException); older drivers still send such frames
+    buffer = Buffer()
+    lookup_waiting(buffer, '/odom', '/laser', rospy.Time(5), 0.2)
+    assert buffer.calls[-1][:2] == ('odom', 'laser')

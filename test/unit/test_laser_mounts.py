@@ -50,3 +50,10 @@ def test_missing_transform_is_warned_then_found_once_and_kept(logs):
 def test_without_a_buffer_nothing_is_looked_up(logs):
     mounts = LaserMounts('base', None, 'for the test')
     assert mounts.get('laser') is None and logs == []
+
+
+def test_a_laser_frame_with_tf1s_leading_slash_is_found(logs):
+    buffer = FakeBuffer()
+    buffer.ready = True
+    mount = LaserMounts('base', buffer, 'for the test').get('/laser')
+    assert mount is not None and mount.x == 0.1

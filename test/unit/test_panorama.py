@@ -382,6 +382,47 @@ def test_one_stray_stamp_off_the_clock_ends_nothing(stray):
     assert episodes.episode == episode + 1 and len(episodes.panorama) == 0
 
 
+def test_a_clock_reset_with_scans_of_the_old_clock_still_queued_ends_the_episode():
+    # A simulator reset (or a looped bag) while scans stamped on the old clock wait in the
+    # queue: the first handled after the reset looks like a scan ahead of the clock, and the
+    # first of the new clock then like a stray. The clock itself says it went back.
+    episodes = lost()
+    for k in range(5):
+        assert episodes.on_stamp(100.0 + 0.1 * k, 100.0 + 0.1 * k) is None
+    job, _ = turn_until_a_job(episodes)
+    episode = episodes.episode
+    assert episodes.on_stamp(100.5, 0.3) == pytest.approx(100.1)
+    assert episodes.episode == episode + 1 and len(episodes.panorama) == 0
+    assert episodes.on_stamp(0.4, 0.4) is None
+    assert episodes.episode == episode + 1
+    assert episodes.finished(job[0], a_match(), 0.5) == (False, NO_FIX_OVER)
+
+
+def test_a_match_that_ends_after_the_clock_went_back_gives_no_fix():
+    # no scan came since the reset (the laser restarts with the simulator): the clock read
+    # when the match ends is enough
+    episodes = lost()
+    assert episodes.on_stamp(100.0, 100.0) is None
+    job, _ = turn_until_a_job(episodes)
+    assert episodes.finished(job[0], a_match(), 2.0) == (False, NO_FIX_OVER)
+    assert episodes.gathering()                 # still LOST: a new episode goes on
+
+
+def test_a_match_that_ends_on_the_same_clock_gives_its_fix():
+    episodes = lost()
+    assert episodes.on_stamp(100.0, 100.0) is None
+    job, _ = turn_until_a_job(episodes)
+    assert episodes.finished(job[0], a_match(), 100.3) == (True, None)
+
+
+def test_a_stamp_far_behind_the_clock_is_a_stray_not_gathered():
+    episodes = lost()
+    assert episodes.on_stamp(100.0, 100.0) is None and not episodes.behind
+    assert episodes.on_stamp(95.0, 100.1) is None and episodes.behind
+    assert episodes.on_stamp(100.2, 100.2) is None and not episodes.behind
+    assert episodes.strays == 1
+
+
 def test_a_clock_read_late_or_a_gap_in_scans_is_judged_as_before():
     episodes = lost()
     # stamps a little ahead of a clock read late: no jump, no stray

@@ -291,7 +291,10 @@ class PanoramaEpisodes:
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
     dropped). Given the clock, a stamp that only looks like a jump back because it, or the
     newest before it, lay more than ``clock_jump`` s off the clock (a driver's stray stamp)
-    ends nothing (:attr:`strays` counts them).
+    ends nothing (:attr:`strays` counts them; one that far behind the clock is not gathered,
+    :attr:`behind`). The clock itself going back by more than ``clock_jump`` s, read with a
+    stamp or when a match ends, ends the episode too, whatever the stamps say (a simulator
+    reset or a looped bag, while scans of the old clock are still queued).
 
     Args:
         config: a validated :class:`PanoramaConfig`.
@@ -308,8 +311,10 @@ class PanoramaEpisodes:
         self.fixes = 0
         self.busy = False
         self.strays = 0
+        self.behind = False
         self._last_stamp = None
         self._last_ahead = 0.0
+        self._last_now = None
 
     def _new_episode(self):
         self.panorama.clear()
@@ -331,23 +336,39 @@ class PanoramaEpisodes:
         """True when a scan's returns are wanted now."""
         return self.state == State.LOST and self.fixes < self.config.fixes
 
+    def on_clock(self, now):
+        """The clock read ``now`` (s; None or 0: unknown, as a simulated clock not yet
+        started); how far (s) it went back since the latest reading when that is more than
+        ``clock_jump`` (a new episode, and the stamps of the old clock forgotten), or None."""
+        if now is None or now <= 0.0:
+            return None
+        last, self._last_now = self._last_now, now
+        if last is not None and now < last - self.clock_jump:
+            self._new_episode()
+            self._last_stamp, self._last_ahead = None, 0.0
+            return last - now
+        return None
+
     def on_stamp(self, stamp, now=None):
         """A scan's ``stamp`` (s), received at the clock's ``now`` (s; None or 0: unknown, as
         a simulated clock not yet started); how far (s) the clock jumped back, or None.
 
-        A stamp more than ``clock_jump`` s behind the newest is a jump back unless, with the
-        clock known, it lies that far behind the clock (a stray: the newest stays) or the
-        newest lay that far ahead of it when it came (a stray: this one is the newest now).
-        Only such a pair is judged by the clock, so a clock read a little late never
-        loses a scan."""
+        The clock going back (:meth:`on_clock`) is a jump back. A stamp more than
+        ``clock_jump`` s behind the newest is one too unless, with the clock known, it lies
+        that far behind the clock (a stray: the newest stays, and :attr:`behind` says not
+        to gather it) or the newest lay that far ahead of it when it came (a stray: this one
+        is the newest now). Only such a pair is judged by the clock, so a clock read a little
+        late never loses a scan."""
+        self.behind = False
+        jumped = self.on_clock(now)
         known = now is not None and now > 0.0
         last = self._last_stamp
-        jumped = None
         if last is not None and stamp < last - self.clock_jump:
             behind = known and stamp < now - self.clock_jump
             if behind or (known and self._last_ahead > self.clock_jump):
                 self.strays += 1
                 if behind:
+                    self.behind = True
                     return None
             else:
                 self._new_episode()
@@ -406,10 +427,12 @@ class PanoramaEpisodes:
         self.busy = True
         return self.episode, points, tuple(base), share
 
-    def finished(self, episode, match):
-        """A match of ``episode`` is over (``match`` None: too few returns, or it failed):
-        whether it is a fix to publish now, and if not, why (None: no match)."""
+    def finished(self, episode, match, now=None):
+        """A match of ``episode`` is over (``match`` None: too few returns, or it failed) at
+        the clock's ``now`` (s; None: unread): whether it is a fix to publish now, and if not,
+        why (None: no match). A clock gone back since ends the episode (:meth:`on_clock`)."""
         self.busy = False
+        self.on_clock(now)
         if match is None:
             return False, None
         if not match.alone:

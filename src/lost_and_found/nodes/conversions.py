@@ -74,10 +74,12 @@ def lookup_waiting(tf_buffer, target, source, stamp, timeout):
     tf2_ros waits with ``rospy.sleep``, which raises when the clock goes back meanwhile (a
     bag loop, a simulator reset); that is raised here as tf2_ros.LookupException, saying so,
     so a caller handles it as any transform tf cannot give (rospy would otherwise print the
-    traceback of the callback it escaped from).
+    traceback of the callback it escaped from). A leading '/' of either frame is dropped.
     """
     import rospy
     import tf2_ros
+    # tf2 refuses a frame with a leading '/' (tf1's style, still sent by some older drivers)
+    target, source = target.lstrip('/'), source.lstrip('/')
     try:
         return tf_buffer.lookup_transform(target, source, stamp, rospy.Duration(timeout))
     except rospy.ROSTimeMovedBackwardsException as error:

@@ -35,7 +35,9 @@ class LaserMounts:
         if mount is not None or self.tf_buffer is None:
             return mount
         try:
-            stamped = self.tf_buffer.lookup_transform(self.base_frame, frame, rospy.Time(0))
+            # tf2 refuses a leading '/' (tf1's style, still sent by some older laser drivers)
+            stamped = self.tf_buffer.lookup_transform(self.base_frame.lstrip('/'),
+                                                      frame.lstrip('/'), rospy.Time(0))
             mount = laser_mount_from_transform(stamped.transform)
         except (tf2_ros.LookupException, tf2_ros.ConnectivityException,
                 tf2_ros.ExtrapolationException, tf2_ros.InvalidArgumentException,

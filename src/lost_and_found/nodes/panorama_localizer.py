@@ -144,7 +144,8 @@ class PanoramaLocalizerNode:
             strays = self._episodes.strays
             jumped = self._episodes.on_stamp(msg.header.stamp.to_sec(), rospy.get_time())
             stray = self._episodes.strays > strays
-            episode, wanted = self._episodes.episode, self._episodes.gathering()
+            episode = self._episodes.episode
+            wanted = self._episodes.gathering() and not self._episodes.behind
         if stray:
             rospy.logwarn_throttle(_THROTTLE, '%s: a scan stamp more than %.1f s off the clock '
                                    '(this one or the one before): taken for a stray stamp, '
@@ -202,7 +203,8 @@ class PanoramaLocalizerNode:
                 rospy.get_name(), error))
         with self._lock:
             current = matcher is self._matcher
-            fix, why = self._episodes.finished(episode, match if current else None)
+            fix, why = self._episodes.finished(episode, match if current else None,
+                                               rospy.get_time())
             if fix:
                 x, y, yaw = match.pose
                 self._pub.publish(pose_with_covariance(x, y, yaw, self._covariance,
