@@ -705,3 +705,47 @@ def test_the_log_names_what_is_published_whatever_the_case_of_the_state_names():
     assert publishing_text(State.LOCALIZING, config) == 'publishing every pose from fiducials'
     assert 'contradict' in publishing_text(State.IDLE, config)
     assert publishing_text(State.NAVIGATING, config) == 'not publishing'
+
+
+def test_a_frame_of_the_clock_before_a_reset_gives_no_fix(monkeypatch):
+    # A simulator reset (or a looped bag) sends the clock back while a camera frame of the
+    # old clock waits in the queue: a fix from it would put the robot back where it was.
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from fiducial_msgs.msg import FiducialTransform, FiducialTransformArray
+    import rospy
+    clock = [120.0]
+    monkeypatch.setattr(rospy, 'get_time', lambda: clock[0])
+    warnings = []
+    monkeypatch.setattr(rospy, 'logwarn_throttle', lambda period, text: warnings.append(text))
+    monkeypatch.setattr(rospy, 'loginfo', lambda *_a: None)
+    loc = localizer()
+    node = nodes.FiducialLocalizerNode(loc, loc._config, 'map')
+    node._pub, node._distant_pub = _Recorder(), _Recorder()
+    node._tf_buffer = _FixedTf()
+    node._state_client = type('Client', (), {'state': State.LOST})()
+
+    def frame(stamp):
+        seen = FiducialTransform(fiducial_id=8, object_error=0.01)
+        seen.transform.translation.z = 2.0
+        seen.transform.rotation.x = 1.0                 # T_CAM_TAG_AHEAD
+        msg = FiducialTransformArray(transforms=[seen])
+        msg.header.frame_id = 'camera_optical'
+        msg.header.stamp = rospy.Time.from_sec(stamp)
+        return msg
+    node._on_fiducials(frame(119.9))
+    assert len(node._pub.msgs) == 1                     # before the reset: a fix
+    clock[0] = 0.3
+    node._on_fiducials(frame(120.0))
+    assert len(node._pub.msgs) == 1 and any('ahead of the clock' in w for w in warnings)
+    clock[0] = 1.5
+    node._on_fiducials(frame(1.4))                      # the new clock's frames: fixes again
+    assert len(node._pub.msgs) == 2
+
+
+def test_ahead_of_the_clock_needs_a_known_clock_and_a_stamp():
+    from lost_and_found.nodes.fiducial_localizer import ahead_of_clock
+    assert ahead_of_clock(120.0, 0.3)
+    assert not ahead_of_clock(1.2, 0.3)                 # a little ahead: a clock read late
+    assert not ahead_of_clock(120.0, 0.0) and not ahead_of_clock(120.0, None)
+    assert not ahead_of_clock(0.0, 5.0)                 # unstamped: frame_stamp makes it now
+    assert not ahead_of_clock(3.0, 50.0)                # behind: an old frame, judged as before

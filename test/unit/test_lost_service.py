@@ -8,7 +8,7 @@ from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.lost_service import (
     CONFUSED, GLOBAL_RETRY, LOST, NEED_HELP, NORMAL, LostService, LostServiceConfig, Pose2D,
     Reseed)
-from lost_and_found.state import State
+from lost_and_found.state import LOCALIZED, State
 
 HOME = Pose2D(2.0, -1.0, 0.5)
 TIGHT = (0.05, 0.03)   # (major x-y, yaw) std devs of a converged amcl cloud
@@ -701,6 +701,18 @@ def test_no_global_localization_when_the_reseed_worked():
     service.on_detector_status('lost', 14.0)
     service.on_detector_status('normal', 15.0)          # amcl converged on the re-seed
     assert not service.tick(30.0).global_localization
+
+
+def test_a_reseed_that_ended_in_a_localization_holds_off_no_later_tier_2():
+    # Put down and re-seeded at 13, localized by a fix at 15: a tier 2 at 18 (a new
+    # delocalization, or the same time on a clock that went back since) is not the re-seed's.
+    service = localized_service(reseed_holdoff=10.0, localized_after=3)
+    lift_and_put_down(service, 3.0, t0=10.0)
+    service.on_initialpose(14.0)
+    service.on_detector_status('normal', 14.2)
+    localize(service, 15.0)
+    assert service.state in LOCALIZED
+    assert service.on_detector_status('lost', 18.0).global_localization
 
 
 def test_an_unconfirmed_fix_times_out_back_to_lost():

@@ -335,6 +335,7 @@ class LostService:
                 self._kidnap_episode = False
                 self._refuted_episode = False
                 self._global_retry_at = None
+                self._reseed_at = None      # the put-down re-seed's hold-off is over
                 # A 'lost' the detector still holds (say, after a person asked for IDLE out
                 # of NEED_HELP) must make the robot LOST again, not pass as no change.
                 if before not in LOCALIZED and before != State.FLYING:

@@ -41,6 +41,16 @@ REFUTE_RETRY_MAX = 16.0
 #: How long a request asked again waits for lost_service's service to appear (s): short, so
 #: that an outage does not hold up the camera frames.
 REFUTE_RETRY_WAIT = 0.2
+#: A camera frame stamped more than this (s) ahead of the clock is of another clock: one that
+#: went back (a simulator reset, a looped bag) while the frame waited in the queue. It is
+#: skipped whole: a fix from it would put the robot back where it was before the reset.
+AHEAD_OF_CLOCK = 1.0
+
+
+def ahead_of_clock(stamp, now, tolerance=AHEAD_OF_CLOCK):
+    """True when ``stamp`` (s; 0: unstamped) lies more than ``tolerance`` s after the clock's
+    ``now`` (s; None or 0: unknown, as a simulated clock not yet started)."""
+    return bool(now) and stamp > 0.0 and stamp > now + tolerance
 
 
 def observations_from_msg(msg):
@@ -316,6 +326,13 @@ class FiducialLocalizerNode:
         if msg.header.frame_id:
             self._camera_frame = msg.header.frame_id
         try:
+            stamp, now = msg.header.stamp.to_sec(), rospy.get_time()
+            if ahead_of_clock(stamp, now):
+                rospy.logwarn_throttle(_THROTTLE, '%s: a camera frame stamped %.1f s ahead of '
+                                       'the clock (%.1f s): of a clock that went back since '
+                                       '(a simulator reset, a looped bag?): skipped' % (
+                                           rospy.get_name(), stamp - now, now))
+                return
             self._handle(msg)
         except Exception as error:  # noqa: B902 - a callback must never die on bad input
             rospy.logerr_throttle(_THROTTLE, '%s: error handling fiducial_transforms: %r' % (
