@@ -114,6 +114,9 @@ DOUBT_GAP = 2.0
 #: Seconds past ``kidnap_grace`` after a short-lift put-down within which a ``kidnapped`` is
 #: logged as that lift's, late: a flag later still belongs to no lift seen here.
 LATE_KIDNAP_WINDOW = 5.0
+#: A clock gone back more than this (s) between two ticks went back (a simulator reset, a
+#: looped bag): the times of the old clock are forgotten (:meth:`LostServiceCore.tick`).
+CLOCK_JUMP = 1.0
 
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
@@ -317,6 +320,7 @@ class LostService:
         self._confused_since = None     # first reading of the current run of doubt
         self._doubt_last = None         # latest reading of that run
         self._now = None
+        self._tick_last = None          # the clock at the last tick
 
     @property
     def state(self):
@@ -335,7 +339,6 @@ class LostService:
                 self._kidnap_episode = False
                 self._refuted_episode = False
                 self._global_retry_at = None
-                self._reseed_at = None      # the put-down re-seed's hold-off is over
                 # A 'lost' the detector still holds (say, after a person asked for IDLE out
                 # of NEED_HELP) must make the robot LOST again, not pass as no change.
                 if before not in LOCALIZED and before != State.FLYING:
@@ -772,8 +775,17 @@ class LostService:
         return actions
 
     def tick(self, t):
-        """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates."""
+        """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates. A
+        clock gone back more than CLOCK_JUMP s since the last tick (a simulator reset, a
+        looped bag) forgets the times of put-downs and re-seeds, which were of the old clock."""
         self._now = t
+        last, self._tick_last = self._tick_last, t
+        if last is not None and t < last - CLOCK_JUMP:
+            _log.warning('the clock went back %.1f s: the last put-down and re-seed are '
+                         'forgotten', last - t)
+            self._reseed_sent = self._short_put_down = None
+            if self.state != State.LOST:
+                self._reseed_at = None  # while LOST the re-seed's time-out below ends it
         actions = Actions()
         if self.state in LOCALIZED:
             self._check_probation(t, actions)
