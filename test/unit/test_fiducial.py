@@ -734,18 +734,48 @@ def test_a_frame_of_the_clock_before_a_reset_gives_no_fix(monkeypatch):
         return msg
     node._on_fiducials(frame(119.9))
     assert len(node._pub.msgs) == 1                     # before the reset: a fix
+    clock[0] = 121.0
+    node._on_fiducials(frame(124.0))                    # the node's clock lags: still a fix
+    assert len(node._pub.msgs) == 2
     clock[0] = 0.3
-    node._on_fiducials(frame(120.0))
-    assert len(node._pub.msgs) == 1 and any('ahead of the clock' in w for w in warnings)
+    node._on_fiducials(frame(124.1))
+    assert len(node._pub.msgs) == 2 and any('ahead of the clock' in w for w in warnings)
     clock[0] = 1.5
     node._on_fiducials(frame(1.4))                      # the new clock's frames: fixes again
-    assert len(node._pub.msgs) == 2
+    assert len(node._pub.msgs) == 3
 
 
-def test_ahead_of_the_clock_needs_a_known_clock_and_a_stamp():
-    from lost_and_found.nodes.fiducial_localizer import ahead_of_clock
-    assert ahead_of_clock(120.0, 0.3)
-    assert not ahead_of_clock(1.2, 0.3)                 # a little ahead: a clock read late
-    assert not ahead_of_clock(120.0, 0.0) and not ahead_of_clock(120.0, None)
-    assert not ahead_of_clock(0.0, 5.0)                 # unstamped: frame_stamp makes it now
-    assert not ahead_of_clock(3.0, 50.0)                # behind: an old frame, judged as before
+def test_a_frame_of_an_older_clock_still_carries_a_due_refutation_retry(monkeypatch):
+    nodes = pytest.importorskip('lost_and_found.nodes.fiducial_localizer')
+    from fiducial_msgs.msg import FiducialTransformArray
+    import rospy
+    clock = [120.0]
+    monkeypatch.setattr(rospy, 'get_time', lambda: clock[0])
+    monkeypatch.setattr(rospy, 'logwarn_throttle', lambda *_a: None)
+    loc = localizer()
+    node = nodes.FiducialLocalizerNode(loc, loc._config, 'map')
+    node._pub, node._distant_pub = _Recorder(), _Recorder()
+    retried = []
+    monkeypatch.setattr(node._unanswered, 'due', lambda _now: ('refutation', 7))
+    monkeypatch.setattr(node, '_refute', lambda *a, again=False: retried.append((a, again)))
+    msg = FiducialTransformArray()
+    msg.header.frame_id = 'camera_optical'
+    msg.header.stamp = rospy.Time.from_sec(119.9)
+    node._on_fiducials(msg)
+    clock[0] = 0.3
+    msg.header.stamp = rospy.Time.from_sec(120.0)
+    node._on_fiducials(msg)                             # of the old clock: still the retry
+    assert retried == [(('refutation', 7), True)] * 2
+
+
+def test_a_frame_is_of_an_older_clock_only_after_the_clock_went_back():
+    from lost_and_found.nodes.fiducial_localizer import of_an_older_clock
+    assert of_an_older_clock(120.0, 0.3, 119.9)
+    assert not of_an_older_clock(1.2, 0.3, 119.9)       # a little ahead: a clock read late
+    assert not of_an_older_clock(120.0, 0.0, 119.9)     # the clock unknown
+    assert not of_an_older_clock(120.0, None, 119.9)
+    assert not of_an_older_clock(0.0, 0.3, 119.9)       # unstamped: frame_stamp makes it now
+    assert not of_an_older_clock(3.0, 50.0, 50.0)       # behind: an old frame, judged as before
+    # a busy node whose clock lags its frames, the clock never gone back: never old
+    assert not of_an_older_clock(105.0, 100.0, 100.0)
+    assert not of_an_older_clock(105.0, 100.0, None)

@@ -737,6 +737,28 @@ def test_a_clock_reset_while_lost_under_the_reseed_asks_for_global_localization(
     assert service.tick(0.2).global_localization        # as before: the re-seed's time is up
 
 
+def test_a_put_down_of_the_new_clock_before_the_tick_that_sees_the_reset_is_kept():
+    # The clock goes back from 100 to 0; a short lift and its put-down (at 0.2) come before
+    # the first tick of the new clock: the kidnap flag inside kidnap_grace still counts.
+    service = localized_service(kidnap_grace=2.0)
+    service.tick(100.0)
+    service.on_picked_up(True, 0.01)
+    service.on_picked_up(False, 0.2)
+    service.tick(0.25)
+    service.on_kidnapped(True, 0.4)
+    assert service.state == State.LOST
+
+
+def test_a_clock_reset_while_lost_and_reading_lost_under_the_reseed_asks_at_the_tick():
+    service = localized_service(reseed_holdoff=10.0)
+    lift_and_put_down(service, 3.0, t0=100.0)           # put down (and re-seeded) at 103
+    assert not service.on_detector_status('lost', 104.0).global_localization
+    service.tick(104.5)
+    actions = service.tick(0.2)
+    assert actions.global_localization
+    assert not service.tick(0.3).global_localization, 'once'
+
+
 def test_an_unconfirmed_fix_times_out_back_to_lost():
     service = localized_service(localizing_timeout=20.0)
     service.on_detector_status('lost', 1.0)

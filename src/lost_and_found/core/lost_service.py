@@ -774,19 +774,36 @@ class LostService:
             self._change(State.IDLE, 'reset')
         return actions
 
+    def _forget_the_old_clock(self, t, last, actions):
+        """The clock went back from ``last`` to ``t`` (seen at a tick, which may come after
+        a put-down or a re-seed of the new clock): forget the times that lie ahead of it,
+        which were of the old clock. A re-seed's hold-off forgotten while LOST with the
+        detector reading lost asks for global localization, as its time-out would."""
+        def old(value):
+            return value is not None and value > t + CLOCK_JUMP
+        forgotten = [name for name, value in (('put-down', self._short_put_down),
+                                              ('re-seed', self._reseed_sent))
+                     if old(value)]
+        _log.warning('the clock went back %.1f s%s', last - t,
+                     ': the last %s forgotten' % ' and '.join(forgotten) if forgotten else '')
+        if old(self._short_put_down):
+            self._short_put_down = None
+        if old(self._reseed_sent):
+            self._reseed_sent = None
+        if old(self._reseed_at):
+            self._reseed_at = None
+            if self.state == State.LOST and self.detector_status == 'lost':
+                self._maybe_global_localization(t, actions)
+
     def tick(self, t):
         """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates. A
         clock gone back more than CLOCK_JUMP s since the last tick (a simulator reset, a
         looped bag) forgets the times of put-downs and re-seeds, which were of the old clock."""
         self._now = t
         last, self._tick_last = self._tick_last, t
-        if last is not None and t < last - CLOCK_JUMP:
-            _log.warning('the clock went back %.1f s: the last put-down and re-seed are '
-                         'forgotten', last - t)
-            self._reseed_sent = self._short_put_down = None
-            if self.state != State.LOST:
-                self._reseed_at = None  # while LOST the re-seed's time-out below ends it
         actions = Actions()
+        if last is not None and t < last - CLOCK_JUMP:
+            self._forget_the_old_clock(t, last, actions)
         if self.state in LOCALIZED:
             self._check_probation(t, actions)
         if self.state == State.LOST and self.detector_status == 'lost' and \

@@ -291,10 +291,11 @@ class PanoramaEpisodes:
     ``clock_jump`` s forgets the returns and ends the episode (a match of the old clock is
     dropped). Given the clock, a stamp that only looks like a jump back because it, or the
     newest before it, lay more than ``clock_jump`` s off the clock (a driver's stray stamp)
-    ends nothing (:attr:`strays` counts them; one that far behind the clock is not gathered,
-    :attr:`behind`). The clock itself going back by more than ``clock_jump`` s, read with a
+    ends nothing (:attr:`strays` counts them; one that far behind is not gathered,
+    :attr:`skip`). The clock itself going back by more than ``clock_jump`` s, read with a
     stamp or when a match ends, ends the episode too, whatever the stamps say (a simulator
-    reset or a looped bag, while scans of the old clock are still queued).
+    reset or a looped bag, while scans of the old clock are still queued: those lie ahead
+    of the new clock, so they are strays, not gathered, not the new episode's returns).
 
     Args:
         config: a validated :class:`PanoramaConfig`.
@@ -311,10 +312,11 @@ class PanoramaEpisodes:
         self.fixes = 0
         self.busy = False
         self.strays = 0
-        self.behind = False
+        self.skip = False
         self._last_stamp = None
         self._last_ahead = 0.0
         self._last_now = None
+        self._clock_high = None     # the latest time the clock read, over every jump
 
     def _new_episode(self):
         self.panorama.clear()
@@ -343,6 +345,8 @@ class PanoramaEpisodes:
         if now is None or now <= 0.0:
             return None
         last, self._last_now = self._last_now, now
+        if self._clock_high is None or now > self._clock_high:
+            self._clock_high = now
         if last is not None and now < last - self.clock_jump:
             self._new_episode()
             self._last_stamp, self._last_ahead = None, 0.0
@@ -353,23 +357,30 @@ class PanoramaEpisodes:
         """A scan's ``stamp`` (s), received at the clock's ``now`` (s; None or 0: unknown, as
         a simulated clock not yet started); how far (s) the clock jumped back, or None.
 
-        The clock going back (:meth:`on_clock`) is a jump back. A stamp more than
-        ``clock_jump`` s behind the newest is one too unless, with the clock known, it lies
-        that far behind the clock (a stray: the newest stays, and :attr:`behind` says not
-        to gather it) or the newest lay that far ahead of it when it came (a stray: this one
-        is the newest now). Only such a pair is judged by the clock, so a clock read a little
-        late never loses a scan."""
-        self.behind = False
+        The clock going back (:meth:`on_clock`) is a jump back; after it, a stamp more than
+        ``clock_jump`` s ahead of the clock is of the old clock (a scan queued before the
+        reset): a stray, not gathered (:attr:`skip`). A stamp more than ``clock_jump`` s
+        behind the newest is a jump back unless, with the clock known, it lies that far
+        behind the clock (a stray, not gathered: the newest stays) or the newest lay that far
+        ahead of it when it came (a stray: this one is the newest now). Only such a pair is
+        judged by the clock, so a clock read late, however late, never loses a scan while
+        it has not gone back."""
+        self.skip = False
         jumped = self.on_clock(now)
         known = now is not None and now > 0.0
+        if known and stamp > now + self.clock_jump and \
+                now < self._clock_high - self.clock_jump:
+            self.strays += 1
+            self.skip = True
+            return jumped
         last = self._last_stamp
         if last is not None and stamp < last - self.clock_jump:
             behind = known and stamp < now - self.clock_jump
             if behind or (known and self._last_ahead > self.clock_jump):
                 self.strays += 1
                 if behind:
-                    self.behind = True
-                    return None
+                    self.skip = True
+                    return jumped
             else:
                 self._new_episode()
                 jumped = last - stamp

@@ -41,16 +41,20 @@ REFUTE_RETRY_MAX = 16.0
 #: How long a request asked again waits for lost_service's service to appear (s): short, so
 #: that an outage does not hold up the camera frames.
 REFUTE_RETRY_WAIT = 0.2
-#: A camera frame stamped more than this (s) ahead of the clock is of another clock: one that
-#: went back (a simulator reset, a looped bag) while the frame waited in the queue. It is
-#: skipped whole: a fix from it would put the robot back where it was before the reset.
-AHEAD_OF_CLOCK = 1.0
+#: After the clock went back more than this (s) from the latest time it read (a simulator
+#: reset, a looped bag), a camera frame stamped more than this ahead of it is of the old
+#: clock, queued before the reset: no fix, no tag check from it (a fix would put the robot
+#: back where it was before the reset).
+CLOCK_JUMP = 1.0
 
 
-def ahead_of_clock(stamp, now, tolerance=AHEAD_OF_CLOCK):
-    """True when ``stamp`` (s; 0: unstamped) lies more than ``tolerance`` s after the clock's
-    ``now`` (s; None or 0: unknown, as a simulated clock not yet started)."""
-    return bool(now) and stamp > 0.0 and stamp > now + tolerance
+def of_an_older_clock(stamp, now, latest, tolerance=CLOCK_JUMP):
+    """True when the clock's ``now`` (s; None or 0: unknown, as a simulated clock not yet
+    started) lies more than ``tolerance`` s before ``latest``, the latest time it read, and
+    ``stamp`` (s; 0: unstamped) more than ``tolerance`` s after ``now``. A clock that never
+    went back never makes a frame old, however far a busy node's clock lags its frames."""
+    return bool(now) and latest is not None and now < latest - tolerance and \
+        stamp > 0.0 and stamp > now + tolerance
 
 
 def observations_from_msg(msg):
@@ -164,6 +168,8 @@ class FiducialLocalizerNode:
                                                config.viewpoint_clearance,
                                                config.viewpoint_turn_cost)
         self._camera_frame = None       # the optical frame of the latest camera frame
+        self._clock_latest = None       # the latest time the clock read (a frame of an older
+        #                                 clock, after a reset, is skipped)
         self._lock = threading.Lock()
         self._active = None
         self._state = None
@@ -326,13 +332,6 @@ class FiducialLocalizerNode:
         if msg.header.frame_id:
             self._camera_frame = msg.header.frame_id
         try:
-            stamp, now = msg.header.stamp.to_sec(), rospy.get_time()
-            if ahead_of_clock(stamp, now):
-                rospy.logwarn_throttle(_THROTTLE, '%s: a camera frame stamped %.1f s ahead of '
-                                       'the clock (%.1f s): of a clock that went back since '
-                                       '(a simulator reset, a looped bag?): skipped' % (
-                                           rospy.get_name(), stamp - now, now))
-                return
             self._handle(msg)
         except Exception as error:  # noqa: B902 - a callback must never die on bad input
             rospy.logerr_throttle(_THROTTLE, '%s: error handling fiducial_transforms: %r' % (
@@ -344,12 +343,14 @@ class FiducialLocalizerNode:
         refutation = again = None
         try:
             with self._lock:
+                stale = self._of_an_older_clock(msg)
                 if self._tag_check is not None and self._tag_check.is_open(rospy.get_time()):
-                    refutation = self._verify(msg)
-                    generation = self._unanswered.generation
+                    if not stale:
+                        refutation = self._verify(msg)
+                        generation = self._unanswered.generation
                 else:
                     again = self._unanswered.due(time.monotonic())
-                if msg.transforms:
+                if msg.transforms and not stale:
                     self._estimate_and_publish(msg)
         finally:
             # The check closed with this refutation: it must reach lost_service even when
@@ -358,6 +359,22 @@ class FiducialLocalizerNode:
                 self._refute(refutation, generation)
             elif again is not None:
                 self._refute(*again, again=True)
+
+    def _of_an_older_clock(self, msg):
+        """True (warned, throttled) for a frame of a clock that went back since it was
+        stamped (:func:`of_an_older_clock`); keeps the latest time the clock read. Call with
+        the lock held."""
+        stamp, now = msg.header.stamp.to_sec(), rospy.get_time()
+        latest = self._clock_latest
+        if now and (latest is None or now > latest):
+            self._clock_latest = now
+        if not of_an_older_clock(stamp, now, latest):
+            return False
+        rospy.logwarn_throttle(_THROTTLE, '%s: a camera frame stamped %.1f s ahead of the clock '
+                               '(%.1f s), which went back from %.1f s: a frame of the old clock '
+                               '(a simulator reset, a looped bag?): skipped' % (
+                                   rospy.get_name(), stamp - now, now, latest))
+        return True
 
     def _estimate_and_publish(self, msg):
         """The pose from the closest accepted tag, published when the gate allows it."""

@@ -145,7 +145,7 @@ class PanoramaLocalizerNode:
             jumped = self._episodes.on_stamp(msg.header.stamp.to_sec(), rospy.get_time())
             stray = self._episodes.strays > strays
             episode = self._episodes.episode
-            wanted = self._episodes.gathering() and not self._episodes.behind
+            wanted = self._episodes.gathering() and not self._episodes.skip
         if stray:
             rospy.logwarn_throttle(_THROTTLE, '%s: a scan stamp more than %.1f s off the clock '
                                    '(this one or the one before): taken for a stray stamp, '
