@@ -1644,6 +1644,21 @@ def test_adapter_clears_costmaps_off_the_loop_and_survives_a_missing_move_base(m
     assert node._clear_costmaps.calls == 1
 
 
+@pytest.mark.parametrize('goal_id', ['', 'rviz-goal-7'])
+def test_the_adapters_cancel_of_a_user_goal_leaves_move_base_no_mark(monkeypatch, goal_id):
+    # A cancel stamped t makes move_base recall every goal stamped up to t that comes later
+    # (actionlib keeps the latest cancel stamp): after a clock reset, all of ours. Stamped 0,
+    # an empty id cancels everything there is and marks nothing.
+    import rospy
+    monkeypatch.setattr(rospy, 'get_time', lambda: 5.0)
+    monkeypatch.setattr(rospy.Time, 'now', staticmethod(lambda: rospy.Time(5)))
+    core = make_core()
+    node = nodes.RecoveryNode(core, core.config)
+    node._cmd_pub, node._cancel_pub = _Recorder(), _Recorder()
+    node._execute(Command(cancel_user=goal_id))
+    assert [(m.id, m.stamp) for m in node._cancel_pub.sent] == [(goal_id, rospy.Time(0))]
+
+
 class _Client:
     """Stands in for the move_base SimpleActionClient: keeps what it is sent."""
 

@@ -420,9 +420,12 @@ class RecoveryNode:
         if command.cancel:
             self._client.cancel_goal()
         if command.cancel_user is not None:
-            # An empty id with a stamp cancels every goal stamped up to now (actionlib rule).
-            stamp = rospy.Time(0) if command.cancel_user else now
-            self._cancel_pub.publish(GoalID(stamp=stamp, id=command.cancel_user))
+            # Stamped 0: an empty id then cancels every goal move_base has (actionlib's rule),
+            # and leaves no mark. A stamp would cancel the goals stamped up to it and make
+            # move_base recall every later goal stamped before it: after a clock reset (a
+            # simulator's, a looped bag's) all of ours, the saved goal's re-sends too, until
+            # the new clock passed the old one.
+            self._cancel_pub.publish(GoalID(stamp=rospy.Time(0), id=command.cancel_user))
         if command.send_goal is not None:
             frame = command.goal_frame or self._config.map_frame
             # A leg in another frame (odom) is stamped 0, "the latest transform": move_base
