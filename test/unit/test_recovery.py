@@ -9,7 +9,8 @@ from lost_and_found.core import geometry
 from lost_and_found.core.config import ConfigError, config_from_params
 from lost_and_found.core.reactive import ReactiveConfig, Scan
 from lost_and_found.core.recovery import (
-    ABORTED, GOAL_LOST, PATH_STEP, PREEMPTED, REACTIVE_FIELDS, RECALLED, SUCCEEDED, Command,
+    ABORTED, FORWARD_JUMP, GOAL_LOST, PATH_STEP, PREEMPTED, REACTIVE_FIELDS, RECALLED,
+    SUCCEEDED, Command,
     Phase, RecoveryConfig, RecoveryCore, UserGoal)
 from lost_and_found.core.spiral import SpiralSearch
 from lost_and_found.state import State
@@ -955,7 +956,9 @@ def queue_a_leg_at_once(core, runner, leg):
 
 
 def test_a_leg_queued_in_the_step_the_search_budget_runs_out_is_not_sent():
-    core, runner = legs_then_one_more_queued()
+    # a short budget: the step that spends it comes less than FORWARD_JUMP after the last
+    core, runner = legs_then_one_more_queued(max_search_time=30.0)
+    assert core._episode_start + core.config.max_search_time - runner.t < FORWARD_JUMP
     runner.t = core._episode_start + core.config.max_search_time
     command = runner.step()
     assert core.phase == Phase.GAVE_UP and command.request_state == State.NEED_HELP
@@ -1233,6 +1236,35 @@ def test_the_stall_time_left_survives_a_clock_jumping_back():
     commands = drive(core, runner, 4.8)
     assert not any(c.request_state == State.LOST for c in commands)
     assert any(c.request_state == State.LOST for c in drive(core, runner, 0.5))
+
+
+def test_the_stall_time_left_survives_a_clock_jumping_forward(caplog):
+    # a bag's gap or a clock stepped by NTP: no event for 100 s, then the robot drives on
+    core, runner = stall_core()
+    drive(core, runner, 10.0, speed=0.01)
+    runner.t += 100.0
+    commands = drive(core, runner, 4.8, speed=0.01)
+    assert not any(c.request_state == State.LOST for c in commands)
+    assert any('clock jumped forward by 100' in r.getMessage() for r in caplog.records)
+    assert any(c.request_state == State.LOST for c in drive(core, runner, 0.5, speed=0.01))
+
+
+def test_a_search_budget_is_not_spent_by_a_clock_jumping_forward():
+    core = make_core()
+    runner = Runner(core)
+    user_goal_then_lost(core, runner)
+    runner.run(10.0)
+    runner.t += 200.0                    # more than max_search_time, with no event between
+    commands = runner.run(5.0)
+    assert core.phase != Phase.GAVE_UP
+    assert not any(c.request_state == State.NEED_HELP for c in commands)
+
+
+def test_a_gap_shorter_than_a_forward_jump_is_time_that_passed():
+    core, runner = stall_core()
+    drive(core, runner, 10.0)
+    runner.t += FORWARD_JUMP - 1.0       # a stalled node's gap: counted, the goal doubted
+    assert any(c.request_state == State.LOST for c in drive(core, runner, 0.2))
 
 
 def test_an_abort_soon_after_a_stale_estimate_is_retried_not_doubted(caplog):

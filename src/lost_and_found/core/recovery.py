@@ -112,6 +112,10 @@ NEED_HELP_RETRY = 5.0
 
 #: Seconds between two warnings about the same repeating problem.
 WARN_PERIOD = 10.0
+#: A gap (s) between two events larger than this is the clock jumping forward (a bag's gap,
+#: a clock stepped by NTP), not time the robot lived through: the control step alone comes
+#: every 1 / rate s, so the node would have to stall this long for a real one.
+FORWARD_JUMP = 30.0
 
 #: Odometry older than this (s) when a spiral is anchored on it gets a warning: a TurtleBot's
 #: base publishes it at 20-50 Hz, so the base driver has probably stopped.
@@ -1459,31 +1463,43 @@ class RecoveryCore:
     # ----------------------------------------------------------------------- internals
 
     def _time(self, t):
-        """Validate ``t``; shift every deadline when the clock jumped backwards."""
+        """Validate ``t``; shift every deadline when the clock jumped backwards, or forwards
+        by more than FORWARD_JUMP s between two events (the control step alone comes every
+        ``1 / rate`` s: such a gap is no time the robot lived through, e.g. a bag's gap or a
+        clock stepped by NTP, and must not spend a budget or doubt a goal at once)."""
         if not _finite(t):
             self._warn('time', 'ignoring an event with a non-finite time %r' % (t,))
             return None
         if self._last_t is not None and t < self._last_t:
             delta = t - self._last_t
             self._warn('clock', 'clock jumped back by %.3f s: shifting the deadlines' % -delta)
-            # Keep what remains of each deadline rather than waiting for the old clock to return.
-            for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
-                         '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end',
-                         '_stale_at', '_saved_at'):
-                value = getattr(self, name)
-                if value is not None:
-                    setattr(self, name, value + delta)
-            if self._approach is not None:
-                self._approach.shift(delta)
-            if self._heading_goal is not None:
-                self._heading_goal = (self._heading_goal[0], self._heading_goal[1] + delta)
-            for name in ('_leg_progress', '_resume_progress'):
-                progress = getattr(self, name)
-                if progress is not None:
-                    setattr(self, name, (progress[0], progress[1] + delta))
-            self._warned = {key: when + delta for key, when in self._warned.items()}
+            self._shift(delta)
+        elif self._last_t is not None and t - self._last_t > FORWARD_JUMP:
+            delta = t - self._last_t
+            self._warn('clock_forward', 'clock jumped forward by %.1f s with no event between: '
+                       'shifting the deadlines' % delta)
+            self._shift(delta)
         self._last_t = t
         return t
+
+    def _shift(self, delta):
+        """Move every deadline and timer by ``delta`` s (the clock jumped by it)."""
+        # Keep what remains of each deadline rather than waiting for the old clock to return.
+        for name in ('_episode_start', '_phase_end', '_scan_t', '_odom_t', '_last_help',
+                     '_retry_at', '_look_end', '_stand_end', '_dwell_end', '_hop_end',
+                     '_stale_at', '_saved_at'):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, value + delta)
+        if self._approach is not None:
+            self._approach.shift(delta)
+        if self._heading_goal is not None:
+            self._heading_goal = (self._heading_goal[0], self._heading_goal[1] + delta)
+        for name in ('_leg_progress', '_resume_progress'):
+            progress = getattr(self, name)
+            if progress is not None:
+                setattr(self, name, (progress[0], progress[1] + delta))
+        self._warned = {key: when + delta for key, when in self._warned.items()}
 
     def _warn(self, key, text):
         """Log ``text`` at most once per WARN_PERIOD for each ``key``."""
