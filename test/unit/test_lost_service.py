@@ -703,9 +703,9 @@ def test_no_global_localization_when_the_reseed_worked():
     assert not service.tick(30.0).global_localization
 
 
-def test_a_clock_reset_forgets_the_reseed_of_the_old_clock():
-    # Put down and re-seeded at 13, localized by a fix at 15; the simulator is reset (the
-    # clock goes back to 0, ticks go on): a tier 2 at 18 of the new clock is no re-seed's.
+def reseeded_then_fixed():
+    """Put down and re-seeded at 13 (reseed_holdoff 10 s), localized by a fix at 15, ticked
+    at 15.5."""
     service = localized_service(reseed_holdoff=10.0, localized_after=3)
     lift_and_put_down(service, 3.0, t0=10.0)
     service.on_initialpose(14.0)
@@ -713,17 +713,19 @@ def test_a_clock_reset_forgets_the_reseed_of_the_old_clock():
     localize(service, 15.0)
     assert service.state in LOCALIZED
     service.tick(15.5)
+    return service
+
+
+def test_a_clock_reset_forgets_the_reseed_of_the_old_clock():
+    # the simulator is reset (the clock goes back to 0, ticks go on): a tier 2 at 18 of the
+    # new clock is no re-seed's
+    service = reseeded_then_fixed()
     service.tick(0.1)
     assert service.on_detector_status('lost', 18.0).global_localization
 
 
 def test_without_a_clock_reset_a_tier_2_soon_after_the_reseed_still_waits():
-    service = localized_service(reseed_holdoff=10.0, localized_after=3)
-    lift_and_put_down(service, 3.0, t0=10.0)
-    service.on_initialpose(14.0)
-    service.on_detector_status('normal', 14.2)
-    localize(service, 15.0)
-    service.tick(15.5)
+    service = reseeded_then_fixed()
     service.tick(16.0)
     assert not service.on_detector_status('lost', 18.0).global_localization
     assert service.tick(23.0).global_localization
