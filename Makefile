@@ -4,7 +4,8 @@
 #               writes demo/kidnap_demo.png, demo/kidnap_demo.bag, demo/result.json)
 #   make bench  install, build, run the standard benchmark set (an hour or more; tables in
 #               build/bench/SUMMARY.md, see bench/RESULTS.md)
-.PHONY: deps build test unit demo bench maps clean
+#   make calibrate  record the detector's training runs and fit its YAML again (tools/calibrate.py)
+.PHONY: deps build test unit demo bench calibrate maps clean
 
 deps:
 	bash tools/install_deps.sh
@@ -20,6 +21,11 @@ demo: build
 
 bench: build
 	bash tools/bench.sh
+
+# Record the detector's training runs and fit config/lost_detector.yaml again into
+# build/calibration (about an hour; needs ../shared/data; CALIBRATE_ARGS=--install to copy it over).
+calibrate: build
+	. build/catkin_ws/devel/setup.sh && PATH=/usr/bin:/bin:$$PATH /usr/bin/python3 tools/calibrate.py $(CALIBRATE_ARGS)
 
 # Regenerate maps/ (deterministic: the committed files come out byte-identical).
 maps: build
