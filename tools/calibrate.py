@@ -2,7 +2,7 @@
 """Regenerate the lost detector's shipped YAML in one command: record the training runs, fit.
 
     /usr/bin/python3 tools/calibrate.py [--out build/calibration] [--shared ../shared/data] \\
-        [--date YYYY-MM-DD] [--resume] [--install]
+        [--date YYYY-MM-DD] [--resume] [--install] [--trials 12]
 
 (or ``make calibrate``, about an hour on a 2-core machine, most of it recording). The steps,
 each a command of its own, printed before it runs and written into ``OUT/commands.sh``, so
@@ -22,7 +22,14 @@ that any one can be run again by hand:
    (``--keep-fit OUT/fit.yaml --through-lost 0.25 --burst 4 5 0.3 0 --unmapped-ends``)
    -> ``OUT/keep_fit.yaml``.
 4. **add the strip rule** (tools/strip_rule.py ``--ratios 0.6 --rules 4/5 --min-distances 1
-   --slacks 0.3/0.2``) chosen on the six seed-100 runs -> ``OUT/lost_detector.yaml``.
+   --slacks 0.3/0.2``) chosen on the six seed-100 runs, into a copy of ``OUT/keep_fit.yaml``
+   (``OUT/strip.yaml``), which becomes ``OUT/lost_detector.yaml`` when the step succeeds.
+
+The recordings measure the scan feature with the detector file in place when the first of
+them was made, copied to ``OUT/recorded_with.yaml`` and passed to every recording
+(``--detector-config``), so that a run resumed after ``--install`` records as it began. (The
+shipped file's own runs were recorded before ``scan_check/unmapped_ends`` existed and measured
+again with it by tools/remeasure_scan.py; recordings made now measure it directly.)
 
 The rules' numbers (steps 3 and 4) are the shipped file's, chosen in the studies of
 bench/RESULTS.md; ``--through-lost`` with several values lets step 3 choose among them, and
@@ -30,13 +37,16 @@ bench/RESULTS.md; ``--through-lost`` with several values lets step 3 choose amon
 recordings, so the result differs from the shipped file by what the recordings differ by (the
 simulator draws its noise afresh, and the package has changed since). The script then prints
 the keys whose values differ from ``config/lost_detector.yaml``; ``--install`` copies the
-result over it (review the diff and score it on held-out runs first: ``tools/calibrate_detector.py
---evaluate RUN_DIR... --config config/lost_detector.yaml --config OUT/lost_detector.yaml``).
+result over it. Score it on held-out runs first, beside the shipped file on the same poses:
+``tools/rescore_detection.py RUN_DIR --detector-config OUT/lost_detector.yaml --out DIR`` on a
+finished detection run of the office or a real map (it replays the strip rule too).
 
-``--resume`` keeps the recordings that already finished (their ``detection.json`` has this
-seed, all 12 trials and no error), e.g. after an interrupted run; the fitting steps always run
-again. Exit status 1, naming the step, when a step fails or an input is missing (the Stata
-basement map comes from ``../shared/data``: without it nothing is recorded).
+``--resume`` keeps the recordings that already finished (their ``detection.json`` has no
+error, all the trials and the very command this run would give), e.g. after an interrupted
+run; the fitting steps always run again. ``--trials N`` records N trials per run instead of 12:
+a quick check of the steps, not a file to ship. Exit status 1, naming the step, when a step
+fails or cannot start or an input is missing (the Stata basement map comes from
+``../shared/data``: without it nothing is recorded).
 
 Run with /usr/bin/python3 and the catkin devel space sourced (``rosrun`` must find the package).
 """
@@ -56,6 +66,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 STATA = os.path.join('maps', 'mit_stata_basement', 'stata_basement.yaml')
 #: Trials per training run.
 TRIALS = 12
+#: The detector file the recordings measure the scan feature with (in OUT).
+RECORDED_WITH = 'recorded_with.yaml'
 #: The training runs: (name, map key, seed, extra bench arguments).
 RUNS = (
     ('lab_clean_100', 'lab', 100, ()),
@@ -92,6 +104,9 @@ def parser():
                    help='keep the recordings that already finished')
     p.add_argument('--install', action='store_true',
                    help='copy the result over config/lost_detector.yaml')
+    p.add_argument('--trials', type=int, default=TRIALS,
+                   help='trials per training run (default %(default)s; fewer: a quick check '
+                        'of the steps)')
     p.add_argument('--through-lost', nargs='+', default=['0.25'], metavar='R',
                    help='scan_check/through_lost value(s) for step 3 (default 0.25)')
     p.add_argument('--burst', nargs=4, default=['4', '5', '0.3', '0'],
@@ -138,11 +153,14 @@ def map_paths(shared):
     return paths
 
 
-def record_command(name, map_key, seed, extra, maps, out):
-    """The ``rosrun lost_and_found bench detection`` command of one training run."""
+def record_command(name, map_key, seed, extra, maps, out, trials=TRIALS):
+    """The ``rosrun lost_and_found bench detection`` command of one training run. (No
+    ``--label``: the suite writes its label into the stream as the map's name, and the
+    calibration fits only on streams of the maps lab and stata_basement.)"""
     return (['rosrun', 'lost_and_found', 'bench', 'detection', '--map', maps[map_key],
-             '--trials', str(TRIALS), '--seed', str(seed)] + list(extra)
-            + ['--label', name, '--out', os.path.join(out, 'train', name)])
+             '--trials', str(trials), '--seed', str(seed)] + list(extra)
+            + ['--detector-config', os.path.join(out, RECORDED_WITH),
+               '--out', os.path.join(out, 'train', name)])
 
 
 def tool(name):
@@ -155,7 +173,7 @@ def fit_steps(args, out, date):
     None or ``(source, target)``, a file copied before the command runs."""
     train = os.path.join(out, 'train')
     fit, keep = os.path.join(out, 'fit.yaml'), os.path.join(out, 'keep_fit.yaml')
-    result = os.path.join(out, 'lost_detector.yaml')
+    strip = os.path.join(out, 'strip.yaml')
     return [
         ('fit the classifier, windows and scan check',
          tool('calibrate_detector.py') + [os.path.join(train, n) for n in FIT_RUNS]
@@ -169,20 +187,23 @@ def fit_steps(args, out, date):
          tool('strip_rule.py') + [os.path.join(train, n) for n in STRIP_RUNS]
          + ['--base', keep, '--ratios', args.strip_ratio, '--rules', args.strip_rule,
             '--min-distances', args.strip_min_distance, '--slacks', args.strip_slack,
-            '--write', result], (keep, result)),
+            '--write', strip], (keep, strip)),
     ]
 
 
-def finished(folder, seed):
-    """Whether ``folder`` holds a whole detection run of ``seed``: its detection.json with no
-    error, this seed and all :data:`TRIALS` trials, and its stream."""
+def finished(folder, command):
+    """Whether ``folder`` holds a whole detection run of ``command`` (a
+    :func:`record_command`): its detection.json with no error, that very command and all its
+    trials, and its stream."""
     try:
         with open(os.path.join(folder, 'detection.json')) as stream:
             result = json.load(stream)
     except (OSError, ValueError):
         return False
+    trials = int(command[command.index('--trials') + 1])
     return (isinstance(result, dict) and not result.get('error')
-            and result.get('seed') == seed and len(result.get('trials') or ()) == TRIALS
+            and result.get('command') == ' '.join(shlex.quote(a) for a in command)
+            and len(result.get('trials') or ()) == trials
             and os.path.isfile(os.path.join(folder, 'detection_stream.json')))
 
 
@@ -212,7 +233,11 @@ def run(title, argv, log):
     print('== calibrate: %s\n   %s' % (title, line), flush=True)
     log.write('# %s\n%s\n' % (title, line))
     log.flush()
-    code = subprocess.call(argv)
+    try:
+        code = subprocess.call(argv)
+    except OSError as error:
+        print('calibrate: step "%s" could not start: %s' % (title, error), file=sys.stderr)
+        return False
     if code != 0:
         print('calibrate: step "%s" failed (exit status %d): %s' % (title, code, line),
               file=sys.stderr)
@@ -225,29 +250,40 @@ def main(argv=None):
     try:
         date = check_date(args.date)
         maps = map_paths(args.shared)
+        if args.trials < 1:
+            raise ValueError('--trials %d: must be 1 or more' % args.trials)
     except ValueError as error:
         print('calibrate: %s' % error, file=sys.stderr)
         return 1
     out = os.path.abspath(args.out)
+    shipped = os.path.join(ROOT, 'config', 'lost_detector.yaml')
+    result = os.path.join(out, 'lost_detector.yaml')
     os.makedirs(os.path.join(out, 'train'), exist_ok=True)
+    recorded_with = os.path.join(out, RECORDED_WITH)
+    if not (args.resume and os.path.isfile(recorded_with)):
+        shutil.copyfile(shipped, recorded_with)
+    if os.path.exists(result):
+        os.remove(result)       # a result of an earlier run must not pass for this one's
     with open(os.path.join(out, 'commands.sh'), 'w') as log:
         log.write('# tools/calibrate.py %s\n' % ' '.join(shlex.quote(a) for a in (
             sys.argv[1:] if argv is None else argv)))
         for number, (name, map_key, seed, extra) in enumerate(RUNS, 1):
+            command = record_command(name, map_key, seed, extra, maps, out, args.trials)
             folder = os.path.join(out, 'train', name)
-            if args.resume and finished(folder, seed):
+            if args.resume and finished(folder, command):
                 print('== calibrate: record %s: kept %s (--resume)' % (name, folder))
+                log.write('# record %s: kept (--resume)\n# %s\n' % (
+                    name, ' '.join(shlex.quote(a) for a in command)))
                 continue
-            if not run('record %d/%d: %s' % (number, len(RUNS), name),
-                       record_command(name, map_key, seed, extra, maps, out), log):
+            if not run('record %d/%d: %s' % (number, len(RUNS), name), command, log):
                 return 1
         for title, command, copy in fit_steps(args, out, date):
             if copy:
                 shutil.copyfile(*copy)
+                log.write('cp %s %s\n' % tuple(shlex.quote(c) for c in copy))
             if not run(title, command, log):
                 return 1
-    result = os.path.join(out, 'lost_detector.yaml')
-    shipped = os.path.join(ROOT, 'config', 'lost_detector.yaml')
+    os.replace(os.path.join(out, 'strip.yaml'), result)
     changed = differences(shipped, result)
     print('== calibrate: %s differs from %s in %d value(s)%s'
           % (result, shipped, len(changed), ':' if changed else ''))

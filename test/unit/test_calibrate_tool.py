@@ -1,6 +1,7 @@
 """tools/calibrate.py: the one-command calibration's steps, in order, with their inputs."""
 import json
 import os
+import shlex
 import shutil
 
 import pytest
@@ -36,14 +37,20 @@ class FakeSteps:
         if argv[0] == 'rosrun':
             out = argv[argv.index('--out') + 1]
             os.makedirs(out, exist_ok=True)
-            seed = int(argv[argv.index('--seed') + 1])
+            trials = int(argv[argv.index('--trials') + 1])
             with open(os.path.join(out, 'detection.json'), 'w') as stream:
-                json.dump({'seed': seed, 'trials': [{}] * calibrate.TRIALS}, stream)
+                json.dump({'command': ' '.join(shlex.quote(a) for a in argv),
+                           'trials': [{}] * trials}, stream)
             open(os.path.join(out, 'detection_stream.json'), 'w').close()
         else:
             flag = '--write' if '--write' in argv else '--out'
             shutil.copyfile(SHIPPED, argv[argv.index(flag) + 1])
         return 0
+
+
+def run_name(argv):
+    """The training run a recording command writes (its --out folder's name)."""
+    return os.path.basename(argv[argv.index('--out') + 1])
 
 
 def test_records_eleven_runs_then_fits_keeps_and_adds_strips(tmp_path, monkeypatch, capsys):
@@ -53,7 +60,12 @@ def test_records_eleven_runs_then_fits_keeps_and_adds_strips(tmp_path, monkeypat
     assert calibrate.main(['--out', str(out), '--shared', shared_with_stata(tmp_path),
                            '--date', '2026-12-07']) == 0
     records = [c for c in fake.calls if c[0] == 'rosrun']
-    assert [c[c.index('--label') + 1] for c in records] == [r[0] for r in calibrate.RUNS]
+    assert [run_name(c) for c in records] == [r[0] for r in calibrate.RUNS]
+    # the suite names the stream by its label: the calibration fits only on lab and
+    # stata_basement, the maps' own names, so no label is given
+    assert not any('--label' in c for c in records)
+    assert all(c[c.index('--detector-config') + 1] == str(out / 'recorded_with.yaml')
+               for c in records)
     stale = [c for c in records if '--stale' in c]
     assert len(stale) == 5 and all(c[c.index('--stale') + 1] == '3' for c in stale)
     assert all(c[c.index('--trials') + 1] == '12' for c in records)
@@ -68,8 +80,11 @@ def test_records_eleven_runs_then_fits_keeps_and_adds_strips(tmp_path, monkeypat
     assert keep[keep.index('--burst') + 1:keep.index('--burst') + 5] == ['4', '5', '0.3', '0']
     assert '--unmapped-ends' in keep and keep[keep.index('--date') + 1] == '2026-12-07'
     assert strip[strip.index('--base') + 1] == str(out / 'keep_fit.yaml')
-    assert strip[strip.index('--write') + 1] == str(out / 'lost_detector.yaml')
-    assert len((out / 'commands.sh').read_text().splitlines()) == 1 + 2 * 14
+    assert strip[strip.index('--write') + 1] == str(out / 'strip.yaml')
+    assert (out / 'lost_detector.yaml').is_file() and not (out / 'strip.yaml').exists()
+    log = (out / 'commands.sh').read_text().splitlines()
+    assert len(log) == 1 + 2 * 14 + 1
+    assert log[-3] == 'cp %s %s' % (out / 'keep_fit.yaml', out / 'strip.yaml')
     assert 'differs from' in capsys.readouterr().out
 
 
@@ -87,16 +102,33 @@ def test_resume_keeps_finished_recordings_only(tmp_path, monkeypatch):
     shared = shared_with_stata(tmp_path)
     monkeypatch.setattr(calibrate.subprocess, 'call', FakeSteps(fail='strip_rule.py'))
     assert calibrate.main(['--out', str(out), '--shared', shared]) == 1
-    # one run recorded with another seed, one cut short: both recorded again
-    (out / 'train' / 'lab_100' / 'detection.json').write_text(
-        json.dumps({'seed': 7, 'trials': [{}] * 12}))
-    (out / 'train' / 'stata_100' / 'detection.json').write_text(
-        json.dumps({'seed': 100, 'trials': [{}] * 5}))
+    assert not (out / 'lost_detector.yaml').exists()        # no result without the strip rule
+    # one run recorded by another command, one cut short: both recorded again
+    other = out / 'train' / 'lab_100' / 'detection.json'
+    other.write_text(other.read_text().replace('--clutter 8', '--clutter 4'))
+    (out / 'train' / 'stata_100' / 'detection.json').write_text(json.dumps({
+        'command': json.loads((out / 'train' / 'stata_100' / 'detection.json').read_text())[
+            'command'], 'trials': [{}] * 5}))
     fake = FakeSteps()
     monkeypatch.setattr(calibrate.subprocess, 'call', fake)
     assert calibrate.main(['--out', str(out), '--shared', shared, '--resume']) == 0
-    assert [c[c.index('--label') + 1] for c in fake.calls if c[0] == 'rosrun'] == [
-        'lab_100', 'stata_100']
+    assert [run_name(c) for c in fake.calls if c[0] == 'rosrun'] == ['lab_100', 'stata_100']
+    assert '# record lab_clean_100: kept (--resume)' in (out / 'commands.sh').read_text()
+    # the same runs with fewer trials are other commands: every run recorded again
+    fake = FakeSteps()
+    monkeypatch.setattr(calibrate.subprocess, 'call', fake)
+    assert calibrate.main(['--out', str(out), '--shared', shared, '--resume',
+                           '--trials', '2']) == 0
+    assert len([c for c in fake.calls if c[0] == 'rosrun']) == 11
+
+
+def test_a_step_that_cannot_start_is_named(tmp_path, monkeypatch, capsys):
+    def missing(argv):
+        raise FileNotFoundError(2, 'No such file or directory', argv[0])
+    monkeypatch.setattr(calibrate.subprocess, 'call', missing)
+    assert calibrate.main(['--out', str(tmp_path / 'out'),
+                           '--shared', shared_with_stata(tmp_path)]) == 1
+    assert 'step "record 1/11: lab_clean_100" could not start' in capsys.readouterr().err
 
 
 def test_missing_stata_map_refuses_to_start(tmp_path, monkeypatch, capsys):
