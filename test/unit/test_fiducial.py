@@ -743,6 +743,10 @@ def test_a_frame_of_the_clock_before_a_reset_gives_no_fix(monkeypatch):
     clock[0] = 1.5
     node._on_fiducials(frame(1.4))                      # the new clock's frames: fixes again
     assert len(node._pub.msgs) == 3
+    clock[0] = 0.0                                      # the clock unknown: nothing to judge by
+    before = len(warnings)
+    node._on_fiducials(frame(124.2))
+    assert len(warnings) == before
 
 
 def test_a_frame_of_an_older_clock_still_carries_a_due_refutation_retry(monkeypatch):
@@ -766,16 +770,3 @@ def test_a_frame_of_an_older_clock_still_carries_a_due_refutation_retry(monkeypa
     msg.header.stamp = rospy.Time.from_sec(120.0)
     node._on_fiducials(msg)                             # of the old clock: still the retry
     assert retried == [(('refutation', 7), True)] * 2
-
-
-def test_a_frame_is_of_an_older_clock_only_after_the_clock_went_back():
-    from lost_and_found.nodes.fiducial_localizer import of_an_older_clock
-    assert of_an_older_clock(120.0, 0.3, 119.9)
-    assert not of_an_older_clock(1.2, 0.3, 119.9)       # a little ahead: a clock read late
-    assert not of_an_older_clock(120.0, 0.0, 119.9)     # the clock unknown
-    assert not of_an_older_clock(120.0, None, 119.9)
-    assert not of_an_older_clock(0.0, 0.3, 119.9)       # unstamped: frame_stamp makes it now
-    assert not of_an_older_clock(3.0, 50.0, 50.0)       # behind: an old frame, judged as before
-    # a busy node whose clock lags its frames, the clock never gone back: never old
-    assert not of_an_older_clock(105.0, 100.0, 100.0)
-    assert not of_an_older_clock(105.0, 100.0, None)

@@ -80,6 +80,7 @@ import dataclasses
 import logging
 import math
 
+from lost_and_found.core.clock import ClockWatch
 from lost_and_found.core.config import Checker
 from lost_and_found.state import LOCALIZED, State, StateMachine, transition_error
 
@@ -114,10 +115,6 @@ DOUBT_GAP = 2.0
 #: Seconds past ``kidnap_grace`` after a short-lift put-down within which a ``kidnapped`` is
 #: logged as that lift's, late: a flag later still belongs to no lift seen here.
 LATE_KIDNAP_WINDOW = 5.0
-#: A clock gone back more than this (s) between two ticks went back (a simulator reset, a
-#: looped bag): the times of the old clock are forgotten (:meth:`LostServiceCore.tick`).
-CLOCK_JUMP = 1.0
-
 #: Tier constants and names of lost_and_found/LocalizationStatus.
 NORMAL, CONFUSED, LOST, NEED_HELP = 0, 1, 2, 3
 TIER_NAMES = {
@@ -320,7 +317,7 @@ class LostService:
         self._confused_since = None     # first reading of the current run of doubt
         self._doubt_last = None         # latest reading of that run
         self._now = None
-        self._tick_last = None          # the clock at the last tick
+        self._clock = ClockWatch()      # the clock read at the ticks
 
     @property
     def state(self):
@@ -780,7 +777,7 @@ class LostService:
         which were of the old clock. A re-seed's hold-off forgotten while LOST with the
         detector reading lost asks for global localization, as its time-out would."""
         def old(value):
-            return value is not None and value > t + CLOCK_JUMP
+            return value is not None and value > t + self._clock.jump
         forgotten = [name for name, value in (('put-down', self._short_put_down),
                                               ('re-seed', self._reseed_sent))
                      if old(value)]
@@ -797,13 +794,14 @@ class LostService:
 
     def tick(self, t):
         """Periodic call: time-outs of the re-seed and of LOCALIZING; no-motion updates. A
-        clock gone back more than CLOCK_JUMP s since the last tick (a simulator reset, a
-        looped bag) forgets the times of put-downs and re-seeds, which were of the old clock."""
+        clock gone back more than core.clock.CLOCK_JUMP s since the last tick (a simulator
+        reset, a looped bag) forgets the times of put-downs and re-seeds, which were of the old
+        clock (a tick at ``t`` 0, a simulated clock not started, is not a reading of it)."""
         self._now = t
-        last, self._tick_last = self._tick_last, t
         actions = Actions()
-        if last is not None and t < last - CLOCK_JUMP:
-            self._forget_the_old_clock(t, last, actions)
+        back = self._clock.read(t)
+        if back is not None:
+            self._forget_the_old_clock(t, t + back, actions)
         if self.state in LOCALIZED:
             self._check_probation(t, actions)
         if self.state == State.LOST and self.detector_status == 'lost' and \

@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from lost_and_found.core.clock import CLOCK_JUMP, ClockWatch
 from lost_and_found.core.config import Checker
 from lost_and_found.state import LOCALIZED, State
 
@@ -302,7 +303,7 @@ class PanoramaEpisodes:
         clock_jump: see above (s).
     """
 
-    def __init__(self, config, clock_jump=1.0):
+    def __init__(self, config, clock_jump=CLOCK_JUMP):
         """No state yet, no returns."""
         self.config = config
         self.clock_jump = float(clock_jump)
@@ -315,8 +316,7 @@ class PanoramaEpisodes:
         self.skip = False
         self._last_stamp = None
         self._last_ahead = 0.0
-        self._last_now = None
-        self._clock_high = None     # the latest time the clock read, over every jump
+        self._clock = ClockWatch(self.clock_jump)
 
     def _new_episode(self):
         self.panorama.clear()
@@ -342,16 +342,11 @@ class PanoramaEpisodes:
         """The clock read ``now`` (s; None or 0: unknown, as a simulated clock not yet
         started); how far (s) it went back since the latest reading when that is more than
         ``clock_jump`` (a new episode, and the stamps of the old clock forgotten), or None."""
-        if now is None or now <= 0.0:
-            return None
-        last, self._last_now = self._last_now, now
-        if self._clock_high is None or now > self._clock_high:
-            self._clock_high = now
-        if last is not None and now < last - self.clock_jump:
+        jumped = self._clock.read(now)
+        if jumped is not None:
             self._new_episode()
             self._last_stamp, self._last_ahead = None, 0.0
-            return last - now
-        return None
+        return jumped
 
     def on_stamp(self, stamp, now=None):
         """A scan's ``stamp`` (s), received at the clock's ``now`` (s; None or 0: unknown, as
@@ -368,8 +363,7 @@ class PanoramaEpisodes:
         self.skip = False
         jumped = self.on_clock(now)
         known = now is not None and now > 0.0
-        if known and stamp > now + self.clock_jump and \
-                now < self._clock_high - self.clock_jump:
+        if known and self._clock.of_old_clock(stamp):
             self.strays += 1
             self.skip = True
             return jumped

@@ -15,6 +15,7 @@ from geometry_msgs.msg import PoseArray, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid
 
 from lost_and_found.core import geometry
+from lost_and_found.core.clock import ClockWatch
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.fiducial import (
     APPROACHABLE, CHECK, CoarseTries, FiducialLocalizer, FiducialLocalizerConfig, PublishGate,
@@ -41,20 +42,6 @@ REFUTE_RETRY_MAX = 16.0
 #: How long a request asked again waits for lost_service's service to appear (s): short, so
 #: that an outage does not hold up the camera frames.
 REFUTE_RETRY_WAIT = 0.2
-#: After the clock went back more than this (s) from the latest time it read (a simulator
-#: reset, a looped bag), a camera frame stamped more than this ahead of it is of the old
-#: clock, queued before the reset: no fix, no tag check from it (a fix would put the robot
-#: back where it was before the reset).
-CLOCK_JUMP = 1.0
-
-
-def of_an_older_clock(stamp, now, latest, tolerance=CLOCK_JUMP):
-    """True when the clock's ``now`` (s; None or 0: unknown, as a simulated clock not yet
-    started) lies more than ``tolerance`` s before ``latest``, the latest time it read, and
-    ``stamp`` (s; 0: unstamped) more than ``tolerance`` s after ``now``. A clock that never
-    went back never makes a frame old, however far a busy node's clock lags its frames."""
-    return bool(now) and latest is not None and now < latest - tolerance and \
-        stamp > 0.0 and stamp > now + tolerance
 
 
 def observations_from_msg(msg):
@@ -168,8 +155,7 @@ class FiducialLocalizerNode:
                                                config.viewpoint_clearance,
                                                config.viewpoint_turn_cost)
         self._camera_frame = None       # the optical frame of the latest camera frame
-        self._clock_latest = None       # the latest time the clock read (a frame of an older
-        #                                 clock, after a reset, is skipped)
+        self._clock = ClockWatch()      # a frame of an older clock, after a reset, is skipped
         self._lock = threading.Lock()
         self._active = None
         self._state = None
@@ -362,18 +348,17 @@ class FiducialLocalizerNode:
 
     def _of_an_older_clock(self, msg):
         """True (warned, throttled) for a frame of a clock that went back since it was
-        stamped (:func:`of_an_older_clock`); keeps the latest time the clock read. Call with
+        stamped (core.clock.ClockWatch.of_old_clock: no fix, no tag check from it, which would
+        put the robot back where it was before a simulator reset or a looped bag). Call with
         the lock held."""
         stamp, now = msg.header.stamp.to_sec(), rospy.get_time()
-        latest = self._clock_latest
-        if now and (latest is None or now > latest):
-            self._clock_latest = now
-        if not of_an_older_clock(stamp, now, latest):
+        self._clock.read(now)
+        if not now or not self._clock.of_old_clock(stamp):
             return False
         rospy.logwarn_throttle(_THROTTLE, '%s: a camera frame stamped %.1f s ahead of the clock '
                                '(%.1f s), which went back from %.1f s: a frame of the old clock '
                                '(a simulator reset, a looped bag?): skipped' % (
-                                   rospy.get_name(), stamp - now, now, latest))
+                                   rospy.get_name(), stamp - now, now, self._clock.high))
         return True
 
     def _estimate_and_publish(self, msg):
