@@ -23,7 +23,8 @@ bench: build
 	bash tools/bench.sh
 
 # Record the detector's training runs and fit config/lost_detector.yaml again into
-# build/calibration (about an hour; needs ../shared/data; CALIBRATE_ARGS=--install to copy it over).
+# build/calibration (about 70 min of recording, then the fit, over 25 min on 2 cores; needs
+# ../shared/data; CALIBRATE_ARGS=--install to copy it over).
 calibrate: build
 	. build/catkin_ws/devel/setup.sh && PATH=/usr/bin:/bin:$$PATH /usr/bin/python3 tools/calibrate.py $(CALIBRATE_ARGS)
 

@@ -4,9 +4,9 @@
     /usr/bin/python3 tools/calibrate.py [--out build/calibration] [--shared ../shared/data] \\
         [--date YYYY-MM-DD] [--resume] [--install] [--trials 12]
 
-(or ``make calibrate``, about an hour on a 2-core machine, most of it recording). The steps,
-each a command of its own, printed before it runs and written into ``OUT/commands.sh``, so
-that any one can be run again by hand:
+(or ``make calibrate``; on a 2-core machine about 70 min of recording, then the fit, which took
+over 25 min on 2026-12-07). The steps, each a command of its own, printed before it runs and
+written into ``OUT/commands.sh``, so that any one can be run again by hand:
 
 1. **record** the detection suite's training runs, 12 trials each (``rosrun lost_and_found
    bench detection``): the lab map (maps/lab.yaml) with seeds 100 and 101, clean, among
