@@ -202,7 +202,7 @@ def finished(folder, command):
         return False
     trials = int(command[command.index('--trials') + 1])
     return (isinstance(result, dict) and not result.get('error')
-            and result.get('command') == ' '.join(shlex.quote(a) for a in command)
+            and result.get('command') == shlex.join(command)
             and len(result.get('trials') or ()) == trials
             and os.path.isfile(os.path.join(folder, 'detection_stream.json')))
 
@@ -229,7 +229,7 @@ def differences(old_path, new_path):
 
 def run(title, argv, log):
     """Run one step, its output to the terminal; False (said on stderr) when it failed."""
-    line = ' '.join(shlex.quote(a) for a in argv)
+    line = shlex.join(argv)
     print('== calibrate: %s\n   %s' % (title, line), flush=True)
     log.write('# %s\n%s\n' % (title, line))
     log.flush()
@@ -265,15 +265,15 @@ def main(argv=None):
     if os.path.exists(result):
         os.remove(result)       # a result of an earlier run must not pass for this one's
     with open(os.path.join(out, 'commands.sh'), 'w') as log:
-        log.write('# tools/calibrate.py %s\n' % ' '.join(shlex.quote(a) for a in (
-            sys.argv[1:] if argv is None else argv)))
+        log.write('# tools/calibrate.py %s\n' % shlex.join(
+            sys.argv[1:] if argv is None else argv))
         for number, (name, map_key, seed, extra) in enumerate(RUNS, 1):
             command = record_command(name, map_key, seed, extra, maps, out, args.trials)
             folder = os.path.join(out, 'train', name)
             if args.resume and finished(folder, command):
                 print('== calibrate: record %s: kept %s (--resume)' % (name, folder))
                 log.write('# record %s: kept (--resume)\n# %s\n' % (
-                    name, ' '.join(shlex.quote(a) for a in command)))
+                    name, shlex.join(command)))
                 continue
             if not run('record %d/%d: %s' % (number, len(RUNS), name), command, log):
                 return 1
