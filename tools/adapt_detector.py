@@ -157,8 +157,7 @@ def adapt_config(args, argv):
             'recording, record again through the places the robot works in, or cut the bag '
             '(rosbag filter)' % adapt.SPREAD if uneven else ''),
     ]
-    command = '/usr/bin/python3 tools/adapt_detector.py ' + ' '.join(
-        shlex.quote(a) for a in argv)
+    command = '/usr/bin/python3 tools/adapt_detector.py ' + shlex.join(argv)
     header = [
         'lost_detector parameters ADAPTED by tools/adapt_detector.py on %s to one robot\'s '
         'localizer: %s' % (date, command),

@@ -53,8 +53,7 @@ def main(argv=None):
     except ValueError as error:
         print('rescore_detection: %s' % error, file=sys.stderr)
         return 1
-    command = '/usr/bin/python3 tools/rescore_detection.py ' + ' '.join(
-        shlex.quote(a) for a in argv)
+    command = '/usr/bin/python3 tools/rescore_detection.py ' + shlex.join(argv)
     result.update({'suite': 'detection', 'command': command, 'rescored_from': args.run,
                    'detector_config': args.detector_config})
     report.write_json(os.path.join(args.out, 'detection.json'), result)

@@ -247,8 +247,8 @@ def main(argv=None):
                     config, lambda run: verdicts(measured[run.folder], run.stream.readings,
                                                  ratio, min_distance))))
     if args.write:
-        command = '/usr/bin/python3 tools/strip_rule.py ' + ' '.join(
-            shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+        command = '/usr/bin/python3 tools/strip_rule.py ' + shlex.join(
+            sys.argv[1:] if argv is None else argv)
         try:
             write_rule(args.write, config, rows[-1][1], command)
         except (OSError, ValueError) as error:

@@ -39,7 +39,7 @@ class FakeSteps:
             os.makedirs(out, exist_ok=True)
             trials = int(argv[argv.index('--trials') + 1])
             with open(os.path.join(out, 'detection.json'), 'w') as stream:
-                json.dump({'command': ' '.join(shlex.quote(a) for a in argv),
+                json.dump({'command': shlex.join(argv),
                            'trials': [{}] * trials}, stream)
             open(os.path.join(out, 'detection_stream.json'), 'w').close()
         else:

@@ -245,7 +245,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     argv = [a for a in argv if not a.startswith('__')]     # roslaunch's __name:= / __log:=
     args = resolve_inputs(parser().parse_args(argv))
-    command = 'rosrun lost_and_found bench ' + ' '.join(shlex.quote(a) for a in argv)
+    command = 'rosrun lost_and_found bench ' + shlex.join(argv)
     # A SIGTERM (timeout, kill) unwinds like Ctrl-C: every graph the suite started is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ctx = BenchContext(args, args.suite)
