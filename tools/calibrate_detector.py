@@ -53,6 +53,7 @@ import dataclasses
 import datetime
 import os
 import sys
+import time
 
 from lost_and_found.bench import calibration, detectors, report
 from lost_and_found.core.lost_detector import LostDetectorConfig
@@ -203,10 +204,23 @@ def run_calibration(args):
             options += [name] + ['%g' % v for v in values]
     grid = calibration.Grid(through_lost=tuple(sorted(set(args.through_lost), reverse=True))) \
         if args.through_lost else None
+    combinations = sum(1 for _ in (grid or calibration.Grid()).combinations())
+    print('fit: a grid search of %d combinations per candidate (open_beams, min_range, '
+          'short_weight) in %d process(es); a line as each ends (minutes each)'
+          % (combinations, args.jobs), flush=True)
+    started = time.monotonic()
+
+    def progress(done, total, candidate, search):
+        print('  candidate %d/%d (open_beams %s, min_range %g, short_weight %g) after %.0f s: '
+              '%s' % (done, total, 'on' if candidate[0] else 'off', candidate[1], candidate[2],
+                      time.monotonic() - started, calibration.score_sentence(search.score)),
+              flush=True)
+
     result = calibration.calibrate(
         recordings, grid=grid, min_ranges=tuple(args.min_ranges or calibration.MIN_RANGES),
         short_weights=tuple(args.short_weights or calibration.SHORT_WEIGHTS),
-        open_beams=open_beams, jobs=args.jobs, held_out_check=robot_logs is None)
+        open_beams=open_beams, jobs=args.jobs, held_out_check=robot_logs is None,
+        progress=progress)
     text = calibration.render_yaml(result, names, date, options, robot_logs)
     scratch = args.out + '.tmp'
     with open(scratch, 'w') as stream:

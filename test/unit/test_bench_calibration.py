@@ -3,6 +3,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -803,9 +804,14 @@ def test_calibration_tries_every_min_range_and_keeps_the_best(tmp_path):
     assert cal.objective(scores[1.0]) < cal.objective(scores[0.0])
     assert result.search.config.min_range == 1.0
     assert all(r.scan_check['min_range'] == 1.0 for r in result.recordings)
-    # Fitted in two processes: the same choice and scores.
-    twice = cal.calibrate(recordings, small_grid(), short_weights=(1.0,), jobs=2)
+    # Fitted in two processes: the same choice and scores, each candidate reported in order.
+    reported = []
+    twice = cal.calibrate(recordings, small_grid(), short_weights=(1.0,), jobs=2,
+                          progress=lambda *call: reported.append(call))
     assert twice.ranges == result.ranges and twice.search.params == result.search.params
+    assert [(done, total, candidate[1:]) for done, total, candidate, _ in reported] == [
+        (1, 2, (0.0, 1.0)), (2, 2, (1.0, 1.0))]
+    assert [search.score for *_, search in reported] == [s for _, _, s in result.ranges]
     text = cal.render_yaml(result, ['/tmp/a', '/tmp/b'], '2025-01-02')
     assert '\n  min_range: 1.0\n' in text
     assert 'Chosen by training score among 0.0, 1.0, with short_weight' in ' '.join(
@@ -890,7 +896,11 @@ def test_the_tool_keeps_open_beams_off_for_a_nan_laser(tmp_path, monkeypatch, ca
         line.lstrip('# ') for line in text.splitlines())
     # The tool says which shipped file the header names when --out is named otherwise, and
     # with open beams that is the other one.
-    assert 'its header names %s, not off.yaml' % cal.TARGET in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert 'its header names %s, not off.yaml' % cal.TARGET in said
+    # A line per candidate as its grid search ends (the real fit is silent for minutes).
+    assert re.search(r'candidate 1/\d+ \(open_beams off, min_range 0, short_weight 0\) after '
+                     r'\d+ s: \d+ false tier-2 alarm', said), said
     tool.run_calibration(tool.parser().parse_args([
         str(tmp_path / 'a'), str(tmp_path / 'b'), '--out', str(out), '--min-ranges', '0',
         '--open-beams', 'on', '--jobs', '1', '--date', '2025-01-02']))

@@ -1208,21 +1208,36 @@ def _fit_candidate(candidate):
     return fit, grid_search(weighed, fit, grid, features)
 
 
-def _fit_candidates(candidates, recordings, labels, grid, jobs):
-    """:func:`_fit_candidate` of every candidate, in order, in ``jobs`` processes."""
+def _fit_candidates(candidates, recordings, labels, grid, jobs, progress=None):
+    """:func:`_fit_candidate` of every candidate, in order, in ``jobs`` processes.
+
+    ``progress(done, total, candidate, search)``, when given, is called in this process as
+    each result arrives (in the candidates' order)."""
     _CANDIDATE_INPUTS['inputs'] = (recordings, labels, grid)
     try:
         if jobs <= 1 or len(candidates) <= 1:
-            return [_fit_candidate(c) for c in candidates]
+            results = (_fit_candidate(c) for c in candidates)
+            return _reported(results, candidates, progress)
         import multiprocessing
         with multiprocessing.get_context('fork').Pool(min(jobs, len(candidates))) as pool:
-            return pool.map(_fit_candidate, candidates, chunksize=1)
+            return _reported(pool.imap(_fit_candidate, candidates, chunksize=1), candidates,
+                             progress)
     finally:
         _CANDIDATE_INPUTS.clear()
 
 
+def _reported(results, candidates, progress):
+    """The list of ``results``, ``progress`` called after each one."""
+    done = []
+    for candidate, result in zip(candidates, results):
+        done.append(result)
+        if progress is not None:
+            progress(len(done), len(candidates), candidate, result[1])
+    return done
+
+
 def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN_RANGES,
-              open_beams=OPEN_BEAMS, jobs=1, held_out_check=True):
+              open_beams=OPEN_BEAMS, jobs=1, held_out_check=True, progress=None):
     """Fit the classifier and search the windows on training recordings.
 
     When every training stream recorded its misses by kind, each of ``short_weights`` is
@@ -1235,6 +1250,8 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
     streams' own. ``jobs`` processes fit the candidates side by side (the result does not
     depend on it). ``held_out_check`` False skips :func:`check_training`: for a robot's own
     logs (:func:`load_real_log_recordings`), where what is held out is the robot's other logs.
+    ``progress(done, total, (open_beams, min_range, short_weight), search)`` is called as each
+    candidate's grid search ends (a fit over days of recordings takes tens of minutes).
 
     Raises:
         CalibrationError: for held-out recordings or too little data.
@@ -1267,7 +1284,7 @@ def calibrate(recordings, grid=None, short_weights=SHORT_WEIGHTS, min_ranges=MIN
     labels = [label_readings(r.errors, r.phases) for r in recordings]
     all_labels = np.concatenate(labels)
     candidates = [(o, m, w) for o, m in variants for w in short_weights]
-    results = iter(_fit_candidates(candidates, recordings, all_labels, grid, jobs))
+    results = iter(_fit_candidates(candidates, recordings, all_labels, grid, jobs, progress))
     best, per_variant = None, {}
     for variant in variants:
         tried, best_here = [], None
