@@ -982,3 +982,17 @@ def test_the_fit_watch_classifies_as_the_detectors_classifier(sigma_xy, sigma_th
     assert watch._p_lost(watch._covariance, (sigma_xy, sigma_theta)) == \
         pytest.approx(covariance, abs=1e-9)
     assert watch._p_lost(watch._scan_only, (miss,)) == pytest.approx(scan, abs=1e-9)
+
+
+def test_the_classifier_keeps_its_variances_where_the_installed_scikit_learn_reads_them(
+        monkeypatch):
+    """scikit-learn before 1.0 (Ubuntu 20.04's 0.22) reads a GaussianNB's variances from
+    ``sigma_``, later ones from ``var_``; a classifier built for either reads them back."""
+    from lost_and_found.core import lost_detector
+    config = LostDetectorConfig()
+    sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
+    for old in (True, False):
+        monkeypatch.setattr(lost_detector, 'VARIANCES_IN_SIGMA', old)
+        gnb = lost_detector.build_classifier(config)
+        assert ('sigma_' in vars(gnb), 'var_' in vars(gnb)) == (old, not old)
+        assert lost_detector.classifier_variances(gnb) == pytest.approx(sigma ** 2)

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from lost_and_found.core import panorama
 from lost_and_found.core.config import ConfigError
 from lost_and_found.core.panorama import (LOOK_BIN, NO_FIX_OVER, NO_FIX_SPENT, NO_FIX_STATE,
                                           Panorama, PanoramaConfig, PanoramaEpisodes,
@@ -132,6 +133,29 @@ def test_the_search_scores_its_best_place_as_a_pose_scored_on_its_own(seed, room
         i = int(np.argmax(np.where(on, scores, -1.0)))
         assert score == pytest.approx(scores[i], abs=1e-12)
         assert (x, y, yaw) == pytest.approx(tuple(poses[i]), abs=1e-9)
+
+
+def test_without_the_scipy_fft_module_numpy_fft_finds_the_same(monkeypatch):
+    """Ubuntu 20.04 (Noetic's platform) ships SciPy 1.3, whose ``scipy.fft`` is numpy's fft
+    function, not the module: the matcher falls back to numpy.fft and finds the same."""
+    import scipy
+    points = turn(ODD_ROOM, (4.0, 3.0, 0.3))
+    current = matcher(ODD_ROOM)
+    monkeypatch.setattr(scipy, 'fft', np.fft.fft)
+    assert panorama.fft_backend() == (np.fft, panorama.smooth_length)
+    old = matcher(ODD_ROOM)
+    assert old._fft is np.fft and current._fft is not np.fft
+    usable = current.usable(points)
+    assert old._coarse_candidates(usable) == current._coarse_candidates(usable)
+    mine, theirs = old.match(points), current.match(points)
+    assert mine.pose == pytest.approx(theirs.pose) and mine.alone == theirs.alone
+    assert mine.score == pytest.approx(theirs.score, abs=1e-6)
+
+
+@pytest.mark.parametrize('n, length', [(0, 1), (1, 1), (7, 8), (11, 12), (97, 100),
+                                       (121, 125), (250, 250)])
+def test_smooth_length_is_the_next_length_of_factors_2_3_5(n, length):
+    assert panorama.smooth_length(n) == length
 
 
 def a_match(score=0.9, alone=True):

@@ -41,7 +41,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from lost_and_found.bench import detection, detectors, report
 from lost_and_found.core.lost_detector import LostDetector, LostDetectorConfig, \
-    covariance_features
+    classifier_variances, covariance_features
 from lost_and_found.core.scan_agreement import through_share, weighted_miss
 
 #: The stream's columns, in the order detection.write_stream writes them: the miss fraction
@@ -793,7 +793,7 @@ def fit_classifier(features, labels):
     gnb = GaussianNB().fit(x, y)
     order = [list(gnb.classes_).index(c) for c in (NORMAL, LOST)]
     mu = [round_sig(v) for c in order for v in gnb.theta_[c]]
-    sigma = [round_sig(math.sqrt(v)) for c in order for v in gnb.var_[c]]
+    sigma = [round_sig(math.sqrt(v)) for c in order for v in classifier_variances(gnb)[c]]
     prior = round_sig(float(gnb.class_prior_[order[0]]), 3)
     # A class prior of exactly 0 or 1 after rounding is outside (0, 1): keep it inside.
     prior = min(max(prior, 0.001), 0.999)
@@ -809,7 +809,7 @@ def fit_classifier(features, labels):
             scan_mu = tuple(round_sig(float(scan_gnb.theta_[r][0])) for r in rows)
             # Floor the spread: a class whose training misses are all 0 would otherwise get a
             # vanishing variance and call any miss at all lost.
-            scan_sigma = tuple(round_sig(max(math.sqrt(float(scan_gnb.var_[r][0])),
+            scan_sigma = tuple(round_sig(max(math.sqrt(float(classifier_variances(scan_gnb)[r][0])),
                                              MIN_SCAN_SIGMA)) for r in rows)
     return ClassifierFit(tuple(mu), tuple(sigma), prior, counts[NORMAL], counts[LOST],
                          int(len(labels) - np.sum(keep)), scan_mu, scan_sigma, n_scan)

@@ -106,6 +106,7 @@ import math
 from collections import deque
 
 import numpy as np
+import sklearn
 from sklearn.naive_bayes import GaussianNB
 
 from lost_and_found.core.config import Checker, param_field, param_name
@@ -436,6 +437,16 @@ def covariance_features(cov36):
     return math.sqrt(max(float(high), 0.0)), math.sqrt(max(float(flat[_YAWYAW]), 0.0))
 
 
+#: scikit-learn before 1.0 (Ubuntu 20.04, Noetic's platform, ships 0.22) keeps a GaussianNB's
+#: variances in ``sigma_``; 1.0 and later in ``var_`` (1.0 and 1.1 read ``sigma_`` off it).
+VARIANCES_IN_SIGMA = int(sklearn.__version__.split('.')[0]) < 1
+
+
+def classifier_variances(gnb):
+    """The per-class feature variances of a fitted GaussianNB, whichever scikit-learn."""
+    return gnb.sigma_ if VARIANCES_IN_SIGMA else gnb.var_
+
+
 def build_classifier(config, scan=False, covariance=True):
     """A scikit-learn GaussianNB whose parameters are set from ``config``, not trained.
 
@@ -453,7 +464,10 @@ def build_classifier(config, scan=False, covariance=True):
     gnb = GaussianNB()
     gnb.classes_ = np.array([0, 1])
     gnb.theta_ = mu
-    gnb.var_ = sigma ** 2
+    if VARIANCES_IN_SIGMA:
+        gnb.sigma_ = sigma ** 2
+    else:
+        gnb.var_ = sigma ** 2
     gnb.class_prior_ = np.array([config.tier0_normal_prior, 1.0 - config.tier0_normal_prior])
     gnb.n_features_in_ = mu.shape[1]
     # epsilon_ is the variance smoothing GaussianNB adds during fit(); the YAML variances are

@@ -458,6 +458,33 @@ class PanoramaEpisodes:
         return True, None
 
 
+def fft_backend():
+    """``(module, next_fast_len)`` for the first search's FFTs: ``scipy.fft`` (SciPy 1.4 and
+    later, which keeps float32 input in single precision) or, on an older SciPy (Ubuntu 20.04,
+    Noetic's platform, ships 1.3, whose ``scipy.fft`` is a function, not the module),
+    ``numpy.fft`` with 5-smooth lengths: the same sums, in double precision."""
+    try:
+        from scipy import fft
+        fast = fft.next_fast_len
+    except (ImportError, AttributeError):
+        return np.fft, smooth_length
+    return fft, lambda n: fast(n, real=True)
+
+
+def smooth_length(n):
+    """The smallest length >= ``n`` (and >= 1) with no prime factor above 5, which numpy's FFT
+    does fast."""
+    n = max(1, int(n))
+    while True:
+        rest = n
+        for prime in (2, 3, 5):
+            while rest % prime == 0:
+                rest //= prime
+        if rest == 1:
+            return n
+        n += 1
+
+
 class _Level:
     """One resolution of the search: the map's likelihood field on a grid of ``factor`` map
     cells, and the squares whose centre is a place.
@@ -514,7 +541,7 @@ class PanoramaMatcher:
 
     def __init__(self, distance_map, config):
         """Both levels, the coarse field's FFT, and the places."""
-        from scipy import fft
+        self._fft, fast_len = fft_backend()
         self.distance_map = distance_map
         self.config = config
         res = distance_map.resolution
@@ -550,9 +577,9 @@ class PanoramaMatcher:
                                                  score_bytes / 1e6, MAX_SCORE_BYTES / 1e6))
         self.reach = int(math.ceil(config.max_range / self.coarse.cell)) + 1
         size = 2 * self.reach + 1
-        self._shape = (fft.next_fast_len(self.coarse.shape[0] + size - 1, real=True),
-                       fft.next_fast_len(self.coarse.shape[1] + size - 1, real=True))
-        self._field_fft = fft.rfft2(self.coarse.field.astype(np.float32), s=self._shape)
+        self._shape = (fast_len(self.coarse.shape[0] + size - 1),
+                       fast_len(self.coarse.shape[1] + size - 1))
+        self._field_fft = self._fft.rfft2(self.coarse.field.astype(np.float32), s=self._shape)
         # the coarse places, and the BLOCK square each lies in
         self._place_cells = np.nonzero(self.coarse.places)
         block = max(1, int(round(BLOCK / self.coarse.cell)))
@@ -687,7 +714,7 @@ class PanoramaMatcher:
         """``[(row, col, k)]``: the coarse square and the coarse heading (its index in
         ``coarse_headings``) of the best place of each ``BLOCK`` square at each coarse
         heading scoring at least ``COARSE_KEEP`` of the best, best first."""
-        from scipy import fft
+        fft = self._fft
         level, reach = self.coarse, self.reach
         rows, cols = self._place_cells
         size = 2 * reach + 1
