@@ -122,6 +122,19 @@ def test_buffer_pairs_the_nearest_scan_within_the_age_and_forgets_on_a_clock_jum
     assert buffer.match(1.3) is None and buffer.match(0.5) == 'after jump'
 
 
+def test_checker_pairs_a_pose_two_seconds_late_at_a_kinects_rate():
+    """A busy computer's amcl may publish a pose well after its scan: at 30 Hz, the checker
+    still has that scan 2 s (60 scans) later, not 61 (stamps paired within 0.01 s here)."""
+    checker = ScanChecker(0.1, 100, 10, 0.01)
+    checker.distance_map = box_room()
+    truth = (2.0, 2.0, 0.0)
+    scan = scan_of(ray_cast_box(truth, LaserMount(), 4.0, ANGLES))
+    for i in range(61):
+        checker.add_scan(1.0 + i / 30.0, scan, LaserMount())
+    assert checker.feature(1.0, truth) is None                  # 61 scans: the first is gone
+    assert checker.feature(1.0 + 1 / 30.0, truth) == 0.0        # 60 scans, 2 s, kept
+
+
 def test_checker_says_why_it_has_no_feature():
     checker = ScanChecker(0.1, 100, 10, 0.05)
     assert checker.feature(1.0, (2.0, 2.0, 0.0)) is None and checker.reason == 'no map yet'

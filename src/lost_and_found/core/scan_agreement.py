@@ -641,6 +641,12 @@ class ScanBuffer:
         return bool(self._stamps) and self._stamps[-1] < stamp - self._tolerance
 
 
+#: Scans :class:`ScanChecker` keeps to pair with amcl's poses: 2 s of a Kinect through
+#: depthimage_to_laserscan (30 Hz), 6 s of the simulator's laser (10 Hz), for an amcl that
+#: publishes a pose late on a busy computer.
+SCAN_BUFFER = 60
+
+
 class ScanChecker:
     """The scan feature of each pose: a map, the recent scans and the rules to pair them.
 
@@ -660,7 +666,8 @@ class ScanChecker:
             come on different connections), so a caller may hold the pose until then.
     """
 
-    def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance, buffer_size=20,
+    def __init__(self, hit_tolerance, max_beams, min_beams, stamp_tolerance,
+                 buffer_size=SCAN_BUFFER,
                  short_weight=1.0, min_range=0.0, open_beams=False, unmapped_ends=False):
         """Start with no map and no scans.
 
