@@ -442,6 +442,28 @@ def test_the_cli_takes_a_panorama_config_that_exists_for_a_running_node(tmp_path
             ['detection', '--panorama-config', str(path)]))
 
 
+def test_the_cli_takes_a_localizer_config_and_starts_the_simulator_with_it(tmp_path):
+    from lost_and_found.bench import cli
+    from lost_and_found.bench.simrun import sim_launch_args
+    path = tmp_path / 'amcl.yaml'
+    path.write_text('laser_z_hit: 0.5\n')
+    for suite in ('detection', 'recovery'):
+        args = cli.resolve_inputs(cli.parser().parse_args(
+            [suite, '--localizer-config', str(path)]))
+        assert args.localizer_config == str(path)
+        launch = sim_launch_args(args, 'p.yaml', 'w.yaml', 'n.yaml', True)
+        assert launch['sim_localizer_config'] == str(path)
+    default = sim_launch_args(cli.resolve_inputs(cli.parser().parse_args(['detection'])),
+                              'p.yaml', 'w.yaml', 'n.yaml', False)
+    assert 'sim_localizer_config' not in default and default['navigator'] == 'false'
+    with pytest.raises(SystemExit, match='no such file'):
+        cli.resolve_inputs(cli.parser().parse_args(
+            ['detection', '--localizer-config', str(tmp_path / 'missing.yaml')]))
+    with pytest.raises(SystemExit, match='detection and recovery suites only'):
+        cli.resolve_inputs(cli.parser().parse_args(
+            ['compute', '--localizer-config', str(path)]))
+
+
 def test_a_trial_ends_unrecovered_after_the_budget_and_remembers_need_help():
     trial = Trial(goal=(10.0, 0.0, 0.0), t_put_down=0.0)
     trial.on_state(5.0, 'LOST')

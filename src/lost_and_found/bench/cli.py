@@ -125,6 +125,10 @@ def parser():
     p.add_argument('--panorama-config', help='recovery: panorama_localizer YAML to start it '
                    'with (lost_and_found.launch panorama_localizer_config; default: the '
                    'shipped config/panorama_localizer.yaml)')
+    p.add_argument('--localizer-config', help='detection/recovery: sim_localizer (the amcl '
+                   'stand-in) YAML to start the simulator with (sim.launch '
+                   'sim_localizer_config; default: the shipped config/sim_localizer.yaml), '
+                   'e.g. with the laser model of a robot\'s own amcl launch file')
     return p
 
 
@@ -182,6 +186,14 @@ def resolve_inputs(args):
         args.panorama_config = os.path.abspath(args.panorama_config)
         if not os.path.isfile(args.panorama_config):
             raise SystemExit('bench: --panorama-config %s: no such file' % args.panorama_config)
+    if args.localizer_config:
+        if args.suite not in ('detection', 'recovery'):
+            raise SystemExit('bench: --localizer-config is for the detection and recovery '
+                             'suites only')
+        args.localizer_config = os.path.abspath(args.localizer_config)
+        if not os.path.isfile(args.localizer_config):
+            raise SystemExit('bench: --localizer-config %s: no such file'
+                             % args.localizer_config)
     if args.laser_no_return and args.suite not in ('detection', 'recovery'):
         raise SystemExit('bench: --laser-no-return is for the detection and recovery suites '
                          'only (the others do not run the simulated laser)')

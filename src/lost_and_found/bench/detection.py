@@ -418,6 +418,8 @@ def run(ctx):
     summary = summarize(trials, phases)
     summary.update({'phases': phases, 'goals_sent': goals, 'goals_aborted': aborted,
                     'readings': len(readings), 'detector_config': args.detector_config,
+                    'localizer_config': getattr(args, 'localizer_config', None) or
+                    'the shipped file',
                     'clutter': changes['clutter'], 'stale': changes['stale']})
     write_stream(ctx.path('detection_stream.json'), stream, trials, args.label,
                  detectors.scan_check_of(config))

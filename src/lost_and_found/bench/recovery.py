@@ -600,6 +600,7 @@ def run(ctx):
             'panorama': panorama or 'the launch file\'s default',
             'panorama_config': None if panorama == 'off' else (
                 getattr(args, 'panorama_config', None) or 'the shipped file'),
+            'localizer_config': getattr(args, 'localizer_config', None) or 'the shipped file',
             'world': changes,
             'markdown': markdown(summary, args.label, strategies, changes)}
 

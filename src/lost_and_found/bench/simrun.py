@@ -43,6 +43,21 @@ def write_sim_params(path, start_pose, laser_no_return=None):
     return path
 
 
+def sim_launch_args(args, params, world_map, nav_map, navigator):
+    """sim.launch's arguments for the bench's command line ``args``: the maps, the
+    ``sim_params`` file ``params``, the speed, the particles, the seed, the navigator, the tags
+    and, with ``--localizer-config``, the amcl stand-in's YAML."""
+    launch_args = fiducial_launch_args(args.fiducials)
+    launch_args.update({
+        'map_file': args.map, 'world_map_file': world_map, 'nav_map_file': nav_map,
+        'sim_params': params, 'speed': args.speed, 'particles': args.particles,
+        'min_particles': min(500, args.particles), 'seed': args.seed,
+        'navigator': 'true' if navigator else 'false'})
+    if getattr(args, 'localizer_config', None):
+        launch_args['sim_localizer_config'] = args.localizer_config
+    return launch_args
+
+
 def fiducial_launch_args(fiducials):
     """The ``use_fiducials`` and ``fiducial_map`` launch arguments (sim.launch and
     lost_and_found.launch) for a fiducial map YAML, or for none (None or '').
@@ -258,14 +273,8 @@ class SimSession:
         self.graph.start()
         params = write_sim_params(os.path.join(self.graph.log_dir, 'sim_params.yaml'),
                                   self.start_pose, args.laser_no_return)
-        launch_args = fiducial_launch_args(args.fiducials)
-        launch_args.update({
-            'map_file': args.map, 'world_map_file': self.world_map,
-            'nav_map_file': self.nav_map,
-            'sim_params': params, 'speed': args.speed, 'particles': args.particles,
-            'min_particles': min(500, args.particles), 'seed': args.seed,
-            'navigator': 'true' if navigator else 'false'})
-        self.graph.launch('sim', 'lost_and_found', 'sim.launch', launch_args)
+        self.graph.launch('sim', 'lost_and_found', 'sim.launch', sim_launch_args(
+            args, params, self.world_map, self.nav_map, navigator))
         self.graph.wait_for(self._use_sim_time_set, 60, '/use_sim_time from sim.launch')
         rospy = self.rospy = self.graph.init_node('bench')
         import tf2_ros
