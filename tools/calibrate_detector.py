@@ -206,7 +206,7 @@ def run_calibration(args):
         if args.through_lost else None
     combinations = sum(1 for _ in (grid or calibration.Grid()).combinations())
     print('fit: a grid search of %d combinations per candidate (open_beams, min_range, '
-          'short_weight) in %d process(es); a line as each ends (minutes each)'
+          'short_weight) in up to %d processes; a line as each ends (minutes each)'
           % (combinations, args.jobs), flush=True)
     started = time.monotonic()
 

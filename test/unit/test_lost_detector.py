@@ -991,7 +991,10 @@ def test_the_classifier_keeps_its_variances_where_the_installed_scikit_learn_rea
     from lost_and_found.core import lost_detector
     config = LostDetectorConfig()
     sigma = np.asarray(config.slice_sigma, dtype=float).reshape(2, 2)
-    for old in (True, False):
+    from sklearn.naive_bayes import GaussianNB
+    # scikit-learn 1.0 and 1.1 make sigma_ a read-only property: the old layout cannot be faked
+    olds = (False,) if isinstance(getattr(GaussianNB, 'sigma_', None), property) else (True, False)
+    for old in olds:
         monkeypatch.setattr(lost_detector, 'VARIANCES_IN_SIGMA', old)
         gnb = lost_detector.build_classifier(config)
         assert ('sigma_' in vars(gnb), 'var_' in vars(gnb)) == (old, not old)

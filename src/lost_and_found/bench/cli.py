@@ -128,7 +128,8 @@ def parser():
     p.add_argument('--localizer-config', help='detection/recovery: sim_localizer (the amcl '
                    'stand-in) YAML to start the simulator with (sim.launch '
                    'sim_localizer_config; default: the shipped config/sim_localizer.yaml), '
-                   'e.g. with the laser model of a robot\'s own amcl launch file')
+                   'e.g. with the laser model of a robot\'s own amcl launch file; '
+                   '--particles, the seed and the start pose still apply)')
     return p
 
 

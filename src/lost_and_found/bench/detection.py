@@ -573,7 +573,8 @@ def rescore(folder, config, out, label=None, map_path=None):
     trials = [score_trial(r, stream, tiers, phases) for r in records]
     summary = summarize(trials, phases)
     # What the run knew beyond the scores (its phases, clutter, goals), as the run wrote it.
-    for key in ('phases', 'clutter', 'stale', 'goals_sent', 'goals_aborted', 'readings'):
+    for key in ('phases', 'clutter', 'stale', 'goals_sent', 'goals_aborted', 'readings',
+                'localizer_config'):
         if key in (run.get('summary') or {}):
             summary[key] = run['summary'][key]
     label = label or data.get('map') or 'map'

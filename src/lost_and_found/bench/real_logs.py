@@ -81,7 +81,7 @@ KEEP_UP = 0.95
 #: taken as finished (the localizer may still be busy with the last scans).
 QUIET_WALL = 3.0
 #: Localizer profiles, each replaying every bag: sim_localizer parameters over the shipped
-#: config/sim_localizer.yaml. ``stock`` is the shipped TurtleBot2 configuration. The logs hold
+#: config/sim_localizer.yaml. ``stock`` is that file as shipped. The logs hold
 #: one scan per ~0.55 m and large turns, and amcl's diff model draws noise with a standard
 #: deviation proportional to the *square* of the motion per update, so with the stock
 #: odom_alpha 0.2 the cloud stays broad (sigma_xy ~1 m) on them; ``alpha0.1`` halves the

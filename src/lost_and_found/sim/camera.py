@@ -16,8 +16,11 @@ Noise models corner noise of ``pixel_noise`` px at focal length ``focal_length``
 side ``tag_size``: a tag at distance d spans ``s = f L / d`` px, so its bearing is off by about
 ``sigma_px d / f`` m, its depth (from its apparent size) by ``sigma_px d^2 / (f L)`` m, and its
 orientation by ``sigma_px d / (f L)`` rad. The reported ``object_error`` is that relative pose
-error, ``sigma_px d / (f L cos(view angle))``, which grows with distance and obliqueness as
-aruco_detect's does, so a consumer can reject far and grazing detections.
+error, ``sigma_px d / (f L cos(view angle))``, which grows with distance and obliqueness, so a
+consumer can reject far and grazing detections. aruco_detect's grows faster: its fit's
+reprojection error over the tag's diagonal in pixels, times d / L, so with d squared (in its
+real message in ../shared/data, 0.0002-0.008 for six tags at 1.0-3.0 m and 0.076 for one at
+3.4 m with a poor fit; here 0.5 px corners give 0.020 at 3 m and 0.027 at 4 m, head on).
 """
 import dataclasses
 import math

@@ -71,7 +71,9 @@ _MAX_LABEL_CELLS = 10_000_000
 
 @dataclasses.dataclass(frozen=True)
 class SimLocalizerConfig:
-    """Parameters of sim_localizer, with amcl's names, defaults as on a stock TurtleBot2.
+    """Parameters of sim_localizer, with amcl's names; defaults as config/sim_localizer.yaml
+    says (a stock TurtleBot2's particle counts, update thresholds and odometry noise, amcl's own
+    laser model).
 
     Attributes:
         min_particles: fewest particles KLD sampling keeps.
