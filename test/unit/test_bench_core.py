@@ -558,7 +558,8 @@ def write_run(folder, near_blob=(5.0, 10.0)):
                            detectors.scan_check_of(config))
     detection.write_truth(str(folder / detection.TRUTH_FILE), stream.truth)
     report.write_json(str(folder / 'detection.json'),
-                      {'trials': [trial], 'summary': {'phases': detection.PHASES}})
+                      {'trials': [trial], 'summary': {'phases': detection.PHASES,
+                                                      'localizer_config': '/tmp/amcl.yaml'}})
     return config, trial
 
 
@@ -569,6 +570,7 @@ def test_rescore_scores_a_run_as_it_was_scored_and_another_min_range_from_scan_n
     same = detection.rescore(str(tmp_path), config, str(tmp_path), 'box')
     assert same['trials'][0]['detectors'] == json.loads(json.dumps(trial['detectors']))
     assert '| `lost_detector` |' in same['markdown'] and len(same['plots']) == 2
+    assert same['summary']['localizer_config'] == '/tmp/amcl.yaml'     # as recorded
     far = detection.rescore(str(tmp_path), dataclasses.replace(config, min_range=1.0),
                             str(tmp_path))
     assert far['trials'][0]['detectors']['lost_detector']['false_alarms'] == 0
