@@ -35,6 +35,11 @@ STRIP_ODOM_WAIT = 0.5
 #: without a return after which the node warns that the laser's driver seems to report no
 #: return that way (10 s of a Kinect).
 NAN_DRIVER_SCANS = 300
+#: Scans rospy queues for the scan callback while another callback holds the node's lock:
+#: 1 s of a Kinect at 30 Hz. The strip rule's whole-map search runs under that lock (20-35
+#: ms on the development machine, several times more on a robot's older computer); a shorter
+#: queue would drop the very scans amcl's next poses are paired with.
+SCAN_QUEUE = 30
 
 
 def pose_features(msg):
@@ -143,7 +148,7 @@ class LostDetectorNode:
                 rospy.Subscriber('map', OccupancyGrid, quiet_at_shutdown(self.on_map),
                                  queue_size=1),
                 rospy.Subscriber('scan', LaserScan, quiet_at_shutdown(self.on_scan),
-                                 queue_size=5),
+                                 queue_size=SCAN_QUEUE),
             ]
         self._subscribers += [
             rospy.Subscriber('laser_amcl_pose', PoseWithCovarianceStamped,
