@@ -340,10 +340,18 @@ def test_docking_clears_need_help_and_kidnapped():
     assert service.on_dock(True, 22.0).reseed is None, 'only the rising edge acts'
 
 
-def test_docking_without_dock_pose_does_not_reseed():
+def test_docking_without_dock_pose_does_not_reseed(caplog):
     service = localized_service()
     lift_and_put_down(service, 3.0)
     assert service.on_dock(True, 21.0).reseed is None and service.state == State.IDLE
+    assert 'amcl is not re-seeded (no dock_pose is set)' in caplog.text
+
+
+def test_docking_with_dock_pose_says_nothing_of_it(caplog):
+    service = localized_service(dock_pose=(0.5, 0.0, math.pi))
+    lift_and_put_down(service, 3.0)
+    assert service.on_dock(True, 21.0).reseed is not None
+    assert 'dock_pose' not in caplog.text
 
 
 @pytest.mark.parametrize('held, before', [(3.0, State.NAVIGATING), (1.0, State.NEED_HELP)],

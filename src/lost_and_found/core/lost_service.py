@@ -598,6 +598,10 @@ class LostService:
         actions.reset_detector = self._reset_detector(t)
         if self.config.dock_pose:
             actions.reseed = self._reseed(Pose2D(*self.config.dock_pose), t)
+        else:
+            _log.warning('docked: amcl is not re-seeded (no dock_pose is set), its estimate '
+                         'stays where it was; set dock_pose to the dock\'s [x, y, yaw] in the '
+                         'map frame to re-seed it there')
 
     def on_detector_p_lost(self, p_lost, t):
         """A ``/lost_detector/p_lost`` reading: P(lost) of the detector's latest reading.
